@@ -1,0 +1,111 @@
+// Package backend holds one adapter per LLM server family. It is the only
+// package that speaks HTTP to a server under test: it builds request bodies,
+// parses the streamed responses (SSE, NDJSON) and fills record.Results.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// Kind is a server family.
+type Kind string
+
+// Server families servebench knows.
+const (
+	VLLM     Kind = "vllm"
+	LlamaCpp Kind = "llamacpp"
+	SGLang   Kind = "sglang"
+	TGI      Kind = "tgi"
+	OpenAI   Kind = "openai" // any OpenAI-compatible server
+	Ollama   Kind = "ollama"
+)
+
+// Kinds lists every Kind in the order help texts show them.
+var Kinds = []Kind{VLLM, LlamaCpp, SGLang, TGI, Ollama, OpenAI}
+
+// ParseKind returns the Kind named s, or an error listing the valid names.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown backend %q (want one of %v)", s, Kinds)
+}
+
+// API is the request API a Client uses.
+type API string
+
+// Request APIs. OpenAI-compatible servers take Chat or Completions; Ollama
+// takes Chat (/api/chat) or Generate (/api/generate).
+const (
+	Chat        API = "chat"
+	Completions API = "completions"
+	Generate    API = "generate"
+)
+
+// Image is one image attached to a request, already encoded.
+type Image struct {
+	// MIME is "image/png" or "image/jpeg".
+	MIME string
+	// Data is the encoded image.
+	Data []byte
+}
+
+// Request is one generation request, independent of the server family.
+type Request struct {
+	// Prompt is the user text.
+	Prompt string
+	// Images are attached to the user message, in order.
+	Images []Image
+	// MaxTokens is the exact number of output tokens asked for; adapters
+	// ask the server to ignore EOS where it can.
+	MaxTokens int
+	// Seed is passed to servers that take one.
+	Seed int64
+	// RunStart, when set, is the run's start: Do then sets Result.StartNS
+	// to the moment the request was written, measured from RunStart on
+	// the monotonic clock. Zero leaves StartNS to the caller.
+	RunStart time.Time
+}
+
+// Config configures a Client.
+type Config struct {
+	Kind    Kind
+	BaseURL string
+	Model   string
+	API     API
+	// APIKey is sent as a Bearer token; it must never be written to a
+	// record, report or log.
+	APIKey string
+	// Timeout bounds one request, from write to last chunk; 0 means none.
+	Timeout time.Duration
+	// HTTPClient is used for requests; nil means a client tuned for many
+	// concurrent streams.
+	HTTPClient *http.Client
+}
+
+// ErrUnsupported is returned by Client methods a server family lacks.
+var ErrUnsupported = errors.New("not supported by this server")
+
+// Client sends requests to one server.
+type Client interface {
+	// Do sends req and fills res: TTFTNS, E2ENS, chunk offsets and token
+	// counts (measured from the moment the request is written), prompt and
+	// output tokens as the server reported them, server timings, HTTP
+	// status, FinishReason, and Reason/Error on failure. Do never returns an
+	// error: every failure is recorded in res so the level goes on.
+	Do(ctx context.Context, req *Request, res *record.Result)
+	// Tokenize returns the server's token count for text, or
+	// ErrUnsupported where the server has no tokenizer endpoint.
+	Tokenize(ctx context.Context, text string) (int, error)
+	// Warnings lists parameters this server family cannot honour (TGI and
+	// Ollama have no ignore-EOS), as report warnings.
+	Warnings() []string
+}

@@ -1,0 +1,256 @@
+// Package document defines servebench's result documents: the JSON shapes
+// that `run` and `plan` write and `report`, `compare` and `calibrate` read.
+//
+// One Document type holds both reference shapes of ../shared/seeds:
+//   - the sweep shape of multi-backend-sweep.json (gpu, gpu_gib, run_dates,
+//     runs[].levels[], calibration[], planner), and
+//   - the batch shape of vllm-text-image-example.json (runtime, gpu,
+//     profile, method, records[].runs[]).
+//
+// Field names and nesting follow the seeds exactly; servebench's own extra
+// fields are additions, never renames. Values that a server or machine did
+// not give are null (nil pointers), never zero. Units are in the JSON names
+// (_ms, _gib, _mib, _tok_s, _seconds).
+package document
+
+// Document is a servebench result document: a sweep (Runs), a batch
+// comparison (Records), or both.
+type Document struct {
+	// GPU is the device name, e.g. "NVIDIA GeForce RTX 5070 Ti".
+	GPU *string `json:"gpu"`
+	// GPUGiB is the device's total memory in GiB (2^30 bytes).
+	GPUGiB *float64 `json:"gpu_gib,omitempty"`
+	// RunDates lists each run's start, "2006-01-02 15:04 UTC".
+	RunDates []string `json:"run_dates,omitempty"`
+	// Runs are the sweeps, one per server configuration and workload.
+	Runs []Run `json:"runs,omitempty"`
+	// Calibration holds planner predictions against real capacities.
+	Calibration []Calibration `json:"calibration,omitempty"`
+	// Planner is the seed planner's constants and model table.
+	Planner *Planner `json:"planner,omitempty"`
+
+	// Runtime names the server and its version (batch shape).
+	Runtime *string `json:"runtime,omitempty"`
+	// Profile is the server configuration the batch records ran under.
+	Profile *Profile `json:"profile,omitempty"`
+	// Method describes how the batch records were measured, in words.
+	Method string `json:"method,omitempty"`
+	// Records are batch-method results (vllm-text-image-example.json).
+	Records []BatchRecord `json:"records,omitempty"`
+
+	// Complete is false when the run was interrupted (Ctrl-C) and the
+	// document holds only what was measured until then.
+	Complete *bool `json:"complete,omitempty"`
+	// Warnings are document-wide findings, as data.
+	Warnings []string `json:"warnings,omitempty"`
+	// Tool names the servebench version that wrote the document.
+	Tool string `json:"tool,omitempty"`
+}
+
+// Run is one sweep: one server configuration, one workload, several
+// concurrency levels.
+type Run struct {
+	Label        string   `json:"label"`
+	Backend      string   `json:"backend"`
+	Model        string   `json:"model"`
+	Scenario     string   `json:"scenario"`
+	PromptTokens int      `json:"prompt_tokens"`
+	MaxTokens    int      `json:"max_tokens"`
+	StartedAt    string   `json:"started_at"`
+	GPU          *string  `json:"gpu"`
+	GPUGiB       *float64 `json:"gpu_gib"`
+	KVCache      KVCache  `json:"kv_cache"`
+	Levels       []Level  `json:"levels"`
+
+	// Method is the load method: "pool", "batch" or "rate".
+	Method string `json:"method,omitempty"`
+	// API is the request API used: "chat", "completions", "generate".
+	API string `json:"api,omitempty"`
+	// URL is the server's base URL (never carries credentials).
+	URL string `json:"url,omitempty"`
+	// Runtime is the server's name and version as it reported them.
+	Runtime *string `json:"runtime,omitempty"`
+	// Server is what the server said about itself when probed.
+	Server *ServerInfo `json:"server,omitempty"`
+	// Profile is the launch profile the server ran under, if servebench
+	// launched it.
+	Profile *Profile `json:"profile,omitempty"`
+	// Capacity is the KV capacity parsed from the server's log, if any.
+	Capacity *Capacity `json:"capacity,omitempty"`
+	// Complete is false when the run was cut short.
+	Complete *bool `json:"complete,omitempty"`
+	// Warnings are findings about the whole run, as data.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// KVCache is the server's KV-cache configuration as it reported it; every
+// field is null where the server does not say.
+type KVCache struct {
+	Dtype                *string  `json:"dtype"`
+	Blocks               *int     `json:"blocks"`
+	BlockSize            *int     `json:"block_size"`
+	GPUMemoryUtilization *float64 `json:"gpu_memory_utilization"`
+}
+
+// Level is the summary of one concurrency level of a sweep.
+//
+// Definitions (DESIGN.md): ThroughputTokS = Σ output tokens / wall time from
+// the level's first send to its last finish; TTFT is from writing the request
+// to the first chunk carrying generated content; TPOT = (E2E − TTFT) /
+// (output_tokens − 1) over requests with more than one output token;
+// percentiles over successful requests. PeakVRAMGiB, PeakKVCacheUsage (0–1)
+// and Preemptions (counter delta over the level) come from telemetry and are
+// null where the server or machine has none.
+type Level struct {
+	Concurrency      int      `json:"concurrency"`
+	Requests         int      `json:"requests"`
+	Errors           int      `json:"errors"`
+	ThroughputTokS   *float64 `json:"throughput_tok_s"`
+	TTFTP50Ms        *float64 `json:"ttft_p50_ms"`
+	TTFTP95Ms        *float64 `json:"ttft_p95_ms"`
+	TPOTP50Ms        *float64 `json:"tpot_p50_ms"`
+	PeakVRAMGiB      *float64 `json:"peak_vram_gib"`
+	PeakKVCacheUsage *float64 `json:"peak_kv_cache_usage"`
+	Preemptions      *float64 `json:"preemptions"`
+	MeanPromptTokens *float64 `json:"mean_prompt_tokens"`
+
+	// Extras beyond the seed shape, all optional.
+
+	// ErrorsByReason counts failed requests per record.Reason.
+	ErrorsByReason map[string]int `json:"errors_by_reason,omitempty"`
+	// WallSeconds is the level's first send to its last finish.
+	WallSeconds *float64 `json:"wall_seconds,omitempty"`
+	// OutputTokens is Σ server-reported output tokens of the level.
+	OutputTokens *int     `json:"output_tokens,omitempty"`
+	TTFTP99Ms    *float64 `json:"ttft_p99_ms,omitempty"`
+	TPOTP95Ms    *float64 `json:"tpot_p95_ms,omitempty"`
+	E2EP50Ms     *float64 `json:"e2e_p50_ms,omitempty"`
+	E2EP95Ms     *float64 `json:"e2e_p95_ms,omitempty"`
+	ITLP50Ms     *float64 `json:"itl_p50_ms,omitempty"`
+	ITLP99Ms     *float64 `json:"itl_p99_ms,omitempty"`
+	// PromptTokensSD is the standard deviation of reported prompt tokens.
+	PromptTokensSD *float64 `json:"prompt_tokens_sd,omitempty"`
+	// RequestedRate and AchievedRate are requests/s of the rate method.
+	RequestedRate *float64 `json:"requested_rate,omitempty"`
+	AchievedRate  *float64 `json:"achieved_rate,omitempty"`
+	// ScheduleLagP99Ms is how late the rate method sent, 99th percentile.
+	ScheduleLagP99Ms *float64 `json:"schedule_lag_p99_ms,omitempty"`
+	// PeakRequestsRunning and PeakRequestsWaiting come from server metrics.
+	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
+	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
+	// Warnings are findings about this level, as data.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ServerInfo is the server's identity as probed once per run.
+type ServerInfo struct {
+	Version       *string           `json:"version,omitempty"`
+	Model         *string           `json:"model,omitempty"`
+	ContextLength *int              `json:"context_length,omitempty"`
+	Slots         *int              `json:"slots,omitempty"`
+	SizeBytes     *int64            `json:"size_bytes,omitempty"`
+	SizeVRAMBytes *int64            `json:"size_vram_bytes,omitempty"`
+	Details       map[string]string `json:"details,omitempty"`
+}
+
+// Capacity is the KV-cache capacity a server logged at start-up.
+type Capacity struct {
+	Tokens         *int     `json:"tokens,omitempty"`
+	Blocks         *int     `json:"blocks,omitempty"`
+	KVMiB          *float64 `json:"kv_mib,omitempty"`
+	Cells          *int     `json:"cells,omitempty"`
+	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
+	Source         string   `json:"source,omitempty"`
+}
+
+// Profile is a server configuration: the knobs of the reference profile
+// (vllm-text-image-example.json). Null fields were not set.
+type Profile struct {
+	MaxModelLen          *int           `json:"max_model_len,omitempty"`
+	MaxNumSeqs           *int           `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  *int           `json:"max_num_batched_tokens,omitempty"`
+	GPUMemoryUtilization *float64       `json:"gpu_memory_utilization,omitempty"`
+	CUDAGraphs           *bool          `json:"cuda_graphs,omitempty"`
+	PrefixCaching        *bool          `json:"prefix_caching,omitempty"`
+	LimitMMPerPrompt     map[string]int `json:"limit_mm_per_prompt,omitempty"`
+	KVCacheDtype         *string        `json:"kv_cache_dtype,omitempty"`
+	Parallel             *int           `json:"parallel,omitempty"`
+	ContextLength        *int           `json:"context_length,omitempty"`
+	FlashAttention       *bool          `json:"flash_attention,omitempty"`
+}
+
+// BatchRecord is one batch-method point: Repeats batches of Concurrency
+// simultaneous requests with OutputTokensPerRequest tokens each.
+//
+// Derived fields (DESIGN.md): TotalVerifiedOutputTokens = Σ server-reported
+// generated tokens over the runs; AggregateOutputTokS = that total / Σ run
+// wall seconds; PerRequestOutputTokS = aggregate / concurrency;
+// MeanCompletionSeconds = mean run wall seconds; MeanTPOTMs =
+// MeanCompletionSeconds × 1000 / OutputTokensPerRequest (this includes
+// prefill; it is not the per-request TPOT of Level); PeakObservedGPUMemoryMiB
+// = max over runs of GPUMemoryMiBAfter.
+type BatchRecord struct {
+	Workload                  string     `json:"workload"`
+	Concurrency               int        `json:"concurrency"`
+	Repeats                   int        `json:"repeats"`
+	OutputTokensPerRequest    int        `json:"output_tokens_per_request"`
+	TotalVerifiedOutputTokens int        `json:"total_verified_output_tokens"`
+	AggregateOutputTokS       float64    `json:"aggregate_output_tok_s"`
+	PerRequestOutputTokS      float64    `json:"per_request_output_tok_s"`
+	MeanCompletionSeconds     float64    `json:"mean_completion_seconds"`
+	MeanTPOTMs                float64    `json:"mean_tpot_ms"`
+	PeakObservedGPUMemoryMiB  *float64   `json:"peak_observed_gpu_memory_mib"`
+	Runs                      []BatchRun `json:"runs"`
+
+	// Label names the run this record belongs to (servebench extra).
+	Label string `json:"label,omitempty"`
+	// Warnings are findings about this record, as data.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// BatchRun is one batch of a BatchRecord.
+type BatchRun struct {
+	GeneratedTokens   int      `json:"generated_tokens"`
+	WallSeconds       float64  `json:"wall_seconds"`
+	OutputTokS        float64  `json:"output_tok_s"`
+	GPUMemoryMiBAfter *float64 `json:"gpu_memory_mib_after"`
+}
+
+// Calibration holds one planner prediction against the capacity a real
+// server reported. ErrorPct = (Predicted − Actual) / Actual × 100, rounded
+// to one decimal.
+type Calibration struct {
+	Model                string  `json:"model"`
+	Preset               string  `json:"preset"`
+	KVCacheDtype         string  `json:"kv_cache_dtype"`
+	GPUGiB               float64 `json:"gpu_gib"`
+	WeightsGiB           float64 `json:"weights_gib"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	PredictedTokens      int     `json:"predicted_tokens"`
+	ActualTokens         int     `json:"actual_tokens"`
+	ErrorPct             float64 `json:"error_pct"`
+
+	// Backend is the capacity model used ("seed", "vllm", ...).
+	Backend string `json:"backend,omitempty"`
+	// Source says where ActualTokens came from (a log file, a live server).
+	Source string `json:"source,omitempty"`
+}
+
+// Planner is the seed planner's constants and model table
+// (multi-backend-sweep.json "planner").
+type Planner struct {
+	GiB                  int64                   `json:"gib"`
+	KVBytes              map[string]float64      `json:"kv_bytes"`
+	GPUMemoryUtilization float64                 `json:"gpu_memory_utilization"`
+	OverheadGiB          float64                 `json:"overhead_gib"`
+	BlockSize            int                     `json:"block_size"`
+	Models               map[string]PlannerModel `json:"models"`
+}
+
+// PlannerModel is one model of the seed planner's table.
+type PlannerModel struct {
+	NLayers  int     `json:"n_layers"`
+	NKVHeads int     `json:"n_kv_heads"`
+	HeadDim  int     `json:"head_dim"`
+	ParamsB  float64 `json:"params_b"`
+}

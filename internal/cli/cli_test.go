@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// run calls Run like main does and returns the exit code and outputs.
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, &out, &errb)
+	code = ExitCode(err, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no command", nil, 2, "no command given"},
+		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"help", []string{"--help"}, 0, ""},
+		{"version", []string{"version"}, 0, ""},
+		{"version rejects arguments", []string{"version", "x"}, 2, `unexpected argument "x"`},
+		{"unknown flag", []string{"version", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"testbed without subcommand", []string{"testbed"}, 2, "missing subcommand"},
+		{"testbed model without --out", []string{"testbed", "model"}, 2, "--out is required"},
+		{"testbed model bad heads", []string{"testbed", "model", "--out", "x.gguf", "--heads", "3"}, 2, "--dim: must be a positive multiple of --heads 3"},
+		{"testbed model bad kv heads", []string{"testbed", "model", "--out", "x.gguf", "--kv-heads", "3"}, 2, "--kv-heads: must divide --heads 4"},
+		{"testbed model zero layers", []string{"testbed", "model", "--out", "x.gguf", "--layers", "0"}, 2, "--layers"},
+		{"testbed model short ctx", []string{"testbed", "model", "--out", "x.gguf", "--ctx", "8"}, 2, "--ctx: must be at least 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, _, stderr := run(t, tt.args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d (stderr %q)", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Fatalf("stderr %q does not contain %q", stderr, tt.wantErr)
+			}
+			if tt.args != nil && tt.wantErr != "" && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Fatalf("error is not one line: %q", stderr)
+			}
+			if _, err := os.Stat("x.gguf"); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a failed run left x.gguf behind")
+			}
+		})
+	}
+}
+
+func TestVersionNamesModuleAndGo(t *testing.T) {
+	code, stdout, _ := run(t, "version")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if !regexp.MustCompile(`^servebench \S+.* \(go1\.\d+`).MatchString(stdout) || !strings.Contains(stdout, runtime.Version()) {
+		t.Fatalf("version output %q", stdout)
+	}
+}
+
+func TestTestbedModelWritesFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "tiny.gguf")
+	code, stdout, stderr := run(t, "testbed", "model", "--out", out, "--layers", "1", "--dtype", "f16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(b, []byte("GGUF\x03\x00\x00\x00")) {
+		t.Fatalf("%s does not start with the GGUF v3 header", out)
+	}
+	if !strings.Contains(stdout, "1 layers") {
+		t.Fatalf("stdout %q", stdout)
+	}
+}
+
+func TestHelpListsCommands(t *testing.T) {
+	_, stdout, _ := run(t, "--help")
+	for _, name := range []string{"version", "testbed"} {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("help does not list %s:\n%s", name, stdout)
+		}
+	}
+}

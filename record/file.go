@@ -1,0 +1,153 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+
+	"github.com/servebench/servebench/document"
+)
+
+// A records file (servebench run --records) is JSON Lines. Besides one
+// Result per request it carries three kinds of marker lines, each a JSON
+// object with exactly one of these keys, so that `servebench report
+// records.jsonl` can rebuild the same runs[].levels[] without the server:
+//
+//	{"header": {...}}    opens a run: the run's metadata (document.Run
+//	                     without levels) and its level plan. Written before
+//	                     the run's first request.
+//	{...Result...}       one line per request (warm-ups too, with
+//	                     "warmup": true), written as the request ends.
+//	{"level_end": {...}} closes a level: the fields that cannot be derived
+//	                     from the Results (telemetry such as peak VRAM),
+//	                     written after the level's last Result.
+//	{"run_end": {...}}   closes a run: whether it completed and run-wide
+//	                     warnings. A run without run_end was cut short.
+//
+// Several runs (one per launch profile) may share one file; every line
+// names its run by label. Decode returns only the Results; DecodeFile
+// returns everything.
+
+// Header opens a run in a records file.
+type Header struct {
+	// Run is the run's metadata as the report will show it; its Levels
+	// are empty (they are rebuilt from the Results).
+	Run document.Run `json:"run"`
+	// Levels is the plan of the run's levels, in order.
+	Levels []LevelPlan `json:"levels"`
+	// Warmup is the number of warm-up requests sent before each level.
+	Warmup int `json:"warmup"`
+}
+
+// LevelPlan is one planned level of a run.
+type LevelPlan struct {
+	// Level is the value Results carry in their Level field.
+	Level int `json:"level"`
+	// Concurrency is the number of workers (pool), the batch size (batch)
+	// or the cap on requests in flight (rate).
+	Concurrency int `json:"concurrency"`
+	// Requests is the number of counted requests planned (pool, rate).
+	Requests int `json:"requests,omitempty"`
+	// Repeats is the number of batches (batch).
+	Repeats int `json:"repeats,omitempty"`
+	// Rate is the requested rate in requests/s (rate method).
+	Rate float64 `json:"rate,omitempty"`
+	// Arrival is "poisson" or "constant" (rate method).
+	Arrival string `json:"arrival,omitempty"`
+}
+
+// LevelEnd closes a level. Its Fields hold what observers (telemetry)
+// measured over the level; they are merged into the level summary that the
+// Results give (non-null fields win).
+type LevelEnd struct {
+	Run   string `json:"run"`
+	Level int    `json:"level"`
+	// Fields are level fields measured outside the requests (peak VRAM,
+	// peak KV usage, preemptions...). Nil when there were none.
+	Fields *document.Level `json:"fields,omitempty"`
+	// RepeatGPUMemoryMiB is the GPU memory after each batch repeat (batch
+	// method), null where unknown.
+	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`
+}
+
+// RunEnd closes a run.
+type RunEnd struct {
+	Run string `json:"run"`
+	// Complete is false when the run was interrupted.
+	Complete bool `json:"complete"`
+	// Warnings are run-wide findings made during the run.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// File is the decoded content of a records file.
+type File struct {
+	Headers   []Header
+	Results   []Result
+	LevelEnds []LevelEnd
+	RunEnds   []RunEnd
+}
+
+// EncodeHeader writes a header line and flushes it.
+func (e *Encoder) EncodeHeader(h *Header) error { return e.encodeMarker(marker{Header: h}) }
+
+// EncodeLevelEnd writes a level_end line and flushes it.
+func (e *Encoder) EncodeLevelEnd(l *LevelEnd) error { return e.encodeMarker(marker{LevelEnd: l}) }
+
+// EncodeRunEnd writes a run_end line and flushes it.
+func (e *Encoder) EncodeRunEnd(r *RunEnd) error { return e.encodeMarker(marker{RunEnd: r}) }
+
+func (e *Encoder) encodeMarker(m marker) error {
+	if err := e.enc.Encode(m); err != nil {
+		return err
+	}
+	return e.w.Flush()
+}
+
+// marker is a non-Result line; exactly one field is set.
+type marker struct {
+	Header   *Header   `json:"header,omitempty"`
+	LevelEnd *LevelEnd `json:"level_end,omitempty"`
+	RunEnd   *RunEnd   `json:"run_end,omitempty"`
+}
+
+// fileLine is any line of a records file: a marker or a Result.
+type fileLine struct {
+	marker
+	Result
+}
+
+// DecodeFile reads a records file: Results, headers and level/run ends.
+// Blank lines are skipped; a malformed line is a *DecodeError carrying its
+// line number, returned with everything read before it.
+func DecodeFile(r io.Reader) (*File, error) {
+	f := &File{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		b := sc.Bytes()
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var l fileLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return f, &DecodeError{Line: n, Err: err}
+		}
+		switch {
+		case l.Header != nil:
+			f.Headers = append(f.Headers, *l.Header)
+		case l.LevelEnd != nil:
+			f.LevelEnds = append(f.LevelEnds, *l.LevelEnd)
+		case l.RunEnd != nil:
+			f.RunEnds = append(f.RunEnds, *l.RunEnd)
+		default:
+			f.Results = append(f.Results, l.Result)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return f, &DecodeError{Line: n + 1, Err: err}
+	}
+	return f, nil
+}

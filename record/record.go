@@ -1,0 +1,103 @@
+// Package record defines the per-request Result, servebench's one flat
+// record of what happened to a request, and its JSON Lines encoding.
+//
+// Everything servebench reports is derived from Results, so a report can be
+// re-made from a saved .jsonl file without the server. All durations are
+// nanoseconds on the client's monotonic clock, measured from the moment the
+// request was written (StartNS is measured from the start of the run).
+package record
+
+// Reason classifies why a request failed. The empty Reason means success.
+type Reason string
+
+// Failure reasons, counted per level in reports.
+const (
+	ReasonNone          Reason = ""
+	ReasonHTTP4xx       Reason = "http_4xx"
+	ReasonHTTP429       Reason = "http_429"
+	ReasonHTTP5xx       Reason = "http_5xx"
+	ReasonConnection    Reason = "connection"
+	ReasonTimeout       Reason = "timeout"
+	ReasonTruncated     Reason = "truncated_stream"
+	ReasonMalformed     Reason = "malformed_chunk"
+	ReasonCanceled      Reason = "canceled"
+	ReasonServerExited  Reason = "server_exited"
+	ReasonEmptyResponse Reason = "empty_response"
+	// ReasonStreamError: the server reported an error inside a 200 stream
+	// (an "error" object in an SSE chunk or an Ollama NDJSON line).
+	ReasonStreamError Reason = "stream_error"
+	// ReasonInvalidRequest: the request cannot be expressed for this server
+	// and API (e.g. images on a text-only completions API); nothing was sent.
+	ReasonInvalidRequest Reason = "invalid_request"
+)
+
+// Result is one request's record.
+//
+// Metric definitions (DESIGN.md), all on the client:
+//   - TTFT: from writing the request until the first chunk that carries
+//     generated content.
+//   - E2E latency: until the last chunk.
+//   - TPOT: (E2E − TTFT) / (OutputTokens − 1), for OutputTokens > 1.
+//   - ITL: gaps between content chunks; a chunk may carry several tokens,
+//     given by ChunkTokens where the server reports them.
+//
+// OutputTokens and PromptTokens are as the server reported them (usage,
+// llama.cpp timings, Ollama eval_count), never counted from chunks; nil when
+// the server did not say. ExpectedOutputTokens is what was asked for.
+type Result struct {
+	// Run is the label of the run the request belongs to.
+	Run string `json:"run,omitempty"`
+	// Seq numbers the requests of a run from 0 in send order.
+	Seq int `json:"seq"`
+	// Level is the concurrency level (pool, batch) or the level index.
+	Level int `json:"level"`
+	// Repeat is the batch repetition (batch method), else 0.
+	Repeat int `json:"repeat"`
+	// Warmup marks a request that is not counted.
+	Warmup bool `json:"warmup,omitempty"`
+
+	// StartNS is when the request was written, from the run's start.
+	StartNS int64 `json:"start_ns"`
+	// ScheduledNS is when the rate method meant to send it (open loop).
+	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
+	// TTFTNS is the time to the first content chunk; nil if none came.
+	TTFTNS *int64 `json:"ttft_ns,omitempty"`
+	// E2ENS is the time to the last chunk (or to the failure).
+	E2ENS int64 `json:"e2e_ns"`
+	// ChunkOffsetsNS are the arrival times of content chunks, from start.
+	ChunkOffsetsNS []int64 `json:"chunk_offsets_ns,omitempty"`
+	// ChunkTokens are per-chunk token counts where the server gives them,
+	// parallel to ChunkOffsetsNS; empty when unknown.
+	ChunkTokens []int `json:"chunk_tokens,omitempty"`
+
+	PromptTokens         *int `json:"prompt_tokens,omitempty"`
+	OutputTokens         *int `json:"output_tokens,omitempty"`
+	ExpectedOutputTokens int  `json:"expected_output_tokens"`
+	// ExpectedPromptTokens is the prompt length the workload aimed at.
+	ExpectedPromptTokens int `json:"expected_prompt_tokens,omitempty"`
+
+	// Server holds the timings the server reported about the request.
+	Server *ServerTimings `json:"server,omitempty"`
+
+	// Status is the HTTP status code; 0 when no response came.
+	Status int `json:"status"`
+	// Reason classifies the failure; empty on success.
+	Reason Reason `json:"reason,omitempty"`
+	// Error is the failure in words (with a body excerpt for HTTP errors);
+	// empty on success.
+	Error string `json:"error,omitempty"`
+	// FinishReason is the server's stop/done reason ("length", "stop").
+	FinishReason string `json:"finish_reason,omitempty"`
+}
+
+// ServerTimings are the per-request timings a server reports itself
+// (Ollama's *_duration fields, llama.cpp's timings object), in nanoseconds.
+type ServerTimings struct {
+	PromptEvalNS *int64 `json:"prompt_eval_ns,omitempty"`
+	EvalNS       *int64 `json:"eval_ns,omitempty"`
+	LoadNS       *int64 `json:"load_ns,omitempty"`
+	TotalNS      *int64 `json:"total_ns,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Result) OK() bool { return r.Reason == ReasonNone && r.Error == "" }
