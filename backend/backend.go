@@ -84,7 +84,9 @@ type Config struct {
 	// APIKey is sent as a Bearer token; it must never be written to a
 	// record, report or log.
 	APIKey string
-	// Timeout bounds one request, from write to last chunk; 0 means none.
+	// Timeout bounds one request, from the call (connection and write
+	// included) to the last chunk; 0 means none. A request past it fails
+	// with record.ReasonTimeout.
 	Timeout time.Duration
 	// HTTPClient is used for requests; nil means a client tuned for many
 	// concurrent streams.

@@ -116,7 +116,7 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.Usage()
+		// fs.Parse has already printed the usage (flag calls fs.Usage on -h).
 		return errHelp
 	}
 	if err != nil {

@@ -1,0 +1,120 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// vllmChunk is a content chunk in the shape vLLM sends with
+// continuous_usage_stats (see testdata/vllm-continuous-usage.sse).
+const vllmChunk = `{"id":"chatcmpl-6f1d","object":"chat.completion.chunk","created":1752563089,"model":"m","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":32,"total_tokens":40,"completion_tokens":8}}`
+
+// BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
+func BenchmarkOpenAIChunk(b *testing.B) {
+	var d openAIDecoder
+	st := newStream(&record.Result{}, 128)
+	data := []byte(vllmChunk)
+	now := time.Now()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for i := 0; b.Loop(); i++ {
+		if i%128 == 0 {
+			st.offsets, st.tokens, st.assigned = st.offsets[:0], st.tokens[:0], 0
+		}
+		if _, f := d.chunk(data, now, st); f != nil {
+			b.Fatal(f)
+		}
+	}
+}
+
+// BenchmarkSSEStream measures the whole per-chunk loop (line reading,
+// framing, decoding, stamping) over an in-memory 128-chunk stream.
+func BenchmarkSSEStream(b *testing.B) {
+	var buf bytes.Buffer
+	for i := 1; i <= 128; i++ {
+		buf.WriteString(`data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":null}],"usage":{"prompt_tokens":32,"completion_tokens":` + strconv.Itoa(i) + "}}\n\n")
+	}
+	buf.WriteString("data: [DONE]\n\n")
+	stream := buf.Bytes()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(stream)))
+	r := bytes.NewReader(stream)
+	for b.Loop() {
+		r.Reset(stream)
+		lr := newLineReader(io.Reader(r))
+		st := newStream(&record.Result{}, 128)
+		st.t0 = time.Now()
+		if err := readStream(lr, sseFrame{}, &openAIDecoder{}, st); err != nil {
+			b.Fatal(err)
+		}
+		lr.release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*128), "ns/chunk")
+}
+
+// TestHotPathAllocations pins the per-chunk loop at zero allocations once
+// the chunk slices are sized, so a change that allocates per chunk fails.
+func TestHotPathAllocations(t *testing.T) {
+	st := newStream(&record.Result{}, 1<<20)
+	st.offsets = make([]int64, 0, 1<<16)
+	st.tokens = make([]int, 0, 1<<16)
+	now := time.Now()
+	tests := []struct {
+		name string
+		dec  decoder
+		data string
+	}{
+		{"openai", &openAIDecoder{}, vllmChunk},
+		{"ollama", &ollamaDecoder{}, `{"model":"tiny","created_at":"2026-11-29T18:08:34.66Z","message":{"role":"assistant","content":"r"},"done":false}`},
+	}
+	for _, tt := range tests {
+		data := []byte(tt.data)
+		cum := 8
+		allocs := testing.AllocsPerRun(1000, func() {
+			_, _ = tt.dec.chunk(data, now, st)
+			st.assigned = cum - 1 // keep the cumulative count consistent
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per chunk, want 0", tt.name, allocs)
+		}
+	}
+}
+
+// BenchmarkDoLoopback measures whole requests through the real client
+// against a loopback server answering 1-token streams (the requests/s
+// figure of the harness benchmark, without a separate process; see bench/).
+func BenchmarkDoLoopback(b *testing.B) {
+	body := []byte(`data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"length"}],"usage":{"prompt_tokens":8,"completion_tokens":1}}` + "\n\ndata: [DONE]\n\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c, err := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(16)
+	b.RunParallel(func(pb *testing.PB) {
+		rq := &Request{Prompt: "p", MaxTokens: 1}
+		var res record.Result
+		for pb.Next() {
+			c.Do(context.Background(), rq, &res)
+			if !res.OK() {
+				b.Error(res.Error)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}

@@ -1,0 +1,112 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"unicode"
+
+	"github.com/servebench/servebench/record"
+)
+
+// maxExcerpt bounds the body excerpt kept in Result.Error for HTTP errors.
+const maxExcerpt = 200
+
+// failure is a request failure with its Reason.
+type failure struct {
+	reason record.Reason
+	msg    string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func failf(reason record.Reason, format string, args ...any) *failure {
+	return &failure{reason: reason, msg: fmt.Sprintf(format, args...)}
+}
+
+// errTruncated is the failure of a stream that ended without its end marker
+// ("data: [DONE]" or an Ollama "done": true line).
+func errTruncated(detail string) *failure {
+	if detail == "" {
+		return &failure{reason: record.ReasonTruncated, msg: "truncated stream"}
+	}
+	return &failure{reason: record.ReasonTruncated, msg: "truncated stream: " + detail}
+}
+
+// classify turns an error from sending a request or reading its stream into
+// a failure. parent is the caller's context, reqCtx the per-request one
+// (with Config.Timeout). inBody tells whether the response headers had
+// arrived: a transport error after that is a stream cut mid-way
+// (ReasonTruncated), before it a connection failure (ReasonConnection).
+func classify(parent, reqCtx context.Context, err error, inBody bool) *failure {
+	var f *failure
+	switch {
+	case errors.As(err, &f):
+		return f
+	case parent.Err() != nil:
+		return failf(record.ReasonCanceled, "canceled: %v", context.Cause(parent))
+	case reqCtx.Err() == context.DeadlineExceeded || isTimeout(err):
+		return failf(record.ReasonTimeout, "timeout: %v", err)
+	case inBody:
+		return errTruncated(err.Error())
+	default:
+		return failf(record.ReasonConnection, "connection: %v", err)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// statusFailure reads a short excerpt of an error response's body and
+// classifies the status: 429 → ReasonHTTP429, 5xx → ReasonHTTP5xx, any other
+// non-2xx → ReasonHTTP4xx.
+func statusFailure(resp *http.Response) *failure {
+	buf := make([]byte, maxExcerpt)
+	n, _ := io.ReadFull(resp.Body, buf)
+	excerpt := sanitize(buf[:n])
+	reason := record.ReasonHTTP4xx
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		reason = record.ReasonHTTP429
+	case resp.StatusCode >= 500:
+		reason = record.ReasonHTTP5xx
+	}
+	if excerpt == "" {
+		return failf(reason, "HTTP %d", resp.StatusCode)
+	}
+	return failf(reason, "HTTP %d: %s", resp.StatusCode, excerpt)
+}
+
+// sanitize makes b one printable line of valid UTF-8 for an error message.
+func sanitize(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "?")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
+}
+
+// excerpt returns at most maxExcerpt bytes of b, sanitized.
+func excerpt(b []byte) string {
+	if len(b) > maxExcerpt {
+		b = b[:maxExcerpt]
+	}
+	return sanitize(b)
+}
+
+// redact removes the API key from msg, in case a server or proxy echoed it.
+func redact(msg, key string) string {
+	if key == "" || !strings.Contains(msg, key) {
+		return msg
+	}
+	return strings.ReplaceAll(msg, key, "[redacted]")
+}

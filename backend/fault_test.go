@@ -1,0 +1,231 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+const testKey = "sk-test-secret-9f3a"
+
+// faultServer is a loopback OpenAI-compatible server that misbehaves on
+// demand: the user prompt names the behaviour. It does what a real server
+// cannot be made to do on cue (cut a stream, answer 429, stall).
+func faultServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
+			http.Error(w, "bad body", 400)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+testKey {
+			http.Error(w, "no key", 401)
+			return
+		}
+		serveFault(w, r, body.Messages[0].Content)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func serveFault(w http.ResponseWriter, r *http.Request, mode string) {
+	chunk := func(i int) {
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d\"},\"finish_reason\":null}]}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+	switch mode {
+	case "500":
+		// The body echoes the key to prove it never reaches a record.
+		http.Error(w, "internal error "+r.Header.Get("Authorization")+strings.Repeat(" padding", 60), 500)
+		return
+	case "429":
+		http.Error(w, `{"error":"rate limited"}`, 429)
+		return
+	case "404":
+		http.Error(w, `{"error":"model not found"}`, 404)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := 0; i < 3; i++ {
+		chunk(i)
+	}
+	switch mode {
+	case "ok":
+		for i := 3; i < 8; i++ {
+			chunk(i)
+		}
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":8}}\n\ndata: [DONE]\n\n")
+	case "cut":
+		panic(http.ErrAbortHandler) // drop the connection mid-stream
+	case "nodone":
+		// the response ends cleanly but without [DONE]
+	case "stall":
+		<-r.Context().Done()
+	case "malformed":
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"x\"\n\ndata: [DONE]\n\n")
+	case "streamerr":
+		fmt.Fprint(w, "data: {\"error\":{\"message\":\"CUDA out of memory\",\"code\":500}}\n\n")
+	case "streamerr-object":
+		fmt.Fprint(w, "data: {\"object\":\"error\",\"message\":\"engine dead\",\"type\":\"InternalServerError\",\"code\":500}\n\n")
+	}
+}
+
+func TestFaultsFailAlone(t *testing.T) {
+	srv := faultServer(t)
+	c, err := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", APIKey: testKey, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		reason record.Reason
+		errHas string
+		status int
+	}{
+		"ok":               {record.ReasonNone, "", 200},
+		"500":              {record.ReasonHTTP5xx, "HTTP 500: internal error Bearer [redacted]", 500},
+		"429":              {record.ReasonHTTP429, "rate limited", 429},
+		"404":              {record.ReasonHTTP4xx, "model not found", 404},
+		"cut":              {record.ReasonTruncated, "truncated stream", 200},
+		"nodone":           {record.ReasonTruncated, "truncated stream", 200},
+		"stall":            {record.ReasonTimeout, "timeout", 200},
+		"malformed":        {record.ReasonMalformed, "malformed chunk", 200},
+		"streamerr":        {record.ReasonStreamError, "CUDA out of memory", 200},
+		"streamerr-object": {record.ReasonStreamError, "engine dead", 200},
+	}
+	var modes []string
+	for m := range want {
+		for range 4 { // several of each, all at once
+			modes = append(modes, m)
+		}
+	}
+	results := make([]record.Result, len(modes))
+	var wg sync.WaitGroup
+	for i, m := range modes {
+		wg.Go(func() { c.Do(t.Context(), &Request{Prompt: m, MaxTokens: 8}, &results[i]) })
+	}
+	wg.Wait()
+	for i, m := range modes {
+		res, w := &results[i], want[m]
+		if res.Reason != w.reason || !strings.Contains(res.Error, w.errHas) || res.Status != w.status {
+			t.Errorf("%s: Reason=%q Status=%d Error=%q; want %q %d containing %q", m, res.Reason, res.Status, res.Error, w.reason, w.status, w.errHas)
+		}
+		if strings.Contains(res.Error, testKey) {
+			t.Errorf("%s: API key leaked into Error", m)
+		}
+		if len(res.Error) > maxExcerpt+64 {
+			t.Errorf("%s: Error is %d bytes, want a short excerpt", m, len(res.Error))
+		}
+		if m == "ok" && (res.OutputTokens == nil || *res.OutputTokens != 8 || len(res.ChunkOffsetsNS) != 8) {
+			t.Errorf("ok: output %v chunks %d", deref(res.OutputTokens), len(res.ChunkOffsetsNS))
+		}
+		// The timeout runs from the call; E2E from the write, so it is at
+		// most the timeout (less the connection setup).
+		if m == "stall" && (res.E2ENS <= 0 || res.E2ENS > int64(3*time.Second)) {
+			t.Errorf("stall: E2E %v, want within the 500ms timeout", time.Duration(res.E2ENS))
+		}
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	c, _ := New(Config{Kind: Ollama, BaseURL: "http://" + addr, Model: "m", APIKey: testKey})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+	if res.Reason != record.ReasonConnection || res.Status != 0 || !strings.Contains(res.Error, "refused") {
+		t.Errorf("Reason=%q Status=%d Error=%q, want connection refused", res.Reason, res.Status, res.Error)
+	}
+}
+
+func TestConnectionReset(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.(*net.TCPConn).SetLinger(0) // close with RST, before any response
+			buf := make([]byte, 4096)
+			_, _ = conn.Read(buf)
+			conn.Close()
+		}
+	}()
+	c, _ := New(Config{Kind: VLLM, BaseURL: "http://" + ln.Addr().String(), Model: "m"})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+	if res.Reason != record.ReasonConnection {
+		t.Errorf("Reason=%q Error=%q, want connection", res.Reason, res.Error)
+	}
+}
+
+func TestCancelIsRecorded(t *testing.T) {
+	srv := faultServer(t)
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", APIKey: testKey})
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	var res record.Result
+	c.Do(ctx, &Request{Prompt: "stall", MaxTokens: 4}, &res)
+	if res.Reason != record.ReasonCanceled || len(res.ChunkOffsetsNS) != 3 || res.TTFTNS == nil {
+		t.Errorf("Reason=%q chunks=%d TTFT=%v, want canceled after 3 chunks", res.Reason, len(res.ChunkOffsetsNS), res.TTFTNS)
+	}
+}
+
+func TestEmptyStream(t *testing.T) {
+	srv, _ := replayServer(t, []byte("data: [DONE]\n\n"), "text/event-stream")
+	c, _ := New(Config{Kind: SGLang, BaseURL: srv.URL, Model: "m"})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+	if res.Reason != record.ReasonEmptyResponse || res.TTFTNS != nil {
+		t.Errorf("Reason=%q TTFT=%v, want empty_response", res.Reason, res.TTFTNS)
+	}
+}
+
+// TestKeepAlive checks that sequential streams reuse one connection: the
+// end marker is followed by a drain of the response, so the default client
+// does not dial per request (which would add connection setup to TTFT).
+func TestKeepAlive(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveFault(w, r, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m"})
+	for range 20 {
+		var res record.Result
+		c.Do(t.Context(), &Request{Prompt: "ok", MaxTokens: 8}, &res)
+		if !res.OK() {
+			t.Fatal(res.Error)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 20 sequential requests, want 1", n)
+	}
+}

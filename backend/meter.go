@@ -1,0 +1,139 @@
+package backend
+
+import (
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// maxPrealloc caps the chunk slices reserved up front for one request.
+const maxPrealloc = 4096
+
+// stream accumulates what one response tells: content-chunk arrival times,
+// server token counts and timings. Times are measured from t0, the moment
+// the request was written, on the monotonic clock.
+//
+// Metric definitions (DESIGN.md): TTFT is the offset of the first chunk
+// that carries generated content (non-empty content, text or reasoning);
+// E2E is the offset of the last chunk (the end marker), or of the failure.
+// Token counts come only from the server (usage, llama.cpp timings, Ollama
+// eval_count), never from counting chunks.
+type stream struct {
+	res *record.Result
+	t0  time.Time
+	end time.Time // arrival of the end marker; zero until then
+
+	offsets []int64
+	// tokens holds per-chunk token counts derived from cumulative
+	// completion_tokens (vLLM continuous_usage_stats); it is kept only if
+	// every content chunk carried a count (tokensOK).
+	tokens   []int
+	tokensOK bool
+	sawCount bool
+	assigned int // completion tokens already attributed to content chunks
+
+	prompt, output int // as reported; -1 when unknown
+	finishReason   string
+	timings        timings
+}
+
+// timings are server-reported durations in nanoseconds; -1 when unknown.
+type timings struct {
+	promptEval, eval, load, total int64
+}
+
+func newStream(res *record.Result, maxTokens int) *stream {
+	st := &stream{res: res, prompt: -1, output: -1, tokensOK: true,
+		timings: timings{-1, -1, -1, -1}}
+	n := maxTokens + 2
+	if n > maxPrealloc || n < 2 {
+		n = maxPrealloc / 16
+	}
+	st.offsets = make([]int64, 0, n)
+	return st
+}
+
+// content records a content chunk that arrived at now; cum is the
+// cumulative completion-token count the chunk reported, or -1.
+func (st *stream) content(now time.Time, cum int) {
+	st.offsets = append(st.offsets, int64(now.Sub(st.t0)))
+	if !st.tokensOK {
+		return
+	}
+	if cum < 0 || cum < st.assigned {
+		st.tokensOK = false
+		st.tokens = nil
+		return
+	}
+	// Tokens reported on chunks without visible text (cum grew, no
+	// content) are attributed to this chunk, as assigned lags behind.
+	st.sawCount = true
+	st.tokens = append(st.tokens, cum-st.assigned)
+	st.assigned = cum
+}
+
+// finish writes the stream into the Result. f is the failure, nil on a
+// stream that ended with its end marker.
+func (st *stream) finish(f *failure, apiKey string) {
+	res := st.res
+	if f == nil && len(st.offsets) == 0 {
+		f = failf(record.ReasonEmptyResponse, "stream ended with no generated content")
+	}
+	last := st.end
+	if last.IsZero() {
+		last = time.Now()
+	}
+	res.E2ENS = int64(last.Sub(st.t0))
+	if len(st.offsets) > 0 {
+		ttft := st.offsets[0]
+		res.TTFTNS = &ttft
+		res.ChunkOffsetsNS = st.offsets
+	}
+	st.finishTokens()
+	res.FinishReason = st.finishReason
+	res.Server = st.timings.record()
+	if f != nil {
+		res.Reason = f.reason
+		res.Error = redact(f.msg, apiKey)
+	}
+}
+
+func (st *stream) finishTokens() {
+	res := st.res
+	if st.prompt >= 0 {
+		p := st.prompt
+		res.PromptTokens = &p
+	}
+	if st.output >= 0 {
+		o := st.output
+		res.OutputTokens = &o
+	}
+	if !st.tokensOK || !st.sawCount || len(st.tokens) != len(st.offsets) {
+		return
+	}
+	// Tokens reported after the last content chunk (a final chunk with
+	// an empty delta) belong to that chunk.
+	if st.output > st.assigned {
+		st.tokens[len(st.tokens)-1] += st.output - st.assigned
+	}
+	res.ChunkTokens = st.tokens
+}
+
+func (t timings) record() *record.ServerTimings {
+	if t == (timings{-1, -1, -1, -1}) {
+		return nil
+	}
+	st := &record.ServerTimings{}
+	st.PromptEvalNS = nsPtr(t.promptEval)
+	st.EvalNS = nsPtr(t.eval)
+	st.LoadNS = nsPtr(t.load)
+	st.TotalNS = nsPtr(t.total)
+	return st
+}
+
+func nsPtr(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,82 @@
+package backend
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// New validates cfg and returns the Client for cfg.Kind: the OpenAI-
+// compatible adapter for vllm, llamacpp, sglang, tgi and openai, the native
+// adapter for ollama. An empty cfg.API means Chat. Errors name the Config
+// field at fault.
+func New(cfg Config) (Client, error) {
+	if err := validate(&cfg); err != nil {
+		return nil, err
+	}
+	b := newBase(cfg)
+	if cfg.Kind == Ollama {
+		return &ollamaClient{base: b}, nil
+	}
+	return &openAIClient{base: b}, nil
+}
+
+// validate checks cfg and fills the API default.
+func validate(cfg *Config) error {
+	if _, err := ParseKind(string(cfg.Kind)); err != nil {
+		return fmt.Errorf("backend: Config.Kind: %w", err)
+	}
+	if err := validateURL(cfg.BaseURL); err != nil {
+		return err
+	}
+	if strings.TrimSpace(cfg.Model) == "" {
+		return fmt.Errorf("backend: Config.Model is empty: the server needs a model name")
+	}
+	if cfg.Timeout < 0 {
+		return fmt.Errorf("backend: Config.Timeout %v is negative", cfg.Timeout)
+	}
+	if cfg.API == "" {
+		cfg.API = Chat
+	}
+	return validateAPI(cfg.Kind, cfg.API)
+}
+
+// validateURL accepts an absolute http(s) URL with a host.
+func validateURL(raw string) error {
+	if raw == "" {
+		return fmt.Errorf("backend: Config.BaseURL is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("backend: Config.BaseURL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("backend: Config.BaseURL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("backend: Config.BaseURL %q: no host", raw)
+	}
+	return nil
+}
+
+// validateAPI checks that kind speaks api.
+func validateAPI(kind Kind, api API) error {
+	switch {
+	case kind == Ollama && (api == Chat || api == Generate):
+		return nil
+	case kind != Ollama && (api == Chat || api == Completions):
+		return nil
+	case kind == Ollama:
+		return fmt.Errorf("backend: Config.API %q: backend ollama takes %q or %q", api, Chat, Generate)
+	default:
+		return fmt.Errorf("backend: Config.API %q: backend %s takes %q or %q", api, kind, Chat, Completions)
+	}
+}
+
+// rootURL is BaseURL without a trailing slash or "/v1", so that both
+// "http://host:8000" and "http://host:8000/v1" work.
+func rootURL(raw string) string {
+	s := strings.TrimRight(raw, "/")
+	s = strings.TrimSuffix(s, "/v1")
+	return strings.TrimRight(s, "/")
+}

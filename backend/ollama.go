@@ -1,0 +1,210 @@
+package backend
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// ollamaClient is the adapter for Ollama's native API: POST /api/chat or
+// /api/generate, streamed as NDJSON, with options.num_predict, temperature
+// 0 and seed. Ollama reports prompt_eval_count, eval_count and its
+// *_duration timings on the final "done": true line.
+type ollamaClient struct {
+	base
+}
+
+// Do implements Client.
+func (c *ollamaClient) Do(ctx context.Context, rq *Request, res *record.Result) {
+	body, f := c.body(rq)
+	if f != nil {
+		resetResult(res, rq)
+		res.Reason, res.Error = f.reason, f.msg
+		return
+	}
+	path := "/api/chat"
+	if c.cfg.API == Generate {
+		path = "/api/generate"
+	}
+	c.post(ctx, rq, res, path, body, ndjsonFrame{}, &ollamaDecoder{})
+}
+
+// Tokenize implements Client: Ollama has no tokenizer endpoint.
+func (c *ollamaClient) Tokenize(context.Context, string) (int, error) {
+	return 0, ErrUnsupported
+}
+
+// Warnings implements Client.
+func (c *ollamaClient) Warnings() []string {
+	return []string{"ollama has no ignore_eos: requests may stop at EOS before num_predict; output tokens are verified against eval_count"}
+}
+
+type ollamaBody struct {
+	Model    string          `json:"model"`
+	Messages []ollamaMessage `json:"messages,omitempty"` // /api/chat
+	Prompt   *string         `json:"prompt,omitempty"`   // /api/generate
+	Images   []string        `json:"images,omitempty"`   // /api/generate
+	Stream   bool            `json:"stream"`
+	Options  ollamaOptions   `json:"options"`
+}
+
+type ollamaMessage struct {
+	Role    string   `json:"role"`
+	Content string   `json:"content"`
+	Images  []string `json:"images,omitempty"`
+}
+
+type ollamaOptions struct {
+	NumPredict  int     `json:"num_predict"`
+	Temperature float64 `json:"temperature"`
+	Seed        int64   `json:"seed"`
+}
+
+func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
+	if rq.MaxTokens < 1 {
+		return nil, failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
+	}
+	var images []string
+	for _, im := range rq.Images {
+		images = append(images, base64.StdEncoding.EncodeToString(im.Data))
+	}
+	b := ollamaBody{Model: c.cfg.Model, Stream: true,
+		Options: ollamaOptions{NumPredict: rq.MaxTokens, Temperature: 0, Seed: rq.Seed}}
+	if c.cfg.API == Generate {
+		b.Prompt, b.Images = &rq.Prompt, images
+	} else {
+		b.Messages = []ollamaMessage{{Role: "user", Content: rq.Prompt, Images: images}}
+	}
+	out, err := json.Marshal(&b)
+	if err != nil {
+		return nil, failf(record.ReasonInvalidRequest, "invalid request: %v", err)
+	}
+	return out, nil
+}
+
+// ollamaLine holds the fields servebench reads from one NDJSON line;
+// counts and durations (nanoseconds) are -1 when absent.
+type ollamaLine struct {
+	content            bool // message.content/thinking, response or thinking non-empty
+	done               bool
+	doneReason         []byte
+	promptEvalCount    int64
+	evalCount          int64
+	promptEvalDuration int64
+	evalDuration       int64
+	loadDuration       int64
+	totalDuration      int64
+	errRaw             []byte
+}
+
+var emptyOllamaLine = ollamaLine{promptEvalCount: -1, evalCount: -1,
+	promptEvalDuration: -1, evalDuration: -1, loadDuration: -1, totalDuration: -1}
+
+// ollamaDecoder decodes NDJSON lines without allocating (see jsonScan).
+type ollamaDecoder struct {
+	s jsonScan
+	l ollamaLine
+}
+
+func (d *ollamaDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
+	if err := d.decode(data); err != nil {
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data))
+	}
+	l := &d.l
+	if l.errRaw != nil {
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw))
+	}
+	if l.content {
+		st.content(now, -1)
+	}
+	if !l.done {
+		return false, nil
+	}
+	st.finishReason = string(l.doneReason)
+	if l.promptEvalCount >= 0 {
+		st.prompt = int(l.promptEvalCount)
+	}
+	if l.evalCount >= 0 {
+		st.output = int(l.evalCount)
+	}
+	st.timings = timings{promptEval: l.promptEvalDuration, eval: l.evalDuration,
+		load: l.loadDuration, total: l.totalDuration}
+	return true, nil
+}
+
+func (d *ollamaDecoder) decode(data []byte) error {
+	s := &d.s
+	s.reset(data)
+	d.l = emptyOllamaLine
+	l := &d.l
+	if err := openObject(s); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			if err == nil {
+				err = s.end()
+			}
+			return err
+		}
+		var has bool
+		switch string(key) {
+		case "message":
+			err = d.message()
+		case "response", "thinking":
+			has, err = s.nonEmptyString()
+		case "done":
+			l.done, err = s.boolean()
+		case "done_reason":
+			l.doneReason, err = s.stringOrNull()
+		case "prompt_eval_count":
+			l.promptEvalCount, err = s.integer()
+		case "eval_count":
+			l.evalCount, err = s.integer()
+		case "prompt_eval_duration":
+			l.promptEvalDuration, err = s.integer()
+		case "eval_duration":
+			l.evalDuration, err = s.integer()
+		case "load_duration":
+			l.loadDuration, err = s.integer()
+		case "total_duration":
+			l.totalDuration, err = s.integer()
+		case "error":
+			l.errRaw, err = rawNonNull(s)
+		default:
+			err = s.skip()
+		}
+		l.content = l.content || has
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *ollamaDecoder) message() error {
+	s := &d.s
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		var has bool
+		switch string(key) {
+		case "content", "thinking":
+			has, err = s.nonEmptyString()
+		default:
+			err = s.skip()
+		}
+		d.l.content = d.l.content || has
+		if err != nil {
+			return err
+		}
+	}
+}

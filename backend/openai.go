@@ -1,0 +1,397 @@
+package backend
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// openAIClient is the adapter for OpenAI-compatible servers (vLLM,
+// llama.cpp llama-server, SGLang, TGI, any /v1 endpoint): POST
+// /v1/chat/completions or /v1/completions, streamed as SSE with
+// stream_options.include_usage, greedy (temperature 0), fixed max_tokens and
+// seed, plus each server's own way to ignore EOS.
+type openAIClient struct {
+	base
+}
+
+// Do implements Client.
+func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) {
+	body, f := c.body(rq)
+	if f != nil {
+		resetResult(res, rq)
+		res.Reason, res.Error = f.reason, f.msg
+		return
+	}
+	path := "/v1/chat/completions"
+	if c.cfg.API == Completions {
+		path = "/v1/completions"
+	}
+	c.post(ctx, rq, res, path, body, sseFrame{}, &openAIDecoder{})
+}
+
+// Warnings implements Client: TGI and generic OpenAI endpoints get no
+// ignore-EOS parameter, so a request may stop short at EOS.
+func (c *openAIClient) Warnings() []string {
+	switch c.cfg.Kind {
+	case TGI:
+		return []string{"tgi has no ignore_eos: requests may stop at EOS before max_tokens; output tokens are verified against the request"}
+	case OpenAI:
+		return []string{"openai (generic) endpoint: ignore_eos is not sent (unknown fields may be rejected); requests may stop at EOS before max_tokens; output tokens are verified against the request"}
+	}
+	return nil
+}
+
+// openAIBody is the request body; per-server fields are omitted when nil.
+type openAIBody struct {
+	Model         string              `json:"model"`
+	Messages      []openAIMessage     `json:"messages,omitempty"`
+	Prompt        *string             `json:"prompt,omitempty"`
+	Stream        bool                `json:"stream"`
+	StreamOptions openAIStreamOptions `json:"stream_options"`
+	MaxTokens     int                 `json:"max_tokens"`
+	Temperature   float64             `json:"temperature"`
+	Seed          int64               `json:"seed"`
+	IgnoreEOS     *bool               `json:"ignore_eos,omitempty"`
+	MinTokens     *int                `json:"min_tokens,omitempty"`   // vLLM
+	NPredict      *int                `json:"n_predict,omitempty"`    // llama.cpp
+	CachePrompt   *bool               `json:"cache_prompt,omitempty"` // llama.cpp
+}
+
+type openAIStreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsageStats (vLLM) puts cumulative usage on every chunk,
+	// which gives per-chunk token counts.
+	ContinuousUsageStats bool `json:"continuous_usage_stats,omitempty"`
+}
+
+type openAIMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"` // string, or []any of text/image parts
+}
+
+type openAITextPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type openAIImagePart struct {
+	Type     string         `json:"type"`
+	ImageURL openAIImageURL `json:"image_url"`
+}
+
+type openAIImageURL struct {
+	URL string `json:"url"`
+}
+
+// body builds the JSON request body for rq.
+func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
+	if rq.MaxTokens < 1 {
+		return nil, failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
+	}
+	b := openAIBody{
+		Model: c.cfg.Model, Stream: true, MaxTokens: rq.MaxTokens, Seed: rq.Seed,
+		StreamOptions: openAIStreamOptions{IncludeUsage: true},
+	}
+	if c.cfg.API == Completions {
+		if len(rq.Images) > 0 {
+			return nil, failf(record.ReasonInvalidRequest, "invalid request: images need the chat API, not completions")
+		}
+		b.Prompt = &rq.Prompt
+	} else {
+		b.Messages = []openAIMessage{{Role: "user", Content: chatContent(rq)}}
+	}
+	yes, n := true, rq.MaxTokens
+	switch c.cfg.Kind {
+	case VLLM:
+		b.IgnoreEOS, b.MinTokens = &yes, &n
+		b.StreamOptions.ContinuousUsageStats = true
+	case LlamaCpp:
+		no := false
+		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &no
+	case SGLang:
+		b.IgnoreEOS = &yes
+	}
+	out, err := json.Marshal(&b)
+	if err != nil {
+		return nil, failf(record.ReasonInvalidRequest, "invalid request: %v", err)
+	}
+	return out, nil
+}
+
+// chatContent is the user message content: the prompt as a string, or text
+// then image_url parts with base64 data: URLs when there are images.
+func chatContent(rq *Request) any {
+	if len(rq.Images) == 0 {
+		return rq.Prompt
+	}
+	parts := make([]any, 0, 1+len(rq.Images))
+	parts = append(parts, openAITextPart{Type: "text", Text: rq.Prompt})
+	for _, im := range rq.Images {
+		parts = append(parts, openAIImagePart{Type: "image_url", ImageURL: openAIImageURL{URL: dataURL(im)}})
+	}
+	return parts
+}
+
+// dataURL encodes an image as a data: URL.
+func dataURL(im Image) string {
+	mime := im.MIME
+	if mime == "" {
+		mime = "image/png"
+	}
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+}
+
+// openAIChunk holds the only fields of a chunk servebench reads; counts and
+// times are -1 when absent. Byte slices point into the chunk's line and are
+// valid only while it is handled.
+type openAIChunk struct {
+	content               bool   // first choice carries generated text
+	finish                []byte // first choice's finish_reason
+	prompt, completion    int64  // usage
+	promptN, predictedN   int64  // llama.cpp timings
+	promptMS, predictedMS float64
+	errRaw                []byte // a non-null "error" member
+}
+
+var emptyOpenAIChunk = openAIChunk{prompt: -1, completion: -1,
+	promptN: -1, predictedN: -1, promptMS: -1, predictedMS: -1}
+
+// openAIDecoder decodes SSE chunks into a stream without allocating:
+// it walks each chunk with a jsonScan and reads only choices[0].delta
+// (content, reasoning_content, reasoning), choices[0].text,
+// choices[0].finish_reason, usage, llama.cpp's timings and error.
+type openAIDecoder struct {
+	s jsonScan
+	c openAIChunk
+}
+
+func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
+	if err := d.decode(data); err != nil {
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data))
+	}
+	c := &d.c
+	if c.errRaw != nil {
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw))
+	}
+	cum := int(c.completion)
+	if cum < 0 {
+		cum = int(c.predictedN)
+	}
+	if cum >= 0 {
+		st.output = cum
+	}
+	switch {
+	case c.prompt >= 0:
+		st.prompt = int(c.prompt)
+	case c.promptN >= 0:
+		st.prompt = int(c.promptN)
+	}
+	if c.promptMS >= 0 {
+		st.timings.promptEval = msToNS(c.promptMS)
+	}
+	if c.predictedMS >= 0 {
+		st.timings.eval = msToNS(c.predictedMS)
+	}
+	if len(c.finish) > 0 && string(c.finish) != st.finishReason {
+		st.finishReason = string(c.finish)
+	}
+	if c.content {
+		st.content(now, cum)
+	}
+	return false, nil
+}
+
+// decode fills d.c from one chunk.
+func (d *openAIDecoder) decode(data []byte) error {
+	s := &d.s
+	s.reset(data)
+	d.c = emptyOpenAIChunk
+	if err := openObject(s); err != nil {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			if err == nil {
+				err = s.end()
+			}
+			return err
+		}
+		switch string(key) {
+		case "choices":
+			err = d.choices()
+		case "usage":
+			err = d.usage()
+		case "timings":
+			err = d.timings()
+		case "error":
+			d.c.errRaw, err = rawNonNull(s)
+		case "object": // older vLLM streams errors as {"object":"error",...}
+			var v []byte
+			if v, err = s.stringOrNull(); string(v) == "error" {
+				d.c.errRaw = data
+			}
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// openObject opens the top-level object; a null chunk is an error.
+func openObject(s *jsonScan) error {
+	null, err := s.open('{')
+	if err == nil && null {
+		err = s.fail("chunk is null")
+	}
+	return err
+}
+
+// rawNonNull skips a value and returns its text, or nil for null.
+func rawNonNull(s *jsonScan) ([]byte, error) {
+	if s.null() {
+		return nil, nil
+	}
+	start := s.i
+	err := s.skip()
+	return s.b[start:s.i], err
+}
+
+func (d *openAIDecoder) choices() error {
+	s := &d.s
+	if null, err := s.open('['); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		more, err := s.element(n)
+		if err != nil || !more {
+			return err
+		}
+		if n > 0 { // choices beyond the first (n > 1) are not ours
+			err = s.skip()
+		} else {
+			err = d.choice()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *openAIDecoder) choice() error {
+	s := &d.s
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		var has bool
+		switch string(key) {
+		case "delta":
+			err = d.delta()
+		case "text": // /v1/completions
+			has, err = s.nonEmptyString()
+		case "finish_reason":
+			d.c.finish, err = s.stringOrNull()
+		default:
+			err = s.skip()
+		}
+		d.c.content = d.c.content || has
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *openAIDecoder) delta() error {
+	s := &d.s
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		var has bool
+		switch string(key) {
+		case "content", "reasoning_content", "reasoning":
+			has, err = s.nonEmptyString()
+		default:
+			err = s.skip()
+		}
+		d.c.content = d.c.content || has
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *openAIDecoder) usage() error {
+	s := &d.s
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		switch string(key) {
+		case "prompt_tokens":
+			d.c.prompt, err = s.integer()
+		case "completion_tokens":
+			d.c.completion, err = s.integer()
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (d *openAIDecoder) timings() error {
+	s := &d.s
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		switch string(key) {
+		case "prompt_n":
+			d.c.promptN, err = s.integer()
+		case "predicted_n":
+			d.c.predictedN, err = s.integer()
+		case "prompt_ms":
+			d.c.promptMS, err = s.float()
+		case "predicted_ms":
+			d.c.predictedMS, err = s.float()
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func msToNS(ms float64) int64 {
+	if math.IsNaN(ms) || ms > math.MaxInt64/1e6 {
+		return -1
+	}
+	return int64(math.Round(ms * 1e6))
+}

@@ -1,0 +1,187 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/record"
+)
+
+// base holds what every adapter shares: the config, the HTTP client and the
+// request/stream loop.
+type base struct {
+	cfg  Config
+	hc   *http.Client
+	root string
+	auth string // "Bearer <key>" or ""
+}
+
+func newBase(cfg Config) base {
+	b := base{cfg: cfg, hc: cfg.HTTPClient, root: rootURL(cfg.BaseURL)}
+	if b.hc == nil {
+		b.hc = defaultHTTPClient()
+	}
+	if cfg.APIKey != "" {
+		b.auth = "Bearer " + cfg.APIKey
+	}
+	return b
+}
+
+var sharedClient atomic.Pointer[http.Client]
+
+// defaultHTTPClient shares one tuned client (one connection pool) between
+// all Clients made without Config.HTTPClient.
+func defaultHTTPClient() *http.Client {
+	if c := sharedClient.Load(); c != nil {
+		return c
+	}
+	sharedClient.CompareAndSwap(nil, NewHTTPClient())
+	return sharedClient.Load()
+}
+
+// framing splits a stream into payloads (SSE data lines, NDJSON lines).
+type framing interface {
+	accept() string
+	payload(line []byte) (data []byte, ok, end bool)
+}
+
+// decoder reads the JSON payloads of one server family into a stream.
+type decoder interface {
+	// chunk handles one payload that arrived at now; it returns end=true
+	// when the payload itself is the end marker (Ollama "done": true).
+	chunk(data []byte, now time.Time, st *stream) (end bool, f *failure)
+}
+
+// post sends body to path and reads the streamed answer into res. Every
+// failure is recorded in res; post never panics on server input.
+func (b *base) post(ctx context.Context, rq *Request, res *record.Result, path string, body []byte, fr framing, dec decoder) {
+	resetResult(res, rq)
+	var reqCtx context.Context
+	var cancel context.CancelFunc
+	if b.cfg.Timeout > 0 {
+		reqCtx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
+	} else {
+		reqCtx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+
+	st := newStream(res, rq.MaxTokens)
+	f := b.exchange(ctx, reqCtx, cancel, rq, path, body, fr, dec, st)
+	st.finish(f, b.cfg.APIKey)
+}
+
+// exchange does the HTTP round trip and the stream loop; it returns the
+// failure, or nil when the stream ended with its end marker.
+func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, rq *Request, path string, body []byte, fr framing, dec decoder, st *stream) *failure {
+	// The clock starts when the request is written (WroteRequest); until
+	// then, and when writing fails, at the call.
+	var wrote atomic.Int64
+	var t0 time.Time
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		wrote.Store(int64(time.Since(t0)) + 1)
+	}}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace),
+		http.MethodPost, b.root+path, bytes.NewReader(body))
+	if err != nil {
+		st.t0 = time.Now()
+		return failf(record.ReasonInvalidRequest, "building request: %v", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", fr.accept())
+	if b.auth != "" {
+		hreq.Header.Set("Authorization", b.auth)
+	}
+	t0 = time.Now()
+	resp, err := b.hc.Do(hreq)
+	st.t0 = t0
+	if d := wrote.Load(); d > 0 {
+		st.t0 = t0.Add(time.Duration(d - 1))
+	}
+	if rq.RunStart != (time.Time{}) {
+		st.res.StartNS = int64(st.t0.Sub(rq.RunStart))
+	}
+	if err != nil {
+		return classify(ctx, reqCtx, err, false)
+	}
+	defer drainClose(resp.Body, cancel)
+	st.res.Status = resp.StatusCode
+	if resp.StatusCode/100 != 2 {
+		f := statusFailure(resp)
+		st.end = time.Now()
+		return f
+	}
+	lr := newLineReader(resp.Body)
+	defer lr.release()
+	if err := readStream(lr, fr, dec, st); err != nil {
+		// A stream that failed midway is not worth keeping: stop it now
+		// rather than drain it, and stamp the failure first.
+		st.end = time.Now()
+		f := classify(ctx, reqCtx, err, true)
+		cancel()
+		return f
+	}
+	return nil
+}
+
+// readStream runs the per-chunk loop. It must stay cheap: no allocation per
+// line beyond what the decoder needs.
+func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
+	for {
+		line, rerr := lr.next()
+		if rerr != nil && rerr != io.EOF {
+			return rerr
+		}
+		if data, ok, end := fr.payload(line); end {
+			st.end = time.Now()
+			return nil
+		} else if ok {
+			now := time.Now()
+			done, f := dec.chunk(data, now, st)
+			if f != nil {
+				if rerr == io.EOF && f.reason == record.ReasonMalformed {
+					return errTruncated("last line cut: " + excerpt(data))
+				}
+				return f
+			}
+			if done {
+				st.end = now
+				return nil
+			}
+		}
+		if rerr == io.EOF {
+			return errTruncated("")
+		}
+	}
+}
+
+// drainWait bounds how long drainClose waits for the end of a response
+// after its end marker.
+const drainWait = 100 * time.Millisecond
+
+// drainClose reads what is left of the response (the chunked terminator,
+// usually already buffered) so the keep-alive connection can be reused,
+// then closes the body. A server that keeps the response open longer than
+// drainWait loses the connection (cancel) instead of stalling the caller.
+func drainClose(body io.ReadCloser, cancel context.CancelFunc) {
+	t := time.AfterFunc(drainWait, cancel)
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
+	t.Stop()
+	_ = body.Close()
+}
+
+// resetResult clears what Do fills, keeping what the caller set (sequence,
+// level, expected prompt tokens...).
+func resetResult(res *record.Result, rq *Request) {
+	res.TTFTNS, res.E2ENS = nil, 0
+	res.ChunkOffsetsNS, res.ChunkTokens = nil, nil
+	res.PromptTokens, res.OutputTokens, res.Server = nil, nil, nil
+	res.Status, res.Reason, res.Error, res.FinishReason = 0, record.ReasonNone, "", ""
+	if res.ExpectedOutputTokens == 0 {
+		res.ExpectedOutputTokens = rq.MaxTokens
+	}
+}

@@ -1,0 +1,561 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/summary"
+	"github.com/servebench/servebench/workload"
+)
+
+func init() {
+	register(command{
+		name:    "run",
+		summary: "benchmark a running LLM server over a sweep of concurrency levels",
+		run:     runRun,
+	})
+}
+
+const runSynopsis = `run --backend B --url URL --model NAME [flags]
+
+Sends generation requests to a running server (vllm, llamacpp, sglang, tgi,
+openai: any OpenAI-compatible endpoint; ollama: its native API) at each level
+of a sweep, records every request and writes a report document in the shape
+of multi-backend-sweep.json (runs[].levels[]), plus records[] in the shape of
+vllm-text-image-example.json for --method batch.
+
+Methods: pool = closed loop, --requests per level with C workers; batch =
+--repeats batches of exactly C simultaneous requests, one after the other;
+rate = open loop at --rate requests/s, at most --max-concurrency in flight.
+
+Flags`
+
+// runConfig is one `servebench run` configuration, parsed and validated.
+type runConfig struct {
+	Backend backend.Kind
+	URL     string
+	Model   string
+	API     backend.API
+	APIKey  string // never written anywhere
+	Timeout time.Duration
+
+	Scenario     workload.Scenario
+	PromptTokens int
+	MaxTokens    int
+	ImageWidth   int
+	ImageHeight  int
+	ImageFormat  workload.ImageFormat
+	Seed         int64
+
+	Method         load.Method
+	Concurrency    []int
+	Requests       int
+	Repeats        int
+	Warmup         int
+	Rates          []float64
+	Arrival        load.Arrival
+	MaxConcurrency int
+
+	Label   string
+	Out     string
+	Records string
+	Quiet   bool
+
+	// Profile is the launch profile the server runs under, when
+	// run_profile.go launched it; nil otherwise.
+	Profile *document.Profile
+	// Profiles are the --profile files (run_profile.go): when set, each
+	// profile's server is launched and swept in turn, and --backend,
+	// --url and --model come from the profiles.
+	Profiles []string
+	// ServerPID is the process (and process group) id of the server
+	// run_profile.go launched for this run, 0 otherwise; its observer
+	// factory sets it before later factories (telemetry) run.
+	ServerPID int
+	// Telemetry holds the telemetry flags (run_telemetry.go).
+	Telemetry telemetrySettings
+}
+
+// runTarget is one server to sweep. The default is the server at --url;
+// run_profile.go may turn each launch profile into a target whose setup
+// starts the server (and whose teardown stops it).
+type runTarget struct {
+	cfg   runConfig
+	setup func(ctx context.Context) (teardown func(), err error) // nil: already running
+}
+
+// runTargets expands a configuration into the servers to sweep, in order.
+// run_profile.go replaces it in its init to launch servers per profile.
+var runTargets = func(_ context.Context, cfg runConfig) ([]runTarget, error) {
+	return []runTarget{{cfg: cfg}}, nil
+}
+
+// runFlagHooks let optional parts of run (run_profile.go, ...) add flags;
+// each returns a check run after parsing that may adjust the config or
+// return a *UsageError.
+var runFlagHooks []func(fs *flag.FlagSet) func(cfg *runConfig) error
+
+// runObserverFactories make the per-level observers of a run (telemetry).
+// run_telemetry.go appends one in its init. A factory is called once per
+// run, before the first level; it may fill run-level fields of run (GPU,
+// KV cache, capacity), and returns nil when it has nothing to observe.
+var runObserverFactories []func(ctx context.Context, cfg *runConfig, run *document.Run) (load.Observer, error)
+
+// newClient makes the backend client; tests may replace it.
+var newClient = backend.New
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseRunFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	targets, err := runTargets(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	rec, err := newRecorder(cfg.Records)
+	if err != nil {
+		return err
+	}
+	prog := newProgress(stderr, cfg.Quiet)
+	env := &runEnv{rec: rec, progress: prog}
+	var runErr error
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		if runErr = runTargetSweep(ctx, t, env); runErr != nil {
+			break
+		}
+	}
+	prog.close()
+	if err := rec.close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	doc := summary.Document(rec.file)
+	doc.Tool = "servebench " + moduleVersion()
+	if err := writeDocument(cfg.Out, stdout, &doc); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if summary.Succeeded(rec.file) == 0 {
+		return errors.New("run: no request succeeded (see errors_by_reason in the report)")
+	}
+	return nil
+}
+
+// runTargetSweep sets up a target's server if needed and sweeps it.
+func runTargetSweep(ctx context.Context, t runTarget, env *runEnv) error {
+	if t.setup != nil {
+		teardown, err := t.setup(ctx)
+		if err != nil {
+			return err
+		}
+		if teardown != nil {
+			defer teardown()
+		}
+	}
+	_, err := runSweep(ctx, t.cfg, env)
+	return err
+}
+
+// runEnv is what the runs of one invocation share.
+type runEnv struct {
+	rec      *recorder
+	progress *progress
+}
+
+// runSweep benchmarks one server with one configuration: it calibrates the
+// workload, writes the run's header, runs the levels in order and returns
+// the run as the report shows it (built from the lines it recorded, as
+// `servebench report` would). It may be called once per launch profile.
+func runSweep(ctx context.Context, cfg runConfig, env *runEnv) (document.Run, error) {
+	client, err := newClient(backend.Config{
+		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
+		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+	})
+	if err != nil {
+		return document.Run{}, &UsageError{Msg: "run: " + err.Error()}
+	}
+	run := newRunDoc(cfg, client.Warnings())
+	builder := workload.NewBuilder(workload.Spec{
+		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
+		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
+	}, client)
+	if err := builder.Calibrate(ctx); err != nil {
+		if ctx.Err() != nil {
+			return run, nil
+		}
+		return run, fmt.Errorf("run %s: %w", cfg.Label, err)
+	}
+	run.Warnings = append(run.Warnings, builder.Notes()...)
+	var observers []load.Observer
+	for _, f := range runObserverFactories {
+		o, err := f(ctx, &cfg, &run)
+		if err != nil {
+			return run, err
+		}
+		if o != nil {
+			observers = append(observers, o)
+		}
+	}
+	levels := cfg.levels()
+	env.rec.header(&record.Header{Run: run, Levels: levelPlans(levels), Warmup: cfg.Warmup})
+	sweep := &load.Sweep{
+		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
+		Client: client, Source: builder, Observe: observers,
+		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
+	}
+	complete, err := sweep.Do(ctx)
+	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil}
+	if err != nil {
+		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
+	}
+	env.rec.runEnd(end)
+	runs := summary.Runs(env.rec.runFile(cfg.Label))
+	if len(runs) == 0 {
+		return run, err
+	}
+	return runs[0], err
+}
+
+// newRunDoc is the run's metadata before any level ran.
+func newRunDoc(cfg runConfig, warnings []string) document.Run {
+	return document.Run{
+		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
+		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
+		StartedAt: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
+		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
+	}
+}
+
+// levels is the sweep plan: one level per concurrency (pool, batch) or per
+// rate (rate, keyed by index).
+func (cfg *runConfig) levels() []load.Level {
+	var out []load.Level
+	if cfg.Method == load.Rate {
+		for i, r := range cfg.Rates {
+			out = append(out, load.Level{Key: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: cfg.Arrival})
+		}
+		return out
+	}
+	for _, c := range cfg.Concurrency {
+		l := load.Level{Key: c, Concurrency: c, Requests: cfg.Requests}
+		if cfg.Method == load.Batch {
+			l.Requests, l.Repeats = 0, cfg.Repeats
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func levelPlans(ls []load.Level) []record.LevelPlan {
+	out := make([]record.LevelPlan, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, record.LevelPlan{Level: l.Key, Concurrency: l.Concurrency, Requests: l.Requests, Repeats: l.Repeats, Rate: l.Rate, Arrival: string(l.Arrival)})
+	}
+	return out
+}
+
+// writeDocument writes doc as indented JSON to path, or to stdout when
+// path is "" or "-".
+func writeDocument(path string, stdout io.Writer, doc *document.Document) error {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if path == "" || path == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("run: --out: %w", err)
+	}
+	return nil
+}
+
+// parseRunFlags parses and validates the flags of run.
+func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
+	fs := newFlagSet("run", runSynopsis, stdout)
+	f := defineRunFlags(fs)
+	var checks []func(*runConfig) error
+	for _, h := range runFlagHooks {
+		checks = append(checks, h(fs))
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return runConfig{}, err
+	}
+	if fs.NArg() > 0 {
+		return runConfig{}, usagef("run: unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	cfg, err := f.config(set)
+	if err != nil {
+		return cfg, err
+	}
+	for _, c := range checks {
+		if c == nil {
+			continue
+		}
+		if err := c(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	if len(cfg.Profiles) == 0 {
+		if err := requireServer(&cfg); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// requireServer checks that the server flags were given (they are
+// optional only when launch profiles name the servers) and sets the
+// default label.
+func requireServer(cfg *runConfig) error {
+	switch {
+	case cfg.Backend == "":
+		return usagef("run: --backend is required (one of %v)", backend.Kinds)
+	case cfg.URL == "":
+		return usagef("run: --url is required (the server's base URL)")
+	case cfg.Model == "":
+		return usagef("run: --model is required (the model name the server serves)")
+	}
+	if cfg.Label == "" {
+		cfg.Label = string(cfg.Backend) + "-" + string(cfg.Scenario)
+	}
+	return nil
+}
+
+// runFlags holds the raw flag values.
+type runFlags struct {
+	backend, url, model, api, apiKey        *string
+	scenario, concurrency, method, rate     *string
+	arrival, label, imageSize, imageFormat  *string
+	out, records                            *string
+	requests, repeats, warmup, promptTokens *int
+	maxTokens, maxConcurrency               *int
+	seed                                    *int64
+	timeout                                 *time.Duration
+	quiet                                   *bool
+}
+
+func defineRunFlags(fs *flag.FlagSet) *runFlags {
+	return &runFlags{
+		backend:        fs.String("backend", "", "server family (required): vllm, llamacpp, sglang, tgi, ollama, openai"),
+		url:            fs.String("url", "", "server base URL (required), e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama)"),
+		model:          fs.String("model", "", "model name the server serves (required)"),
+		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
+		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
+		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk"),
+		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
+		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
+		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
+		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
+		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
+		seed:           fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
+		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
+		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
+		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
+		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
+		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
+		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
+		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
+		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
+		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
+		out:            fs.String("out", "-", "report document `FILE` (\"-\": standard output)"),
+		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
+		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
+	}
+}
+
+// config validates the raw values; set names the flags given explicitly.
+func (f *runFlags) config(set map[string]bool) (runConfig, error) {
+	cfg := runConfig{
+		URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey,
+		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests, Repeats: *f.repeats,
+		Warmup: *f.warmup, MaxConcurrency: *f.maxConcurrency, Label: *f.label,
+		Out: *f.out, Records: *f.records, Quiet: *f.quiet,
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	var err error
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load} {
+		if err = step(&cfg, set); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
+	if set["profile"] {
+		return nil // run_profile.go takes the server from each --profile
+	}
+	if *f.backend == "" {
+		return usagef("run: --backend is required (one of %v)", backend.Kinds)
+	}
+	k, err := backend.ParseKind(*f.backend)
+	if err != nil {
+		return usagef("run: --backend: %v", err)
+	}
+	cfg.Backend = k
+	if cfg.URL == "" {
+		return usagef("run: --url is required (the server's base URL)")
+	}
+	if err := checkURL(cfg.URL); err != nil {
+		return usagef("run: --url: %v", err)
+	}
+	if cfg.Model == "" {
+		return usagef("run: --model is required (the model name the server serves)")
+	}
+	cfg.API = backend.API(*f.api)
+	switch {
+	case k == backend.Ollama && cfg.API != backend.Chat && cfg.API != backend.Generate:
+		return usagef("run: --api %q: backend ollama takes chat or generate", *f.api)
+	case k != backend.Ollama && cfg.API != backend.Chat && cfg.API != backend.Completions:
+		return usagef("run: --api %q: backend %s takes chat or completions", *f.api, k)
+	}
+	if cfg.Timeout < 0 {
+		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+	}
+	return nil
+}
+
+// checkURL accepts an absolute http(s) URL without credentials (they
+// would end up in the report).
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("%q: want an absolute http:// or https:// URL", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%q: credentials in the URL would be written to the report; use --api-key", u.Redacted())
+	}
+	return nil
+}
+
+func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
+	sc, err := workload.ParseScenario(*f.scenario)
+	if err != nil {
+		return usagef("run: --scenario: %v", err)
+	}
+	cfg.Scenario = sc
+	def := sc.Defaults()
+	cfg.PromptTokens, cfg.MaxTokens = def.PromptTokens, def.MaxTokens
+	if set["prompt-tokens"] {
+		if *f.promptTokens < 0 {
+			return usagef("run: --prompt-tokens %d: must not be negative", *f.promptTokens)
+		}
+		cfg.PromptTokens = *f.promptTokens
+	}
+	if set["max-tokens"] {
+		if *f.maxTokens < 1 {
+			return usagef("run: --max-tokens %d: must be at least 1", *f.maxTokens)
+		}
+		cfg.MaxTokens = *f.maxTokens
+	}
+	if cfg.ImageWidth, cfg.ImageHeight, err = workload.ParseImageSize(*f.imageSize); err != nil {
+		return usagef("run: --image-size: %v", err)
+	}
+	if cfg.ImageFormat, err = workload.ParseImageFormat(*f.imageFormat); err != nil {
+		return usagef("run: --image-format: %v", err)
+	}
+	if sc == workload.Image && cfg.API == backend.Completions {
+		return usagef("run: --api completions cannot carry images; use --api chat with --scenario image")
+	}
+	return nil
+}
+
+func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
+	m, err := load.ParseMethod(*f.method)
+	if err != nil {
+		return usagef("run: --method: %v", err)
+	}
+	cfg.Method = m
+	if cfg.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
+		return usagef("run: --arrival: %v", err)
+	}
+	switch {
+	case cfg.Requests < 1:
+		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
+	case cfg.Repeats < 1:
+		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
+	case cfg.Warmup < 0:
+		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
+	case cfg.MaxConcurrency < 1:
+		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
+	}
+	if m == load.Rate {
+		if set["concurrency"] {
+			return usagef("run: --concurrency does not apply to --method rate (use --rate and --max-concurrency)")
+		}
+		if *f.rate == "" {
+			return usagef("run: --rate is required with --method rate (requests/s, e.g. 1,2,4)")
+		}
+		cfg.Rates, err = parseRates(*f.rate)
+		if err != nil {
+			return usagef("run: --rate: %v", err)
+		}
+		return nil
+	}
+	if set["rate"] || set["arrival"] || set["max-concurrency"] {
+		return usagef("run: --rate, --arrival and --max-concurrency apply only to --method rate")
+	}
+	if cfg.Concurrency, err = parseLevels(*f.concurrency); err != nil {
+		return usagef("run: --concurrency: %v", err)
+	}
+	return nil
+}
+
+// parseLevels parses a comma-separated list of distinct positive integers.
+func parseLevels(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want comma-separated positive integers, e.g. 1,4,16", s)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%q: level %d given twice", s, n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// parseRates parses a comma-separated list of positive request rates.
+func parseRates(s string) ([]float64, error) {
+	var out []float64
+	for _, p := range strings.Split(s, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !(r > 0) || r > 1e6 {
+			return nil, fmt.Errorf("%q: want comma-separated positive rates in requests/s, e.g. 0.5,2", s)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
+)
+
+// recorder keeps every line of the records file in memory (the report is
+// built from them) and writes each to --records as it comes, flushed.
+type recorder struct {
+	out  *os.File
+	enc  *record.Encoder
+	err  error
+	file *record.File
+}
+
+// newRecorder creates the records file at path, or records only in memory
+// when path is "".
+func newRecorder(path string) (*recorder, error) {
+	r := &recorder{file: &record.File{}}
+	if path == "" {
+		return r, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("run: --records: %v", err)
+	}
+	r.out, r.enc = f, record.NewEncoder(f)
+	return r, nil
+}
+
+// write runs one encode, keeping the first error.
+func (r *recorder) write(encode func(*record.Encoder) error) {
+	if r.enc == nil || r.err != nil {
+		return
+	}
+	if err := encode(r.enc); err != nil {
+		r.err = fmt.Errorf("run: --records %s: %w", r.out.Name(), err)
+	}
+}
+
+func (r *recorder) header(h *record.Header) {
+	r.file.Headers = append(r.file.Headers, *h)
+	r.write(func(e *record.Encoder) error { return e.EncodeHeader(h) })
+}
+
+func (r *recorder) result(res *record.Result) {
+	r.file.Results = append(r.file.Results, *res)
+	r.write(func(e *record.Encoder) error { return e.Encode(res) })
+}
+
+func (r *recorder) levelEnd(l *record.LevelEnd) {
+	r.file.LevelEnds = append(r.file.LevelEnds, *l)
+	r.write(func(e *record.Encoder) error { return e.EncodeLevelEnd(l) })
+}
+
+func (r *recorder) runEnd(l *record.RunEnd) {
+	r.file.RunEnds = append(r.file.RunEnds, *l)
+	r.write(func(e *record.Encoder) error { return e.EncodeRunEnd(l) })
+}
+
+// runFile is the part of the recorded lines that belongs to run label.
+func (r *recorder) runFile(label string) *record.File {
+	f := &record.File{}
+	for _, h := range r.file.Headers {
+		if h.Run.Label == label {
+			f.Headers = append(f.Headers, h)
+		}
+	}
+	for _, x := range r.file.Results {
+		if x.Run == label {
+			f.Results = append(f.Results, x)
+		}
+	}
+	for _, x := range r.file.LevelEnds {
+		if x.Run == label {
+			f.LevelEnds = append(f.LevelEnds, x)
+		}
+	}
+	for _, x := range r.file.RunEnds {
+		if x.Run == label {
+			f.RunEnds = append(f.RunEnds, x)
+		}
+	}
+	return f
+}
+
+// close closes the records file and returns the first write error.
+func (r *recorder) close() error {
+	if r.out != nil {
+		if err := r.out.Close(); err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	return r.err
+}
+
+// runSink is the load.Sink of a run: each Result goes to the records file
+// and to the progress display, from the sweep's single delivery goroutine.
+type runSink struct {
+	rec      *recorder
+	progress *progress
+	method   load.Method
+}
+
+func (s *runSink) LevelStart(l load.Level) { s.progress.levelStart(l, l.Total(s.method)) }
+
+func (s *runSink) Result(res *record.Result) {
+	s.rec.result(res)
+	s.progress.add(res)
+}
+
+func (s *runSink) LevelEnd(_ load.Level, end *record.LevelEnd) {
+	s.rec.levelEnd(end)
+	s.progress.levelEnd()
+}

@@ -1,0 +1,466 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
+	"github.com/servebench/servebench/summary"
+)
+
+func TestRunFlagErrors(t *testing.T) {
+	base := []string{"run", "--backend", "ollama", "--url", "http://127.0.0.1:1", "--model", "m"}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing backend", []string{"run", "--url", "http://x", "--model", "m"}, "--backend is required"},
+		{"unknown backend", []string{"run", "--backend", "foo", "--url", "http://x", "--model", "m"}, `--backend: unknown backend "foo"`},
+		{"missing url", []string{"run", "--backend", "vllm", "--model", "m"}, "--url is required"},
+		{"bad url", []string{"run", "--backend", "vllm", "--url", "localhost:8000", "--model", "m"}, "--url:"},
+		{"url with credentials", []string{"run", "--backend", "vllm", "--url", "http://u:secret@h", "--model", "m"}, "--url:"},
+		{"missing model", []string{"run", "--backend", "vllm", "--url", "http://x"}, "--model is required"},
+		{"ollama completions", append(slices.Clone(base), "--api", "completions"), "--api"},
+		{"vllm generate", []string{"run", "--backend", "vllm", "--url", "http://x", "--model", "m", "--api", "generate"}, "--api"},
+		{"unknown api", append(slices.Clone(base), "--api", "embed"), "--api"},
+		{"scenario", append(slices.Clone(base), "--scenario", "video"), "--scenario"},
+		{"image over completions", []string{"run", "--backend", "vllm", "--url", "http://x", "--model", "m", "--api", "completions", "--scenario", "image"}, "--api completions cannot carry images"},
+		{"method", append(slices.Clone(base), "--method", "burst"), "--method"},
+		{"concurrency zero", append(slices.Clone(base), "--concurrency", "1,0"), "--concurrency"},
+		{"concurrency dup", append(slices.Clone(base), "--concurrency", "4,4"), "given twice"},
+		{"concurrency text", append(slices.Clone(base), "--concurrency", "a"), "--concurrency"},
+		{"requests", append(slices.Clone(base), "--requests", "0"), "--requests"},
+		{"repeats", append(slices.Clone(base), "--repeats", "0"), "--repeats"},
+		{"warmup", append(slices.Clone(base), "--warmup", "-1"), "--warmup"},
+		{"max tokens", append(slices.Clone(base), "--max-tokens", "0"), "--max-tokens"},
+		{"prompt tokens", append(slices.Clone(base), "--prompt-tokens", "-5"), "--prompt-tokens"},
+		{"image size", append(slices.Clone(base), "--image-size", "12"), "--image-size"},
+		{"image format", append(slices.Clone(base), "--image-format", "gif"), "--image-format"},
+		{"rate without rate method", append(slices.Clone(base), "--rate", "2"), "--rate, --arrival and --max-concurrency apply only"},
+		{"rate missing", append(slices.Clone(base), "--method", "rate"), "--rate is required"},
+		{"rate bad", append(slices.Clone(base), "--method", "rate", "--rate", "-1"), "--rate"},
+		{"rate with concurrency", append(slices.Clone(base), "--method", "rate", "--rate", "1", "--concurrency", "2"), "--concurrency does not apply"},
+		{"arrival", append(slices.Clone(base), "--method", "rate", "--rate", "1", "--arrival", "uniform"), "--arrival"},
+		{"max concurrency", append(slices.Clone(base), "--method", "rate", "--rate", "1", "--max-concurrency", "0"), "--max-concurrency"},
+		{"timeout", append(slices.Clone(base), "--timeout", "-1s"), "--timeout"},
+		{"unknown flag", append(slices.Clone(base), "--bogus"), "-bogus"},
+		{"argument", append(slices.Clone(base), "extra"), `unexpected argument "extra"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := Run(context.Background(), c.args, &out, &errb)
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("err %v, want a *UsageError", err)
+			}
+			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q does not name %q on one line", err, c.want)
+			}
+			if ExitCode(err, &errb) != 2 {
+				t.Fatal("exit code not 2")
+			}
+		})
+	}
+}
+
+func TestRunHelpExplainsEveryFlag(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(context.Background(), []string{"run", "--help"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"-backend", "-url", "-model", "-scenario", "-concurrency", "(default \"1,4,16\")", "-method", "(default \"pool\")",
+		"-requests", "(default 48)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
+		"-max-concurrency", "-api", "-timeout", "(default 5m0s)", "-seed", "-label", "-image-size", "-image-format", "-api-key",
+		"-out", "-records", "-quiet"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// cliRun runs servebench in-process with a cancellable context.
+func cliRun(ctx context.Context, args ...string) (string, string, error) {
+	var out, errb bytes.Buffer
+	err := Run(ctx, args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func readDoc(t *testing.T, path string) document.Document {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d document.Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("report %s: %v", path, err)
+	}
+	return d
+}
+
+func readRecords(t *testing.T, path string) *record.File {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := record.DecodeFile(fh)
+	if err != nil {
+		t.Fatalf("records %s: %v", path, err)
+	}
+	return f
+}
+
+// checkRebuild proves that re-summarizing the saved records gives the
+// levels (and batch records) of the report run wrote.
+func checkRebuild(t *testing.T, report string, f *record.File) {
+	t.Helper()
+	got := summary.Document(f)
+	got.Tool = readDoc(t, report).Tool
+	want, _ := os.ReadFile(report)
+	b, _ := json.MarshalIndent(&got, "", "  ")
+	if string(b)+"\n" != string(want) {
+		t.Fatalf("report rebuilt from records differs from the report run wrote:\n--- rebuilt\n%s\n--- written\n%s", b, want)
+	}
+}
+
+const integrationMaxTokens = 128
+
+// ollamaTargets are the two paths to the testbed: its native API and its
+// OpenAI-compatible /v1.
+func ollamaTargets(t *testing.T) []struct{ name, backend, url string } {
+	url, _ := testenv.Ollama(t)
+	return []struct{ name, backend, url string }{
+		{"ollama", "ollama", url},
+		{"openai", "openai", strings.TrimRight(url, "/") + "/v1"},
+	}
+}
+
+func TestRunPoolOnOllama(t *testing.T) {
+	_, model := testenv.Ollama(t)
+	for _, tg := range ollamaTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			dir := t.TempDir()
+			report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+			_, stderr, err := cliRun(context.Background(), "run", "--backend", tg.backend, "--url", tg.url, "--model", model,
+				"--concurrency", "1,2,4", "--method", "pool", "--requests", "12", "--warmup", "1",
+				"--max-tokens", itoa(integrationMaxTokens), "--out", report, "--records", recs)
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			doc := readDoc(t, report)
+			f := readRecords(t, recs)
+			checkComplete(t, doc, []int{1, 2, 4}, 12)
+			checkVerified(t, f, integrationMaxTokens)
+			if tg.backend == "ollama" {
+				checkTPOTAgainstEval(t, f)
+			}
+			lv := doc.Runs[0].Levels
+			if *lv[2].ThroughputTokS <= *lv[0].ThroughputTokS {
+				t.Errorf("throughput at concurrency 4 (%.1f tok/s) not above concurrency 1 (%.1f tok/s)", *lv[2].ThroughputTokS, *lv[0].ThroughputTokS)
+			}
+			t.Logf("%s: tok/s c1 %.1f c2 %.1f c4 %.1f; TPOT p50 c1 %.3f ms; mean prompt tokens %.1f (sd %.2f, target %d)", tg.name,
+				*lv[0].ThroughputTokS, *lv[1].ThroughputTokS, *lv[2].ThroughputTokS, *lv[0].TPOTP50Ms,
+				*lv[0].MeanPromptTokens, deref(lv[0].PromptTokensSD), doc.Runs[0].PromptTokens)
+			// Ollama has no tokenizer endpoint: the prompt length is
+			// calibrated from probe requests, and must land within 2%.
+			for i, l := range lv {
+				if m := *l.MeanPromptTokens; math.Abs(m-32)/32 > 0.02 || len(l.Warnings) != 0 {
+					t.Errorf("level %d: mean prompt tokens %.1f for a 32-token target; warnings %q", i, m, l.Warnings)
+				}
+			}
+			if !strings.Contains(stderr, "c=4") {
+				t.Errorf("no progress lines on stderr: %q", stderr)
+			}
+			checkRebuild(t, report, f)
+		})
+	}
+}
+
+func TestRunBatchOnOllama(t *testing.T) {
+	_, model := testenv.Ollama(t)
+	for _, tg := range ollamaTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			dir := t.TempDir()
+			report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+			_, stderr, err := cliRun(context.Background(), "run", "--backend", tg.backend, "--url", tg.url, "--model", model,
+				"--concurrency", "1,2,4", "--method", "batch", "--repeats", "3", "--warmup", "1",
+				"--max-tokens", itoa(integrationMaxTokens), "--out", report, "--records", recs, "--quiet")
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("--quiet wrote to stderr: %q", stderr)
+			}
+			doc := readDoc(t, report)
+			f := readRecords(t, recs)
+			checkComplete(t, doc, []int{1, 2, 4}, 0)
+			checkVerified(t, f, integrationMaxTokens)
+			if tg.backend == "ollama" {
+				checkTPOTAgainstEval(t, f)
+			}
+			if len(doc.Records) != 3 {
+				t.Fatalf("%d batch records, want 3", len(doc.Records))
+			}
+			for i, c := range []int{1, 2, 4} {
+				r := doc.Records[i]
+				if r.Concurrency != c || r.Repeats != 3 || len(r.Runs) != 3 || r.TotalVerifiedOutputTokens != 3*c*integrationMaxTokens || len(r.Warnings) != 0 {
+					t.Errorf("record %d: %+v", i, r)
+				}
+			}
+			lv := doc.Runs[0].Levels
+			if lv[0].Requests != 3 || lv[2].Requests != 12 {
+				t.Errorf("batch level requests %d, %d; want 3, 12", lv[0].Requests, lv[2].Requests)
+			}
+			if doc.Records[2].AggregateOutputTokS <= doc.Records[0].AggregateOutputTokS {
+				t.Errorf("aggregate throughput c4 %.1f not above c1 %.1f", doc.Records[2].AggregateOutputTokS, doc.Records[0].AggregateOutputTokS)
+			}
+			checkRebuild(t, report, f)
+		})
+	}
+}
+
+// TestRunInterrupted cancels the run's context (as Ctrl-C does) in the
+// middle of the second level and expects a partial report marked
+// incomplete and an intact records file.
+func TestRunInterrupted(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var done atomic.Int64
+	plain := newClient
+	newClient = func(c backend.Config) (backend.Client, error) {
+		cl, err := plain(c)
+		return &cancelAfter{Client: cl, n: 12 + 3 + 5, done: &done, cancel: cancel}, err
+	}
+	defer func() { newClient = plain }()
+	dir := t.TempDir()
+	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+	_, stderr, err := cliRun(ctx, "run", "--backend", "ollama", "--url", url, "--model", model,
+		"--concurrency", "2,4", "--requests", "12", "--warmup", "0", "--max-tokens", "8", "--out", report, "--records", recs, "--quiet")
+	if err != nil {
+		t.Fatalf("interrupted run with successes should exit 0: %v\n%s", err, stderr)
+	}
+	doc := readDoc(t, report)
+	if doc.Complete == nil || *doc.Complete || *doc.Runs[0].Complete {
+		t.Fatalf("complete = %v, want false", doc.Complete)
+	}
+	f := readRecords(t, recs)
+	if len(f.RunEnds) != 1 || f.RunEnds[0].Complete {
+		t.Fatalf("run_end %+v", f.RunEnds)
+	}
+	lv := doc.Runs[0].Levels
+	if len(lv) != 2 || lv[0].Requests != 12 || lv[1].Requests >= 12 || lv[1].Requests < 5 {
+		t.Fatalf("levels %+v", lv)
+	}
+	checkRebuild(t, report, f)
+}
+
+// cancelAfter is the real client that cancels the run after n requests
+// (counting the calibration probes), to interrupt it at a known point.
+type cancelAfter struct {
+	backend.Client
+	n      int64
+	done   *atomic.Int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Do(ctx context.Context, req *backend.Request, res *record.Result) {
+	c.Client.Do(ctx, req, res)
+	if c.done.Add(1) == c.n {
+		c.cancel()
+	}
+}
+
+func checkComplete(t *testing.T, doc document.Document, levels []int, requests int) {
+	t.Helper()
+	if doc.Complete == nil || !*doc.Complete || len(doc.Runs) != 1 {
+		t.Fatalf("report not complete: %+v", doc)
+	}
+	run := doc.Runs[0]
+	if len(run.Levels) != len(levels) {
+		t.Fatalf("%d levels", len(run.Levels))
+	}
+	for i, l := range run.Levels {
+		if l.Concurrency != levels[i] || l.Errors != 0 || (requests > 0 && l.Requests != requests) {
+			t.Errorf("level %d: concurrency %d requests %d errors %d %v", i, l.Concurrency, l.Requests, l.Errors, l.ErrorsByReason)
+		}
+		if l.ThroughputTokS == nil || l.TTFTP50Ms == nil || l.TTFTP95Ms == nil || l.TPOTP50Ms == nil || l.MeanPromptTokens == nil {
+			t.Errorf("level %d has null request metrics: %+v", i, l)
+		}
+		if l.PeakVRAMGiB != nil && run.GPU == nil {
+			t.Errorf("level %d: telemetry without a GPU", i)
+		}
+	}
+}
+
+// checkVerified: every counted request succeeded with exactly the
+// requested output tokens, as the server reported them.
+func checkVerified(t *testing.T, f *record.File, want int) {
+	t.Helper()
+	n := 0
+	for _, r := range f.Results {
+		if r.Warmup {
+			continue
+		}
+		n++
+		if !r.OK() || r.OutputTokens == nil || *r.OutputTokens != want || r.ExpectedOutputTokens != want {
+			t.Fatalf("request %d: ok %v output %v (want %d) error %q", r.Seq, r.OK(), r.OutputTokens, want, r.Error)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no counted requests recorded")
+	}
+}
+
+// checkTPOTAgainstEval holds each request's client TPOT against Ollama's
+// own eval_duration / eval_count for it, and requires the median ratio to
+// be within 10% of 1, over the whole run and over each level of at least
+// 12 requests. (The median, because on a starved CPU Ollama's server process
+// sometimes delivers a whole stream at once, which leaves that request
+// with no measurable client TPOT; batch levels at concurrency 1 and 2 have
+// 3 and 6 requests, too few for a median to shrug that off.)
+func checkTPOTAgainstEval(t *testing.T, f *record.File) {
+	t.Helper()
+	ratios := map[int][]float64{}
+	var all []float64
+	for i := range f.Results {
+		r := &f.Results[i]
+		if r.Warmup {
+			continue
+		}
+		tp, ok := stats.TPOTNS(r)
+		if !ok || r.Server == nil || r.Server.EvalNS == nil {
+			t.Fatalf("request %d lacks TPOT or eval_duration", r.Seq)
+		}
+		x := tp / (float64(*r.Server.EvalNS) / float64(*r.OutputTokens))
+		ratios[r.Level] = append(ratios[r.Level], x)
+		all = append(all, x)
+	}
+	ratios[-1] = all
+	for lv, rs := range ratios {
+		if len(rs) < 12 {
+			continue
+		}
+		m, _ := stats.Percentile(rs, 50)
+		name := fmt.Sprintf("level %d", lv)
+		if lv == -1 {
+			name = "all levels"
+		}
+		t.Logf("%s: median client TPOT / (eval_duration/eval_count) = %.3f over %d requests", name, m, len(rs))
+		if math.Abs(m-1) > 0.10 {
+			t.Errorf("%s: client TPOT is %.1f%% off eval_duration/eval_count (median over %d requests)", name, (m-1)*100, len(rs))
+		}
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func TestRunRateOnOllama(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	dir := t.TempDir()
+	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+	_, stderr, err := cliRun(context.Background(), "run", "--backend", "ollama", "--url", url, "--model", model,
+		"--method", "rate", "--rate", "20,40", "--arrival", "constant", "--max-concurrency", "4", "--requests", "10",
+		"--warmup", "0", "--max-tokens", "8", "--out", report, "--records", recs)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	doc := readDoc(t, report)
+	lv := doc.Runs[0].Levels
+	if len(lv) != 2 || !*doc.Complete {
+		t.Fatalf("levels %+v", lv)
+	}
+	for i, want := range []float64{20, 40} {
+		l := lv[i]
+		if l.Concurrency != 4 || l.Requests != 10 || l.Errors != 0 || l.RequestedRate == nil || *l.RequestedRate != want {
+			t.Fatalf("level %d: %+v", i, l)
+		}
+		if l.AchievedRate == nil || l.ScheduleLagP99Ms == nil {
+			t.Fatalf("level %d lacks achieved rate or schedule lag", i)
+		}
+		t.Logf("rate %.0f/s: achieved %.1f/s, schedule lag p99 %.2f ms", want, *l.AchievedRate, *l.ScheduleLagP99Ms)
+		// Constant arrivals of 10 requests span 9 gaps: the achieved rate
+		// can only fall short of the requested one by the sending lag.
+		if *l.AchievedRate > want*1.05 || *l.AchievedRate < want*0.5 {
+			t.Errorf("level %d: achieved %.1f/s for %.0f/s requested", i, *l.AchievedRate, want)
+		}
+	}
+	if !strings.Contains(stderr, "rate=40/s") {
+		t.Errorf("progress lacks the rate level: %q", stderr)
+	}
+	checkRebuild(t, report, readRecords(t, recs))
+}
+
+// TestProgressOnTerminal drives the live mpb lines as they run on a
+// terminal (forced: the test's stderr is a buffer) and the plain lines
+// otherwise, from the same accumulator, over two levels with a render in
+// between (a second level once deadlocked against mpb's render goroutine).
+func TestProgressOnTerminal(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		var buf bytes.Buffer
+		p := newProgress(&buf, false)
+		p.tty = tty
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for _, c := range []int{2, 4} {
+				p.levelStart(load.Level{Key: c, Concurrency: c, Requests: 3}, 3)
+				for i := range 3 {
+					out, ttft := 10, int64(20e6)
+					p.add(&record.Result{Level: c, Seq: i, StartNS: int64(i) * 1e6, TTFTNS: &ttft, E2ENS: 100e6, OutputTokens: &out, Status: 200})
+				}
+				time.Sleep(300 * time.Millisecond) // let mpb render
+				p.levelEnd()
+			}
+			p.close()
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("tty=%v: progress deadlocked", tty)
+		}
+		s := buf.String()
+		for _, want := range []string{"c=2", "c=4", "3/3", "tok/s", "TTFT p50 20.0 ms", "errors 0"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("tty=%v: progress %q lacks %q", tty, s, want)
+			}
+		}
+	}
+	var quiet bytes.Buffer
+	p := newProgress(&quiet, true)
+	p.levelStart(load.Level{Concurrency: 1}, 1)
+	p.add(&record.Result{})
+	p.levelEnd()
+	p.close()
+	if quiet.Len() != 0 {
+		t.Fatalf("--quiet printed %q", quiet.String())
+	}
+}

@@ -1,0 +1,383 @@
+// Package load drives a server with the requests of a run: the schedulers
+// (pool: closed loop; batch: repeated simultaneous batches; rate: open
+// loop), warm-up, and cancellation with a grace period. It measures nothing
+// itself: each request's timings come from backend.Client.Do, and each
+// Result goes to a Sink from a single goroutine, in the order requests end.
+package load
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
+	"github.com/servebench/servebench/workload"
+)
+
+// Method is a load method.
+type Method string
+
+// Load methods.
+const (
+	// Pool is a closed loop: Concurrency workers send Requests requests,
+	// each worker sending its next request as its last one ends (the
+	// multi-backend-sweep.json method).
+	Pool Method = "pool"
+	// Batch sends Repeats batches of exactly Concurrency simultaneous
+	// requests, each batch after the last one finished (the
+	// vllm-text-image-example.json method).
+	Batch Method = "batch"
+	// Rate is an open loop: Requests requests sent at Rate requests/s by a
+	// Pacer whether or not earlier ones finished, at most Concurrency in
+	// flight.
+	Rate Method = "rate"
+)
+
+// Methods lists every Method.
+var Methods = []Method{Pool, Batch, Rate}
+
+// ParseMethod returns the Method named s.
+func ParseMethod(s string) (Method, error) {
+	for _, m := range Methods {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown method %q (want one of %v)", s, Methods)
+}
+
+// DefaultGrace is how long in-flight requests may go on after the sweep's
+// context is cancelled.
+const DefaultGrace = 10 * time.Second
+
+// Level is one level of a sweep.
+type Level struct {
+	// Key is the value the level's Results carry in record.Result.Level:
+	// the concurrency (pool, batch) or the level index (rate).
+	Key int
+	// Concurrency is the number of workers (pool), the batch size (batch)
+	// or the cap on requests in flight (rate).
+	Concurrency int
+	// Requests is the number of counted requests (pool, rate).
+	Requests int
+	// Repeats is the number of batches (batch).
+	Repeats int
+	// Rate is the requested rate in requests/s (rate).
+	Rate float64
+	// Arrival is the inter-arrival law (rate).
+	Arrival Arrival
+}
+
+// Total is the number of counted requests the level plans.
+func (l Level) Total(m Method) int {
+	if m == Batch {
+		return l.Repeats * l.Concurrency
+	}
+	return l.Requests
+}
+
+// Source prepares the requests of a run; workload.Builder is one.
+type Source interface {
+	// Items prepares the n requests numbered seq0 … seq0+n−1.
+	Items(ctx context.Context, seq0, n int) ([]workload.Item, error)
+}
+
+// Sink receives what a sweep produces. Its methods are called from one
+// goroutine, in order: LevelStart, the level's Results as they end (warm-ups
+// first, marked Warmup), LevelEnd; then the next level.
+type Sink interface {
+	LevelStart(l Level)
+	Result(r *record.Result)
+	LevelEnd(l Level, end *record.LevelEnd)
+}
+
+// Observer watches levels from outside the requests (telemetry: server
+// metrics, GPU memory). LevelStart is called after the warm-up, just before
+// the level's first counted request; LevelEnd after its last one ended. The
+// Level LevelEnd returns holds the fields to merge into the level's summary
+// (non-nil pointers win); nil means none.
+type Observer interface {
+	LevelStart(ctx context.Context, l Level)
+	LevelEnd(ctx context.Context, l Level) *document.Level
+}
+
+// RepeatObserver is an Observer that also measures GPU memory after each
+// batch of the batch method (BatchRun.gpu_memory_mib_after); nil when
+// unknown.
+type RepeatObserver interface {
+	RepeatEnd(ctx context.Context, l Level, repeat int) *float64
+}
+
+// Sweep runs the levels of one run in the order given.
+type Sweep struct {
+	// Run labels every Result.
+	Run     string
+	Method  Method
+	Levels  []Level
+	Warmup  int
+	Seed    int64
+	Client  backend.Client
+	Source  Source
+	Sink    Sink
+	Observe []Observer
+	// Grace bounds how long in-flight requests go on after ctx is
+	// cancelled; 0 means DefaultGrace.
+	Grace time.Duration
+}
+
+// Do runs the sweep. When ctx is cancelled it stops sending, lets requests
+// in flight run up to Grace, delivers what was measured and returns
+// complete=false. err is an error preparing requests.
+func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelReqs()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancelReqs) })
+	defer stopGrace()
+
+	r := &runner{s: s, ctx: ctx, reqCtx: reqCtx, t0: time.Now(), events: make(chan event, 256)}
+	done := make(chan struct{})
+	go r.deliver(done)
+	defer func() { close(r.events); <-done }()
+	for _, l := range s.Levels {
+		if ctx.Err() != nil {
+			return false, nil
+		}
+		if err := r.level(l); err != nil {
+			if ctx.Err() != nil {
+				return false, nil
+			}
+			return false, err
+		}
+	}
+	return ctx.Err() == nil, nil
+}
+
+// event is one thing for the Sink; exactly one field is set.
+type event struct {
+	start  *Level
+	result *record.Result
+	end    *record.LevelEnd
+	endLvl Level
+}
+
+type runner struct {
+	s           *Sweep
+	ctx, reqCtx context.Context
+	t0          time.Time
+	seq         int
+	events      chan event
+}
+
+// deliver is the single goroutine that calls the Sink.
+func (r *runner) deliver(done chan<- struct{}) {
+	defer close(done)
+	for ev := range r.events {
+		switch {
+		case ev.start != nil:
+			r.s.Sink.LevelStart(*ev.start)
+		case ev.result != nil:
+			r.s.Sink.Result(ev.result)
+		case ev.end != nil:
+			r.s.Sink.LevelEnd(ev.endLvl, ev.end)
+		}
+	}
+}
+
+func (r *runner) items(n int) ([]workload.Item, int, error) {
+	seq0 := r.seq
+	items, err := r.s.Source.Items(r.ctx, seq0, n)
+	r.seq += n
+	return items, seq0, err
+}
+
+// level runs one level. Every level that started gets its LevelEnd, even
+// when preparing its requests failed or the sweep was cancelled, so a Sink
+// never waits for a level that will not end.
+func (r *runner) level(l Level) error {
+	r.events <- event{start: &l}
+	end := &record.LevelEnd{Run: r.s.Run, Level: l.Key}
+	defer func() { r.events <- event{end: end, endLvl: l} }()
+	if r.s.Warmup > 0 {
+		items, seq0, err := r.items(r.s.Warmup)
+		if err != nil {
+			return err
+		}
+		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
+	}
+	items, seq0, err := r.items(l.Total(r.s.Method))
+	if err != nil {
+		return err
+	}
+	for _, o := range r.s.Observe {
+		o.LevelStart(r.ctx, l)
+	}
+	switch r.s.Method {
+	case Batch:
+		end.RepeatGPUMemoryMiB = r.batch(l, items, seq0)
+	case Rate:
+		r.rate(l, items, seq0)
+	default:
+		r.pool(l, items, seq0, l.Concurrency, false)
+	}
+	for _, o := range r.s.Observe {
+		end.Fields = merge(end.Fields, o.LevelEnd(context.WithoutCancel(r.ctx), l))
+	}
+	return nil
+}
+
+// send runs one request and hands its Result to the Sink.
+func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) {
+	res := &record.Result{
+		Run: r.s.Run, Seq: seq, Level: l.Key, Repeat: repeat, Warmup: warmup,
+		ScheduledNS:          scheduled,
+		ExpectedOutputTokens: it.Request.MaxTokens,
+		ExpectedPromptTokens: it.ExpectedPromptTokens,
+	}
+	// StartNS is set here and refined by Do to the moment the request was
+	// written (Request.RunStart), so connection setup is not counted.
+	it.Request.RunStart = r.t0
+	res.StartNS = int64(time.Since(r.t0))
+	r.s.Client.Do(r.reqCtx, &it.Request, res)
+	r.events <- event{result: res}
+}
+
+// pool runs items with c workers, each taking the next item as its last
+// request ends, until items run out or the sweep is cancelled.
+func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(c, 1) {
+		wg.Go(func() {
+			for r.ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(items) {
+					return
+				}
+				r.send(l, &items[i], seq0+i, 0, warmup, nil)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// batch sends l.Repeats batches of l.Concurrency simultaneous requests; it
+// returns the GPU memory after each batch that RepeatObservers measured.
+func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
+	var mem []*float64
+	for rep := range l.Repeats {
+		if r.ctx.Err() != nil {
+			break
+		}
+		gate := make(chan struct{})
+		var wg sync.WaitGroup
+		for j := range l.Concurrency {
+			i := rep*l.Concurrency + j
+			wg.Go(func() {
+				<-gate
+				r.send(l, &items[i], seq0+i, rep, false, nil)
+			})
+		}
+		close(gate) // release the whole batch at once
+		wg.Wait()
+		var m *float64
+		for _, o := range r.s.Observe {
+			if ro, ok := o.(RepeatObserver); ok && m == nil {
+				m = ro.RepeatEnd(context.WithoutCancel(r.ctx), l, rep)
+			}
+		}
+		mem = append(mem, m)
+	}
+	if allNil(mem) {
+		return nil
+	}
+	return mem
+}
+
+// rate sends items on the Pacer's schedule, at most l.Concurrency in
+// flight; a request whose slot is not free is sent late, and its lag shows
+// as StartNS − ScheduledNS.
+func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
+	p := NewPacer(l, r.s.Seed)
+	slots := make(chan struct{}, max(l.Concurrency, 1))
+	var wg sync.WaitGroup
+	start := time.Now()
+	levelNS := int64(start.Sub(r.t0))
+	for sent := 0; ; sent++ {
+		elapsed := time.Since(start)
+		wait, stop := p.Pace(elapsed, sent)
+		if stop || sent >= len(items) {
+			break
+		}
+		if !sleep(r.ctx, wait) {
+			break
+		}
+		sched := levelNS + int64(p.Due(sent))
+		select {
+		case slots <- struct{}{}:
+		case <-r.ctx.Done():
+		}
+		if r.ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.send(l, &items[sent], seq0+sent, 0, false, &sched)
+		})
+	}
+	wg.Wait()
+}
+
+// NewPacer returns the Pacer of a rate level: Constant or Poisson (the
+// default) at l.Rate for l.Requests requests.
+func NewPacer(l Level, seed int64) Pacer {
+	if l.Arrival == Constant {
+		return ConstantPacer{Rate: l.Rate, Max: l.Requests}
+	}
+	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Key))
+}
+
+// sleep waits d or until ctx is done; it reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// merge copies the non-nil fields of src into dst (allocating dst), for
+// the fields observers measure.
+func merge(dst, src *document.Level) *document.Level {
+	if src == nil {
+		return dst
+	}
+	if dst == nil {
+		return src
+	}
+	stats.MergeLevel(dst, src)
+	return dst
+}
+
+func allNil(xs []*float64) bool {
+	for _, x := range xs {
+		if x != nil {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,116 @@
+package stats
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
+)
+
+// BatchRuns turns the Results of one batch-method level into one BatchRun
+// per repetition (Result.Repeat, in ascending order), warm-ups excluded:
+// GeneratedTokens = Σ server-reported output tokens of the batch's
+// successful requests; WallSeconds = the batch's first send to its last
+// finish; OutputTokS = GeneratedTokens / WallSeconds. GPUMemoryMiBAfter is
+// taken from gpuMiB[repeat] where given (telemetry), else null.
+func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
+	type acc struct {
+		tokens     int
+		start, end int64
+		seen       bool
+	}
+	byRepeat := map[int]*acc{}
+	for _, r := range rs {
+		if r.Warmup {
+			continue
+		}
+		a := byRepeat[r.Repeat]
+		if a == nil {
+			a = &acc{start: r.StartNS, end: r.StartNS + r.E2ENS}
+			byRepeat[r.Repeat] = a
+		}
+		a.start = min(a.start, r.StartNS)
+		a.end = max(a.end, r.StartNS+r.E2ENS)
+		if r.OK() && r.OutputTokens != nil {
+			a.tokens += *r.OutputTokens
+		}
+	}
+	repeats := make([]int, 0, len(byRepeat))
+	for k := range byRepeat {
+		repeats = append(repeats, k)
+	}
+	slices.Sort(repeats)
+	runs := make([]document.BatchRun, 0, len(repeats))
+	for _, k := range repeats {
+		a := byRepeat[k]
+		wall := float64(a.end-a.start) / 1e9
+		run := document.BatchRun{GeneratedTokens: a.tokens, WallSeconds: wall}
+		if wall > 0 {
+			run.OutputTokS = float64(a.tokens) / wall
+		}
+		if k >= 0 && k < len(gpuMiB) {
+			run.GPUMemoryMiBAfter = gpuMiB[k]
+		}
+		runs = append(runs, run)
+	}
+	return runs
+}
+
+// DeriveBatchRecord computes a BatchRecord's derived fields from its runs,
+// by the DESIGN.md definitions for R = len(runs) repetitions of a batch of
+// C = concurrency simultaneous requests of N = outputTokensPerRequest
+// output tokens each:
+//
+//   - TotalVerifiedOutputTokens = Σ runs' GeneratedTokens (server-reported)
+//   - AggregateOutputTokS = that total / Σ runs' WallSeconds
+//   - PerRequestOutputTokS = AggregateOutputTokS / C
+//   - MeanCompletionSeconds = mean of the runs' WallSeconds
+//   - MeanTPOTMs = MeanCompletionSeconds × 1000 / N. This includes prefill
+//     and queueing: it is the batch's time per output position, not the
+//     per-request TPOT of a Level.
+//   - PeakObservedGPUMemoryMiB = max of the runs' GPUMemoryMiBAfter (null
+//     when none is known).
+//
+// A total that differs from R × C × N is reported in Warnings.
+func DeriveBatchRecord(workload string, concurrency, outputTokensPerRequest int, runs []document.BatchRun) document.BatchRecord {
+	rec := document.BatchRecord{
+		Workload:               workload,
+		Concurrency:            concurrency,
+		Repeats:                len(runs),
+		OutputTokensPerRequest: outputTokensPerRequest,
+		Runs:                   runs,
+	}
+	var wall float64
+	for _, r := range runs {
+		rec.TotalVerifiedOutputTokens += r.GeneratedTokens
+		wall += r.WallSeconds
+		if m := r.GPUMemoryMiBAfter; m != nil && (rec.PeakObservedGPUMemoryMiB == nil || *m > *rec.PeakObservedGPUMemoryMiB) {
+			rec.PeakObservedGPUMemoryMiB = ptr(*m)
+		}
+	}
+	if wall > 0 {
+		rec.AggregateOutputTokS = float64(rec.TotalVerifiedOutputTokens) / wall
+	}
+	if concurrency > 0 {
+		rec.PerRequestOutputTokS = rec.AggregateOutputTokS / float64(concurrency)
+	}
+	if len(runs) > 0 {
+		rec.MeanCompletionSeconds = wall / float64(len(runs))
+	}
+	if outputTokensPerRequest > 0 {
+		rec.MeanTPOTMs = rec.MeanCompletionSeconds * 1000 / float64(outputTokensPerRequest)
+	}
+	if want := len(runs) * concurrency * outputTokensPerRequest; rec.TotalVerifiedOutputTokens != want {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("verified output tokens %d differ from %d repeats × %d requests × %d tokens = %d",
+			rec.TotalVerifiedOutputTokens, len(runs), concurrency, outputTokensPerRequest, want))
+	}
+	return rec
+}
+
+// BatchRecord builds the vllm-text-image-example.json record of one
+// batch-method level from its Results: BatchRuns, then DeriveBatchRecord.
+// gpuMiB is the GPU memory after each repeat, or nil.
+func BatchRecord(workload string, concurrency, outputTokensPerRequest int, rs []record.Result, gpuMiB []*float64) document.BatchRecord {
+	return DeriveBatchRecord(workload, concurrency, outputTokensPerRequest, BatchRuns(rs, gpuMiB))
+}

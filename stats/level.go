@@ -1,0 +1,333 @@
+package stats
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
+)
+
+// PromptTolerance is the relative deviation of the mean prompt length from
+// its target above which a level gets a warning (2%).
+const PromptTolerance = 0.02
+
+// Accumulator gathers the Results of one level and summarizes them. The
+// live progress line and the final report use the same Accumulator, so
+// what a person watches is what the report says. The zero value is ready
+// to use; it is not safe for concurrent use.
+type Accumulator struct {
+	level   int
+	started bool
+
+	requests, errors int
+	byReason         map[string]int
+
+	firstStart, lastEnd int64
+	lastStart           int64
+
+	outTokens           int
+	outReported         int
+	noOutput            int
+	expectedOut         int
+	mismatch            int
+	minOut, maxOut      int
+	promptTargetSum     int
+	promptTargetN       int
+	truncated           int
+	ttft, tpot, e2e     []float64 // nanoseconds
+	itl                 []float64 // nanoseconds per token
+	prompt              []float64 // tokens
+	lag                 []float64 // nanoseconds
+	scheduled           int
+	firstSched, lastSch int64
+}
+
+// Add counts r in the summary. Warm-up Results are ignored.
+func (a *Accumulator) Add(r *record.Result) {
+	if r.Warmup {
+		return
+	}
+	end := r.StartNS + r.E2ENS
+	if !a.started {
+		a.started = true
+		a.level = r.Level
+		a.firstStart, a.lastEnd, a.lastStart = r.StartNS, end, r.StartNS
+	}
+	a.firstStart = min(a.firstStart, r.StartNS)
+	a.lastStart = max(a.lastStart, r.StartNS)
+	a.lastEnd = max(a.lastEnd, end)
+	a.requests++
+	if r.ScheduledNS != nil {
+		a.addSchedule(r)
+	}
+	if r.ExpectedPromptTokens > 0 {
+		a.promptTargetSum += r.ExpectedPromptTokens
+		a.promptTargetN++
+	}
+	if !r.OK() {
+		a.addError(r)
+		return
+	}
+	a.addSuccess(r)
+}
+
+func (a *Accumulator) addSchedule(r *record.Result) {
+	s := *r.ScheduledNS
+	if a.scheduled == 0 {
+		a.firstSched, a.lastSch = s, s
+	}
+	a.firstSched = min(a.firstSched, s)
+	a.lastSch = max(a.lastSch, s)
+	a.scheduled++
+	a.lag = append(a.lag, float64(r.StartNS-s))
+}
+
+func (a *Accumulator) addError(r *record.Result) {
+	a.errors++
+	reason := string(r.Reason)
+	if reason == "" {
+		reason = "other"
+	}
+	if a.byReason == nil {
+		a.byReason = map[string]int{}
+	}
+	a.byReason[reason]++
+	if r.Reason == record.ReasonTruncated {
+		a.truncated++
+	}
+}
+
+func (a *Accumulator) addSuccess(r *record.Result) {
+	a.e2e = append(a.e2e, float64(r.E2ENS))
+	if r.TTFTNS != nil {
+		a.ttft = append(a.ttft, float64(*r.TTFTNS))
+	}
+	if r.PromptTokens != nil {
+		a.prompt = append(a.prompt, float64(*r.PromptTokens))
+	}
+	a.itl = appendITL(a.itl, r)
+	if r.OutputTokens == nil {
+		a.noOutput++
+		return
+	}
+	out := *r.OutputTokens
+	a.outTokens += out
+	a.outReported++
+	if tp, ok := TPOTNS(r); ok {
+		a.tpot = append(a.tpot, tp)
+	}
+	if r.ExpectedOutputTokens > 0 && out != r.ExpectedOutputTokens {
+		if a.mismatch == 0 {
+			a.minOut, a.maxOut = out, out
+		}
+		a.mismatch++
+		a.expectedOut = r.ExpectedOutputTokens
+		a.minOut, a.maxOut = min(a.minOut, out), max(a.maxOut, out)
+	}
+}
+
+// TPOTNS is a request's time per output token after the first, in
+// nanoseconds: (E2E − TTFT) / (output_tokens − 1). It is defined only for a
+// successful request with a TTFT and more than one server-reported output
+// token.
+func TPOTNS(r *record.Result) (float64, bool) {
+	if !r.OK() || r.TTFTNS == nil || r.OutputTokens == nil || *r.OutputTokens <= 1 {
+		return 0, false
+	}
+	return float64(r.E2ENS-*r.TTFTNS) / float64(*r.OutputTokens-1), true
+}
+
+// appendITL appends r's inter-token latencies: the gaps between
+// consecutive content chunks, each divided by the number of tokens the
+// later chunk carried (ChunkTokens, where the server gave them; else one)
+// and counted once per token.
+func appendITL(dst []float64, r *record.Result) []float64 {
+	offs := r.ChunkOffsetsNS
+	for i := 1; i < len(offs); i++ {
+		k := 1
+		if i < len(r.ChunkTokens) && r.ChunkTokens[i] > 1 {
+			k = r.ChunkTokens[i]
+		}
+		gap := float64(offs[i]-offs[i-1]) / float64(k)
+		for range k {
+			dst = append(dst, gap)
+		}
+	}
+	return dst
+}
+
+// Requests is the number of counted (non-warm-up) requests added so far.
+func (a *Accumulator) Requests() int { return a.requests }
+
+// Level summarizes what was added, by the DESIGN.md definitions:
+//
+//   - Concurrency: the Level field of the Results (callers of rate levels
+//     overwrite it with the cap on requests in flight).
+//   - Requests: counted requests, failed ones included; Errors: failed ones,
+//     also per Reason in ErrorsByReason.
+//   - ThroughputTokS: Σ server-reported output tokens of successful requests
+//     / wall time from the level's first send to its last finish (over all
+//     its requests, failed ones included); WallSeconds and OutputTokens are
+//     that wall time and that sum.
+//   - TTFT p50/p95/p99, TPOT p50/p95 (TPOTNS), E2E p50/p95 and ITL p50/p99
+//     in milliseconds, over successful requests, by Percentile.
+//   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
+//     prompt tokens of successful requests.
+//   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
+//     ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
+//     rate method scheduled.
+//
+// Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
+// they do not come from requests. Values that cannot be computed are null.
+// Warnings name output-token mismatches, missing token counts, prompt
+// lengths off target by more than PromptTolerance, and truncated streams.
+func (a *Accumulator) Level() document.Level {
+	l := document.Level{Concurrency: a.level, Requests: a.requests, Errors: a.errors}
+	if len(a.byReason) > 0 {
+		l.ErrorsByReason = maps.Clone(a.byReason)
+	}
+	if a.started {
+		wall := float64(a.lastEnd-a.firstStart) / 1e9
+		l.WallSeconds = &wall
+		if a.outReported > 0 {
+			out := a.outTokens
+			l.OutputTokens = &out
+			if wall > 0 {
+				l.ThroughputTokS = ptr(float64(out) / wall)
+			}
+		}
+	}
+	a.latencies(&l)
+	if m, ok := Mean(a.prompt); ok {
+		l.MeanPromptTokens = &m
+	}
+	if sd, ok := StdDev(a.prompt); ok {
+		l.PromptTokensSD = &sd
+	}
+	a.schedule(&l)
+	l.Warnings = a.warnings(l.MeanPromptTokens)
+	return l
+}
+
+func (a *Accumulator) latencies(l *document.Level) {
+	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
+	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
+	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
+	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
+	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
+}
+
+func (a *Accumulator) schedule(l *document.Level) {
+	if a.scheduled == 0 {
+		return
+	}
+	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
+	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
+		l.AchievedRate = ptr(float64(a.requests-1) / (float64(span) / 1e9))
+	}
+}
+
+func (a *Accumulator) warnings(meanPrompt *float64) []string {
+	var w []string
+	if a.mismatch > 0 {
+		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than the %d asked for (min %d, max %d); they are counted in throughput and TPOT as reported",
+			a.mismatch, a.requests-a.errors, a.expectedOut, a.minOut, a.maxOut))
+	}
+	if a.noOutput > 0 {
+		w = append(w, fmt.Sprintf("%d successful requests had no server-reported output token count; they are left out of throughput and TPOT", a.noOutput))
+	}
+	if a.promptTargetN > 0 && meanPrompt != nil {
+		target := float64(a.promptTargetSum) / float64(a.promptTargetN)
+		if dev := (*meanPrompt - target) / target; math.Abs(dev) > PromptTolerance {
+			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", *meanPrompt, dev*100, target))
+		}
+	}
+	if a.truncated > 0 {
+		w = append(w, fmt.Sprintf("%d streams ended without their end marker (counted as errors: %s)", a.truncated, record.ReasonTruncated))
+	}
+	return w
+}
+
+// SummarizeLevel summarizes the Results of one level (see
+// Accumulator.Level for the definitions). Warm-ups are ignored.
+func SummarizeLevel(rs []record.Result) document.Level {
+	var a Accumulator
+	for i := range rs {
+		a.Add(&rs[i])
+	}
+	return a.Level()
+}
+
+// Levels groups rs by Level, in order of first appearance, leaving out
+// warm-ups, and summarizes each group with SummarizeLevel. rs should hold
+// one run's Results (see summary.Runs for files with several runs).
+func Levels(rs []record.Result) []document.Level {
+	var order []int
+	groups := map[int][]record.Result{}
+	for _, r := range rs {
+		if r.Warmup {
+			continue
+		}
+		if _, ok := groups[r.Level]; !ok {
+			order = append(order, r.Level)
+		}
+		groups[r.Level] = append(groups[r.Level], r)
+	}
+	out := make([]document.Level, 0, len(order))
+	for _, lv := range order {
+		out = append(out, SummarizeLevel(groups[lv]))
+	}
+	return out
+}
+
+// ErrorReasons returns the reasons of m sorted by count (descending), then
+// name, for stable rendering.
+func ErrorReasons(m map[string]int) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
+}
+
+func sorted(xs []float64) []float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s
+}
+
+// pctMs is the p-th percentile of sorted nanoseconds, in milliseconds, or
+// nil for an empty sample.
+func pctMs(s []float64, p float64) *float64 {
+	if len(s) == 0 {
+		return nil
+	}
+	return ptr(percentileSorted(s, p) / 1e6)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// MergeLevel copies into dst the fields of src that measure a level from
+// outside its requests (telemetry), where src has them: peak VRAM, peak KV
+// usage, preemptions, peak requests running and waiting; and appends src's
+// warnings. Request-derived fields of dst are left alone.
+func MergeLevel(dst, src *document.Level) {
+	set := func(d **float64, s *float64) {
+		if s != nil {
+			*d = ptr(*s)
+		}
+	}
+	set(&dst.PeakVRAMGiB, src.PeakVRAMGiB)
+	set(&dst.PeakKVCacheUsage, src.PeakKVCacheUsage)
+	set(&dst.Preemptions, src.Preemptions)
+	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
+	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	dst.Warnings = append(dst.Warnings, src.Warnings...)
+}

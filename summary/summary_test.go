@@ -1,0 +1,73 @@
+package summary
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
+)
+
+func ip(v int) *int         { return &v }
+func i64(v int64) *int64    { return &v }
+func fp(v float64) *float64 { return &v }
+
+func res(run string, level, repeat int, startMs, e2eMs int64, out int) record.Result {
+	return record.Result{Run: run, Level: level, Repeat: repeat, StartNS: startMs * 1e6, E2ENS: e2eMs * 1e6,
+		TTFTNS: i64(e2eMs * 1e6 / 4), OutputTokens: ip(out), ExpectedOutputTokens: out, Status: 200}
+}
+
+func TestRunsAppliesPlanTelemetryAndCompleteness(t *testing.T) {
+	gpu := "GPU X"
+	f := &record.File{
+		Headers: []record.Header{
+			{Run: document.Run{Label: "rate-run", Backend: "vllm", Method: "rate", StartedAt: "2026-11-29 18:00 UTC", GPU: &gpu, Warnings: []string{"h"}},
+				Levels: []record.LevelPlan{{Level: 0, Concurrency: 64, Requests: 2, Rate: 2.5, Arrival: "poisson"}}},
+			{Run: document.Run{Label: "batch-run", Backend: "ollama", Scenario: "image", Method: "batch", MaxTokens: 4, StartedAt: "2026-11-29 18:05 UTC", GPU: &gpu},
+				Levels: []record.LevelPlan{{Level: 2, Concurrency: 2, Repeats: 2}}},
+		},
+		Results: []record.Result{
+			res("rate-run", 0, 0, 0, 100, 4), res("rate-run", 0, 0, 400, 100, 4),
+			res("batch-run", 2, 0, 0, 1000, 4), res("batch-run", 2, 0, 0, 1000, 4),
+			res("batch-run", 2, 1, 2000, 1000, 4), res("batch-run", 2, 1, 2000, 500, 4),
+		},
+		LevelEnds: []record.LevelEnd{
+			{Run: "rate-run", Level: 0, Fields: &document.Level{PeakVRAMGiB: fp(7.5)}},
+			{Run: "batch-run", Level: 2, RepeatGPUMemoryMiB: []*float64{fp(100), fp(150)}},
+		},
+		RunEnds: []record.RunEnd{{Run: "rate-run", Complete: true, Warnings: []string{"e"}}},
+	}
+	runs := Runs(f)
+	if len(runs) != 2 || runs[0].Label != "rate-run" || runs[1].Label != "batch-run" {
+		t.Fatalf("runs %+v", runs)
+	}
+	rl := runs[0].Levels[0]
+	if rl.Concurrency != 64 || *rl.RequestedRate != 2.5 || *rl.PeakVRAMGiB != 7.5 || rl.Requests != 2 {
+		t.Fatalf("rate level %+v", rl)
+	}
+	if !*runs[0].Complete || *runs[1].Complete {
+		t.Fatal("completeness: a run without run_end must be incomplete")
+	}
+	if !reflect.DeepEqual(runs[0].Warnings, []string{"h", "e"}) {
+		t.Fatalf("warnings %q", runs[0].Warnings)
+	}
+	recs := BatchRecords(f)
+	if len(recs) != 1 || recs[0].Workload != "one_image_per_request" || recs[0].Label != "batch-run" || recs[0].TotalVerifiedOutputTokens != 16 || *recs[0].PeakObservedGPUMemoryMiB != 150 {
+		t.Fatalf("batch records %+v", recs)
+	}
+	doc := Document(f)
+	if *doc.Complete || len(doc.RunDates) != 2 || doc.GPU == nil || *doc.GPU != gpu || len(doc.Records) != 1 {
+		t.Fatalf("document %+v", doc)
+	}
+	if Succeeded(f) != 6 {
+		t.Fatalf("succeeded %d", Succeeded(f))
+	}
+}
+
+func TestRunWithoutHeader(t *testing.T) {
+	f := &record.File{Results: []record.Result{res("x", 1, 0, 0, 10, 2), {Run: "x", Level: 1, Warmup: true}}}
+	runs := Runs(f)
+	if len(runs) != 1 || runs[0].Label != "x" || runs[0].Levels[0].Concurrency != 1 || *runs[0].Complete {
+		t.Fatalf("runs %+v", runs)
+	}
+}

@@ -1,0 +1,297 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/record"
+)
+
+// LengthMode is how a Builder reaches the target prompt length.
+type LengthMode string
+
+// Length modes.
+const (
+	// Exact builds each prompt to exactly the target count with the
+	// server's tokenizer (Client.Tokenize: vLLM, llama.cpp), after
+	// measuring the chat template's overhead with a probe request.
+	Exact LengthMode = "exact"
+	// Calibrated scales prompt length in characters by the tokens per
+	// character the server reported for probe requests (the server has no
+	// tokenizer endpoint: Ollama, SGLang, TGI, generic OpenAI).
+	Calibrated LengthMode = "calibrated"
+	// Unenforced does not control the length (image scenario: the image's
+	// tokens depend on the model; or no target).
+	Unenforced LengthMode = "unenforced"
+)
+
+// Spec describes the requests of a run.
+type Spec struct {
+	Scenario     Scenario
+	PromptTokens int
+	MaxTokens    int
+	Seed         int64
+	ImageWidth   int
+	ImageHeight  int
+	ImageFormat  ImageFormat
+}
+
+// Item is one prepared request and the prompt length it aims at.
+type Item struct {
+	Request backend.Request
+	// ExpectedPromptTokens is the server-counted prompt length aimed at,
+	// 0 when the length is not enforced.
+	ExpectedPromptTokens int
+}
+
+// Builder prepares requests to a Spec for one server.
+type Builder struct {
+	spec    Spec
+	client  backend.Client
+	prompts *Prompts
+	mode    LengthMode
+	// overhead is the server's prompt tokens beyond the text's own
+	// (chat template, BOS), measured by a probe.
+	overhead int
+	// fixed and perChar model the server's prompt tokens as
+	// fixed + perChar × characters (Calibrated mode).
+	fixed, perChar float64
+	notes          []string
+}
+
+// probeSeq is the first request number used for probes, far from any real
+// request so probes never share a prompt with one.
+const probeSeq = 1 << 30
+
+// NewBuilder returns a Builder for spec; call Calibrate before Items.
+func NewBuilder(spec Spec, client backend.Client) *Builder {
+	return &Builder{spec: spec, client: client, prompts: NewPrompts(spec.Seed), mode: Unenforced, perChar: 0.25}
+}
+
+// Mode is the length mode Calibrate chose.
+func (b *Builder) Mode() LengthMode { return b.mode }
+
+// Notes are findings of the calibration for the run's warnings (a server
+// that reported no prompt tokens, a tokenizer that failed).
+func (b *Builder) Notes() []string { return b.notes }
+
+// Calibrate decides how to reach the target prompt length and measures
+// what it needs with probe requests of one output token: the template
+// overhead (Exact), or tokens per character (Calibrated; three probes, a
+// linear fit refined by a secant step at the target). An error means the
+// server could not answer a probe at all.
+func (b *Builder) Calibrate(ctx context.Context) error {
+	if b.spec.PromptTokens <= 0 || b.spec.Scenario == Image {
+		b.mode = Unenforced
+		return nil
+	}
+	n, err := b.client.Tokenize(ctx, b.prompts.Text(probeSeq, 64))
+	switch {
+	case err == nil && n > 0:
+		return b.calibrateExact(ctx)
+	case err != nil && !errors.Is(err, backend.ErrUnsupported):
+		b.notes = append(b.notes, fmt.Sprintf("tokenizer endpoint failed (%v); prompt length calibrated from probe requests instead", err))
+	}
+	return b.calibrateProbes(ctx)
+}
+
+func (b *Builder) calibrateExact(ctx context.Context) error {
+	text := b.prompts.Text(probeSeq, 256)
+	own, err := b.client.Tokenize(ctx, text)
+	if err != nil {
+		return fmt.Errorf("tokenize probe: %w", err)
+	}
+	got, err := b.probe(ctx, probeSeq, 256)
+	if err != nil {
+		return err
+	}
+	b.mode = Exact
+	b.overhead = max(got-own, 0)
+	return nil
+}
+
+func (b *Builder) calibrateProbes(ctx context.Context) error {
+	b.mode = Calibrated
+	c1, c2 := 64, 256
+	p1, err := b.probe(ctx, probeSeq+1, c1)
+	if err != nil {
+		return err
+	}
+	p2, err := b.probe(ctx, probeSeq+2, c2)
+	if err != nil {
+		return err
+	}
+	if p2 <= p1 {
+		b.notes = append(b.notes, fmt.Sprintf("probe prompts of %d and %d characters reported %d and %d prompt tokens; assuming 4 characters per token", c1, c2, p1, p2))
+		b.fixed, b.perChar = float64(p1)-float64(c1)/4, 0.25
+		return nil
+	}
+	b.fit(c1, p1, c2, p2)
+	// Secant steps at the target itself, so the model is exact where it is
+	// used even when tokens are not linear in characters.
+	for i := range calibrationSteps {
+		c3 := b.chars()
+		if c3 == c2 {
+			return nil
+		}
+		p3, err := b.probe(ctx, probeSeq+3+i, c3)
+		if err != nil {
+			return err
+		}
+		if p3 == b.spec.PromptTokens || p3 == p2 {
+			b.fixed = float64(p3) - b.perChar*float64(c3)
+			return nil
+		}
+		b.fit(c2, p2, c3, p3)
+		c2, p2 = c3, p3
+	}
+	return nil
+}
+
+// calibrationSteps bounds the secant probes of the Calibrated mode.
+const calibrationSteps = 3
+
+// fit sets the linear model through (c1, p1) and (c2, p2), keeping a
+// positive slope.
+func (b *Builder) fit(c1, p1, c2, p2 int) {
+	if c1 == c2 || (p2-p1)*(c2-c1) <= 0 {
+		b.fixed = float64(p2) - b.perChar*float64(c2)
+		return
+	}
+	b.perChar = float64(p2-p1) / float64(c2-c1)
+	b.fixed = float64(p1) - b.perChar*float64(c1)
+}
+
+// chars is the character count the Calibrated model maps to the target.
+func (b *Builder) chars() int {
+	return max(int(math.Round((float64(b.spec.PromptTokens)-b.fixed)/b.perChar)), 1)
+}
+
+// probe sends a one-token request whose text is n characters of request
+// seq's prompt and returns the prompt tokens the server reported.
+func (b *Builder) probe(ctx context.Context, seq, n int) (int, error) {
+	var res record.Result
+	b.client.Do(ctx, &backend.Request{Prompt: b.prompts.Text(seq, n), MaxTokens: 1, Seed: b.spec.Seed}, &res)
+	if !res.OK() {
+		return 0, fmt.Errorf("probe request failed: %s", res.Error)
+	}
+	if res.PromptTokens == nil {
+		return 0, errors.New("probe request: the server reported no prompt token count, so prompt length cannot be calibrated (use --prompt-tokens 0 to send unmeasured prompts)")
+	}
+	return *res.PromptTokens, nil
+}
+
+// Items prepares requests seq0 … seq0+n−1: their prompts (to the target
+// length by the chosen mode), images and output length.
+func (b *Builder) Items(ctx context.Context, seq0, n int) ([]Item, error) {
+	items := make([]Item, n)
+	for i := range items {
+		it, err := b.item(ctx, seq0+i)
+		if err != nil {
+			return nil, err
+		}
+		items[i] = it
+	}
+	return items, nil
+}
+
+func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
+	it := Item{Request: backend.Request{MaxTokens: b.spec.MaxTokens, Seed: b.spec.Seed}}
+	var err error
+	switch b.mode {
+	case Exact:
+		it.Request.Prompt, err = b.exactText(ctx, seq, b.spec.PromptTokens-b.overhead)
+		it.ExpectedPromptTokens = b.spec.PromptTokens
+	case Calibrated:
+		it.Request.Prompt = b.prompts.Text(seq, b.chars())
+		it.ExpectedPromptTokens = b.spec.PromptTokens
+	default:
+		it.Request.Prompt = b.prompts.Text(seq, max(b.spec.PromptTokens, 8)*4)
+	}
+	if err != nil {
+		return it, err
+	}
+	for range b.spec.Scenario.Defaults().Images {
+		im, err := MakeImage(b.spec.Seed, seq, b.spec.ImageWidth, b.spec.ImageHeight, b.spec.ImageFormat)
+		if err != nil {
+			return it, err
+		}
+		it.Request.Images = append(it.Request.Images, im)
+	}
+	return it, nil
+}
+
+// exactVariants is how many filler variants exactText tries before it
+// settles for the closest length below the target.
+const exactVariants = 4
+
+// exactText returns a prompt for request seq that the server tokenizes to
+// exactly target tokens: the shortest prefix of the request's word stream
+// that reaches target, by binary search on its length; where adding one
+// character jumps past target, the next filler variant is tried, and after
+// exactVariants the longest prefix below target is taken.
+func (b *Builder) exactText(ctx context.Context, seq, target int) (string, error) {
+	if target <= 0 {
+		return b.prompts.Text(seq, 1), nil
+	}
+	var best string
+	for v := range exactVariants {
+		n, exact, err := b.prefixFor(ctx, seq, v, target)
+		if err != nil {
+			return "", err
+		}
+		text := b.prompts.Variant(seq, v, n)
+		if exact {
+			return text, nil
+		}
+		if v == 0 {
+			best = text
+		}
+	}
+	return best, nil
+}
+
+// prefixFor finds the shortest length n whose prefix of variant v of
+// request seq's stream counts at least target tokens; exact reports whether
+// it counts exactly target. When it does not, n is shortened by one so the
+// prefix stays below target.
+func (b *Builder) prefixFor(ctx context.Context, seq, v, target int) (n int, exact bool, err error) {
+	count := func(n int) (int, error) { return b.client.Tokenize(ctx, b.prompts.Variant(seq, v, n)) }
+	lo, hi := 1, target*2 // characters; hi grows until it holds target tokens
+	for {
+		c, err := count(hi)
+		if err != nil {
+			return 0, false, fmt.Errorf("tokenize: %w", err)
+		}
+		if c >= target {
+			break
+		}
+		if hi > target*64 {
+			return hi, false, nil
+		}
+		lo, hi = hi, hi*2
+	}
+	for lo < hi { // invariant: count(hi) ≥ target
+		mid := (lo + hi) / 2
+		c, err := count(mid)
+		if err != nil {
+			return 0, false, fmt.Errorf("tokenize: %w", err)
+		}
+		if c >= target {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	c, err := count(hi)
+	if err != nil {
+		return 0, false, fmt.Errorf("tokenize: %w", err)
+	}
+	if c == target {
+		return hi, true, nil
+	}
+	return max(hi-1, 1), false, nil
+}
