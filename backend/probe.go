@@ -1,0 +1,486 @@
+package backend
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/document"
+)
+
+// Identity is what a server said about itself when probed once per run.
+type Identity struct {
+	// Server is the report's run.server block.
+	Server document.ServerInfo
+	// Runtime is "<server> <version>" (e.g. "Ollama 0.6.5", "llama.cpp
+	// b9014-d4b0c22f9"), nil when the server did not give its version.
+	Runtime *string
+	// Warnings are the probe's failures, as report data; a probe never
+	// fails a run.
+	Warnings []string
+}
+
+// probeTimeout bounds each probe request.
+const probeTimeout = 5 * time.Second
+
+// maxProbeBytes bounds a probe response (an Ollama /api/show with its
+// license and template runs to tens of KiB).
+const maxProbeBytes = 8 << 20
+
+// Probe asks the server for its version, its model and that model's
+// context length, once, before a run:
+//   - vLLM: GET /version, GET /v1/models (id, max_model_len);
+//   - SGLang: GET /get_server_info (version), GET /v1/models;
+//   - llama.cpp: GET /props (build_info, n_ctx per slot, total_slots,
+//     model_alias), GET /slots where /props lacks them;
+//   - Ollama: GET /api/version, POST /api/show (model_info
+//     "<arch>.context_length", details), GET /api/ps (size, size_vram and,
+//     from Ollama 0.11, the loaded context_length) — see RefreshLoaded;
+//   - TGI: GET /info (version, model_id, max_total_tokens,
+//     max_concurrent_requests);
+//   - any OpenAI-compatible server: GET /v1/models.
+//
+// Every failure becomes a warning; what could be read is returned.
+func Probe(ctx context.Context, cfg Config) Identity {
+	p := newProber(cfg)
+	switch cfg.Kind {
+	case VLLM:
+		p.version("vLLM", "/version", "version")
+		p.models()
+	case SGLang:
+		p.version("SGLang", "/get_server_info", "version")
+		p.models()
+	case LlamaCpp:
+		p.llamaCpp()
+	case Ollama:
+		p.version("Ollama", "/api/version", "version")
+		p.ollamaShow()
+		p.ollamaPS(true)
+	case TGI:
+		p.tgiInfo()
+	default:
+		p.models()
+	}
+	return p.id
+}
+
+// RefreshLoaded re-reads what is only known once the model is loaded (Ollama
+// /api/ps: size, size_vram, context_length) into id, e.g. after the first
+// level. Other server families have nothing to refresh.
+func RefreshLoaded(ctx context.Context, cfg Config, id *Identity) {
+	if cfg.Kind != Ollama {
+		return
+	}
+	p := newProber(cfg)
+	p.ctx = ctx
+	p.id = *id
+	p.ollamaPS(true)
+	*id = p.id
+}
+
+// prober holds one probe's state.
+type prober struct {
+	ctx    context.Context
+	cfg    Config
+	root   string
+	client *http.Client
+	id     Identity
+}
+
+func newProber(cfg Config) *prober {
+	root := strings.TrimRight(cfg.BaseURL, "/")
+	root = strings.TrimRight(strings.TrimSuffix(root, "/v1"), "/")
+	c := cfg.HTTPClient
+	if c == nil {
+		c = http.DefaultClient
+	}
+	return &prober{ctx: context.Background(), cfg: cfg, root: root, client: c}
+}
+
+func (p *prober) warnf(format string, args ...any) {
+	p.id.Warnings = append(p.id.Warnings, "probe: "+fmt.Sprintf(format, args...))
+}
+
+func (p *prober) detail(k, v string) {
+	if v == "" {
+		return
+	}
+	if p.id.Server.Details == nil {
+		p.id.Server.Details = map[string]string{}
+	}
+	p.id.Server.Details[k] = v
+}
+
+// call sends one request and decodes a JSON response into out.
+func (p *prober) call(method, path string, body any, out any) error {
+	ctx, cancel := context.WithTimeout(p.ctx, probeTimeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.root+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if p.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return p.redact(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBytes))
+	if err != nil {
+		return p.redact(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %s", resp.Status)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("not the JSON expected: %v", err)
+	}
+	return nil
+}
+
+// redact keeps an API key out of an error that may end up in a report.
+func (p *prober) redact(err error) error {
+	if p.cfg.APIKey == "" || !strings.Contains(err.Error(), p.cfg.APIKey) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), p.cfg.APIKey, "[redacted]"))
+}
+
+// version reads a string field of a JSON object at path.
+func (p *prober) version(server, path, field string) {
+	var m map[string]json.RawMessage
+	if err := p.call(http.MethodGet, path, nil, &m); err != nil {
+		p.warnf("GET %s: %v", path, err)
+		return
+	}
+	var v string
+	if err := json.Unmarshal(m[field], &v); err != nil || v == "" {
+		p.warnf("GET %s: no %q string", path, field)
+		return
+	}
+	p.setVersion(server, v)
+}
+
+func (p *prober) setVersion(server, v string) {
+	p.id.Server.Version = &v
+	rt := server + " " + v
+	p.id.Runtime = &rt
+}
+
+// openAIModels is the body of GET /v1/models; vLLM and SGLang add
+// max_model_len.
+type openAIModels struct {
+	Data []struct {
+		ID          string `json:"id"`
+		Root        string `json:"root"`
+		MaxModelLen *int   `json:"max_model_len"`
+	} `json:"data"`
+}
+
+// models reads /v1/models: the served model that matches cfg.Model (or the
+// only one) and its max_model_len.
+func (p *prober) models() {
+	var ms openAIModels
+	if err := p.call(http.MethodGet, "/v1/models", nil, &ms); err != nil {
+		p.warnf("GET /v1/models: %v", err)
+		return
+	}
+	if len(ms.Data) == 0 {
+		p.warnf("GET /v1/models: no model listed")
+		return
+	}
+	i := -1
+	for j, m := range ms.Data {
+		// Ollama's /v1/models lists "name:latest" for a model asked as "name".
+		if m.ID == p.cfg.Model || (p.cfg.Model != "" && (m.Root == p.cfg.Model || ollamaName(m.ID) == ollamaName(p.cfg.Model))) {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		i = 0
+		if p.cfg.Model != "" {
+			p.warnf("GET /v1/models: model %q not listed; recording %q", p.cfg.Model, ms.Data[0].ID)
+		}
+	}
+	m := ms.Data[i]
+	p.id.Server.Model = &m.ID
+	if m.MaxModelLen != nil && *m.MaxModelLen > 0 {
+		p.id.Server.ContextLength = m.MaxModelLen
+		p.detail("context_length_source", "/v1/models max_model_len")
+	}
+	if m.Root != "" && m.Root != m.ID {
+		p.detail("model_root", m.Root)
+	}
+}
+
+// llamaProps is the part of llama.cpp's GET /props servebench reads. n_ctx
+// sits under default_generation_settings (per slot) in current builds and
+// at the top level in some older ones.
+type llamaProps struct {
+	BuildInfo  string `json:"build_info"`
+	TotalSlots *int   `json:"total_slots"`
+	ModelAlias string `json:"model_alias"`
+	ModelPath  string `json:"model_path"`
+	NCtx       *int   `json:"n_ctx"`
+	Defaults   struct {
+		NCtx *int `json:"n_ctx"`
+	} `json:"default_generation_settings"`
+}
+
+// llamaSlot is one element of llama.cpp's GET /slots.
+type llamaSlot struct {
+	ID           int  `json:"id"`
+	NCtx         *int `json:"n_ctx"`
+	IsProcessing bool `json:"is_processing"`
+}
+
+func (p *prober) llamaCpp() {
+	var pr llamaProps
+	if err := p.call(http.MethodGet, "/props", nil, &pr); err != nil {
+		p.warnf("GET /props: %v", err)
+	} else {
+		applyLlamaProps(&p.id, pr)
+	}
+	if p.id.Server.Slots == nil || p.id.Server.ContextLength == nil {
+		var slots []llamaSlot
+		if err := p.call(http.MethodGet, "/slots", nil, &slots); err != nil {
+			p.warnf("GET /slots: %v", err)
+		} else {
+			applyLlamaSlots(&p.id, slots)
+		}
+	}
+	if p.id.Server.Model == nil {
+		p.models()
+	}
+}
+
+// applyLlamaProps fills id from /props.
+func applyLlamaProps(id *Identity, pr llamaProps) {
+	if pr.BuildInfo != "" {
+		v := pr.BuildInfo
+		id.Server.Version = &v
+		rt := "llama.cpp " + v
+		id.Runtime = &rt
+	}
+	switch {
+	case pr.ModelAlias != "":
+		id.Server.Model = &pr.ModelAlias
+	case pr.ModelPath != "":
+		id.Server.Model = &pr.ModelPath
+	}
+	if pr.ModelPath != "" {
+		setDetail(id, "model_path", pr.ModelPath)
+	}
+	nctx := pr.Defaults.NCtx
+	if nctx == nil {
+		nctx = pr.NCtx
+	}
+	if nctx != nil && *nctx > 0 {
+		id.Server.ContextLength = nctx
+		setDetail(id, "context_length_source", "/props n_ctx (per slot)")
+	}
+	if pr.TotalSlots != nil && *pr.TotalSlots > 0 {
+		id.Server.Slots = pr.TotalSlots
+	}
+}
+
+// applyLlamaSlots fills slots and per-slot context from /slots where /props
+// did not.
+func applyLlamaSlots(id *Identity, slots []llamaSlot) {
+	if len(slots) == 0 {
+		return
+	}
+	if id.Server.Slots == nil {
+		n := len(slots)
+		id.Server.Slots = &n
+	}
+	if id.Server.ContextLength == nil && slots[0].NCtx != nil && *slots[0].NCtx > 0 {
+		id.Server.ContextLength = slots[0].NCtx
+		setDetail(id, "context_length_source", "/slots n_ctx (per slot)")
+	}
+}
+
+func setDetail(id *Identity, k, v string) {
+	if id.Server.Details == nil {
+		id.Server.Details = map[string]string{}
+	}
+	id.Server.Details[k] = v
+}
+
+// ollamaShowResp is the part of Ollama's POST /api/show servebench reads.
+type ollamaShowResp struct {
+	Details struct {
+		Format            string `json:"format"`
+		Family            string `json:"family"`
+		ParameterSize     string `json:"parameter_size"`
+		QuantizationLevel string `json:"quantization_level"`
+	} `json:"details"`
+	ModelInfo map[string]any `json:"model_info"`
+}
+
+func (p *prober) ollamaShow() {
+	var s ollamaShowResp
+	body := map[string]string{"model": p.cfg.Model, "name": p.cfg.Model}
+	if err := p.call(http.MethodPost, "/api/show", body, &s); err != nil {
+		p.warnf("POST /api/show: %v", err)
+		return
+	}
+	model := p.cfg.Model
+	p.id.Server.Model = &model
+	applyOllamaShow(&p.id, s)
+}
+
+// applyOllamaShow fills id from /api/show: the trained context length
+// model_info["<general.architecture>.context_length"] and the model's
+// details.
+func applyOllamaShow(id *Identity, s ollamaShowResp) {
+	setDetail(id, "family", s.Details.Family)
+	setDetail(id, "parameter_size", s.Details.ParameterSize)
+	setDetail(id, "quantization_level", s.Details.QuantizationLevel)
+	setDetail(id, "format", s.Details.Format)
+	for k, v := range id.Server.Details {
+		if v == "" {
+			delete(id.Server.Details, k)
+		}
+	}
+	arch, _ := s.ModelInfo["general.architecture"].(string)
+	if arch == "" {
+		return
+	}
+	setDetail(id, "architecture", arch)
+	if n, ok := jsonInt(s.ModelInfo[arch+".context_length"]); ok && n > 0 {
+		setDetail(id, "trained_context_length", strconv.Itoa(n))
+		if id.Server.ContextLength == nil {
+			id.Server.ContextLength = &n
+			setDetail(id, "context_length_source", "/api/show model_info "+arch+".context_length (trained)")
+		}
+	}
+}
+
+// jsonInt reads a JSON number decoded into any as an int.
+func jsonInt(v any) (int, bool) {
+	f, ok := v.(float64)
+	if !ok || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// ollamaPSResp is Ollama's GET /api/ps.
+type ollamaPSResp struct {
+	Models []struct {
+		Name          string `json:"name"`
+		Model         string `json:"model"`
+		Size          *int64 `json:"size"`
+		SizeVRAM      *int64 `json:"size_vram"`
+		ContextLength *int   `json:"context_length"`
+	} `json:"models"`
+}
+
+// ollamaPS reads the loaded model's sizes; a model not loaded (Ollama
+// loads on first use) is a warning when warnMissing.
+func (p *prober) ollamaPS(warnMissing bool) {
+	var ps ollamaPSResp
+	if err := p.call(http.MethodGet, "/api/ps", nil, &ps); err != nil {
+		p.warnf("GET /api/ps: %v", err)
+		return
+	}
+	if !applyOllamaPS(&p.id, ps, p.cfg.Model) && warnMissing {
+		p.warnf("GET /api/ps: model %q is not loaded; size and size_vram unknown", p.cfg.Model)
+	}
+}
+
+// applyOllamaPS fills sizes (and the loaded context length, which wins over
+// the trained one) from the /api/ps entry of model; false if not listed.
+func applyOllamaPS(id *Identity, ps ollamaPSResp, model string) bool {
+	want := ollamaName(model)
+	for _, m := range ps.Models {
+		if ollamaName(m.Name) != want && ollamaName(m.Model) != want {
+			continue
+		}
+		id.Server.SizeBytes = m.Size
+		id.Server.SizeVRAMBytes = m.SizeVRAM
+		if m.ContextLength != nil && *m.ContextLength > 0 {
+			id.Server.ContextLength = m.ContextLength
+			setDetail(id, "context_length_source", "/api/ps context_length (loaded)")
+		}
+		return true
+	}
+	return false
+}
+
+// ollamaName adds Ollama's implicit ":latest" tag.
+func ollamaName(s string) string {
+	if s != "" && !strings.Contains(s, ":") {
+		return s + ":latest"
+	}
+	return s
+}
+
+// tgiInfoResp is the part of TGI's GET /info servebench reads.
+type tgiInfoResp struct {
+	ModelID               string `json:"model_id"`
+	Version               string `json:"version"`
+	MaxTotalTokens        *int   `json:"max_total_tokens"`
+	MaxConcurrentRequests *int   `json:"max_concurrent_requests"`
+	ModelDtype            string `json:"model_dtype"`
+	Sha                   string `json:"sha"`
+}
+
+func (p *prober) tgiInfo() {
+	var in tgiInfoResp
+	if err := p.call(http.MethodGet, "/info", nil, &in); err != nil {
+		p.warnf("GET /info: %v", err)
+		return
+	}
+	applyTGIInfo(&p.id, in)
+}
+
+// applyTGIInfo fills id from /info: max_total_tokens is the longest prompt
+// plus output a request may have.
+func applyTGIInfo(id *Identity, in tgiInfoResp) {
+	if in.Version != "" {
+		v := in.Version
+		id.Server.Version = &v
+		rt := "TGI " + v
+		id.Runtime = &rt
+	}
+	if in.ModelID != "" {
+		id.Server.Model = &in.ModelID
+	}
+	if in.MaxTotalTokens != nil && *in.MaxTotalTokens > 0 {
+		id.Server.ContextLength = in.MaxTotalTokens
+		setDetail(id, "context_length_source", "/info max_total_tokens")
+	}
+	if in.MaxConcurrentRequests != nil && *in.MaxConcurrentRequests > 0 {
+		// A router admission limit, not decoding slots: a detail only.
+		setDetail(id, "max_concurrent_requests", strconv.Itoa(*in.MaxConcurrentRequests))
+	}
+	if in.ModelDtype != "" {
+		setDetail(id, "model_dtype", in.ModelDtype)
+	}
+	if in.Sha != "" {
+		setDetail(id, "sha", in.Sha)
+	}
+}

@@ -1,0 +1,265 @@
+package backend
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/testenv"
+)
+
+// probeCapturesDir holds real server outputs published by others, each
+// headed by a "# source:" line.
+const probeCapturesDir = "../../shared/captures"
+
+// probeFile returns a capture (or a testdata/ fixture) without its
+// "# source:" header line.
+func probeFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	s := string(b)
+	if strings.HasPrefix(s, "# source:") {
+		s = s[strings.IndexByte(s, '\n')+1:]
+	}
+	return s
+}
+
+func probeCapture(t *testing.T, name string) string {
+	return probeFile(t, filepath.Join(probeCapturesDir, name))
+}
+
+// probeServer replays bodies by "METHOD /path" on loopback (404 for the
+// rest) and records the requests it saw; it stands in for servers we cannot
+// run, answering with their captured outputs.
+func probeServer(t *testing.T, bodies map[string]string, apiKey string) (*httptest.Server, *[]string) {
+	t.Helper()
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Method + " " + r.URL.Path
+		seen = append(seen, key)
+		if apiKey != "" && r.Header.Get("Authorization") != "Bearer "+apiKey {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		b, ok := bodies[key]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(b))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &seen
+}
+
+func probeStr(s string) *string { return &s }
+func probeInt(n int) *int       { return &n }
+func probeI64(n int64) *int64   { return &n }
+
+func probeEq[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func probeShow[T any](p *T) any {
+	if p == nil {
+		return "null"
+	}
+	return *p
+}
+
+// probeWant is the part of an Identity a case checks.
+type probeWant struct {
+	version, model, runtime *string
+	ctx, slots              *int
+	size, sizeVRAM          *int64
+	details                 map[string]string
+	warnings                []string // substrings, one per expected warning
+}
+
+func probeCheck(t *testing.T, got Identity, w probeWant) {
+	t.Helper()
+	s := got.Server
+	if !probeEq(s.Version, w.version) || !probeEq(s.Model, w.model) || !probeEq(got.Runtime, w.runtime) {
+		t.Errorf("version %v model %v runtime %v, want %v %v %v", probeShow(s.Version), probeShow(s.Model), probeShow(got.Runtime), probeShow(w.version), probeShow(w.model), probeShow(w.runtime))
+	}
+	if !probeEq(s.ContextLength, w.ctx) || !probeEq(s.Slots, w.slots) {
+		t.Errorf("context %v slots %v, want %v %v", probeShow(s.ContextLength), probeShow(s.Slots), probeShow(w.ctx), probeShow(w.slots))
+	}
+	if !probeEq(s.SizeBytes, w.size) || !probeEq(s.SizeVRAMBytes, w.sizeVRAM) {
+		t.Errorf("size %v size_vram %v, want %v %v", probeShow(s.SizeBytes), probeShow(s.SizeVRAMBytes), probeShow(w.size), probeShow(w.sizeVRAM))
+	}
+	for k, v := range w.details {
+		if s.Details[k] != v {
+			t.Errorf("details[%q] = %q, want %q", k, s.Details[k], v)
+		}
+	}
+	if len(got.Warnings) != len(w.warnings) {
+		t.Fatalf("warnings %q, want %d matching %q", got.Warnings, len(w.warnings), w.warnings)
+	}
+	for i, sub := range w.warnings {
+		if !strings.Contains(got.Warnings[i], sub) {
+			t.Errorf("warning %q does not mention %q", got.Warnings[i], sub)
+		}
+	}
+}
+
+// TestProbeCaptures probes loopback servers that answer with real captured
+// outputs (../shared/captures) or, for TGI, with a fixture built from TGI's
+// OpenAPI document.
+func TestProbeCaptures(t *testing.T) {
+	tests := []struct {
+		name   string
+		kind   Kind
+		model  string
+		bodies map[string]string
+		want   probeWant
+	}{
+		{
+			name: "vLLM /v1/models, no /version", kind: VLLM, model: "facebook/opt-125m",
+			bodies: map[string]string{"GET /v1/models": probeCapture(t, "vllm-models-1.txt")},
+			want: probeWant{model: probeStr("facebook/opt-125m"), ctx: probeInt(128),
+				warnings: []string{"GET /version: HTTP 404"}},
+		},
+		{
+			name: "vLLM with version", kind: VLLM, model: "",
+			bodies: map[string]string{
+				"GET /v1/models": probeCapture(t, "vllm-models-1.txt"),
+				// vLLM's /version answers {"version": vllm.__version__}.
+				"GET /version": `{"version":"0.10.1"}`,
+			},
+			want: probeWant{version: probeStr("0.10.1"), runtime: probeStr("vLLM 0.10.1"), model: probeStr("facebook/opt-125m"), ctx: probeInt(128)},
+		},
+		{
+			name: "llama.cpp /props", kind: LlamaCpp,
+			bodies: map[string]string{"GET /props": probeCapture(t, "llamacpp-props-1.txt")},
+			want: probeWant{version: probeStr("b9014-d4b0c22f9"), runtime: probeStr("llama.cpp b9014-d4b0c22f9"),
+				model: probeStr("Qwen3.6-27B-UD-Q3_K_XL.gguf"), ctx: probeInt(262144), slots: probeInt(1),
+				details: map[string]string{"model_path": "/models/qwen3.6-27b-gguf/unsloth-q3kxl/Qwen3.6-27B-UD-Q3_K_XL.gguf"}},
+		},
+		{
+			name: "llama.cpp /slots when /props fails", kind: LlamaCpp,
+			bodies: map[string]string{"GET /slots": probeCapture(t, "llamacpp-slots-1.txt")},
+			want: probeWant{ctx: probeInt(256), slots: probeInt(1),
+				warnings: []string{"GET /props: HTTP 404", "GET /v1/models: HTTP 404"}},
+		},
+		{
+			name: "Ollama show (trained context), model not loaded", kind: Ollama, model: "dolphin3:8b",
+			bodies: map[string]string{
+				// Ollama API docs, "Version": GET /api/version → {"version": "0.5.1"}.
+				"GET /api/version": `{"version":"0.5.1"}`,
+				"POST /api/show":   probeCapture(t, "ollama-show-1.txt"),
+				"GET /api/ps":      probeCapture(t, "ollama-ps-1.txt"),
+			},
+			want: probeWant{version: probeStr("0.5.1"), runtime: probeStr("Ollama 0.5.1"), model: probeStr("dolphin3:8b"), ctx: probeInt(131072),
+				details:  map[string]string{"architecture": "llama", "trained_context_length": "131072", "quantization_level": "Q4_K_M", "parameter_size": "8.0B"},
+				warnings: []string{`GET /api/ps: model "dolphin3:8b" is not loaded`}},
+		},
+		{
+			name: "Ollama ps (loaded context and sizes)", kind: Ollama, model: "granite3.3:2b",
+			bodies: map[string]string{
+				"GET /api/version": `{"version":"0.5.1"}`,
+				"POST /api/show":   probeCapture(t, "ollama-show-1.txt"),
+				"GET /api/ps":      probeCapture(t, "ollama-ps-1.txt"),
+			},
+			want: probeWant{version: probeStr("0.5.1"), runtime: probeStr("Ollama 0.5.1"), model: probeStr("granite3.3:2b"), ctx: probeInt(4096),
+				size: probeI64(2629206853), sizeVRAM: probeI64(2629206853),
+				details: map[string]string{"trained_context_length": "131072", "context_length_source": "/api/ps context_length (loaded)"}},
+		},
+		{
+			name: "TGI /info (fixture from docs)", kind: TGI,
+			bodies: map[string]string{"GET /info": probeFile(t, "testdata/tgi-info-docs.json")},
+			want: probeWant{version: probeStr("2.4.1"), runtime: probeStr("TGI 2.4.1"), model: probeStr("bigscience/bloom-560m"), ctx: probeInt(2048),
+				details: map[string]string{"max_concurrent_requests": "128", "model_dtype": "torch.float16"}},
+		},
+		{
+			name: "nothing answers", kind: OpenAI, model: "m",
+			bodies: map[string]string{},
+			want:   probeWant{warnings: []string{"GET /v1/models: HTTP 404"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := probeServer(t, tc.bodies, "")
+			id := Probe(context.Background(), Config{Kind: tc.kind, BaseURL: srv.URL + "/v1/", Model: tc.model})
+			probeCheck(t, id, tc.want)
+		})
+	}
+}
+
+// TestProbeAPIKey sends the key and keeps it out of warnings.
+func TestProbeAPIKey(t *testing.T) {
+	const key = "sk-secret-123"
+	srv, _ := probeServer(t, map[string]string{"GET /v1/models": probeCapture(t, "vllm-models-1.txt")}, key)
+	id := Probe(context.Background(), Config{Kind: OpenAI, BaseURL: srv.URL, APIKey: key})
+	if id.Server.Model == nil || *id.Server.Model != "facebook/opt-125m" {
+		t.Fatalf("model %v with the key sent", probeShow(id.Server.Model))
+	}
+	bad := Probe(context.Background(), Config{Kind: VLLM, BaseURL: srv.URL, APIKey: "wrong-key-456"})
+	if len(bad.Warnings) == 0 {
+		t.Fatal("no warning for a rejected key")
+	}
+	for _, w := range append(id.Warnings, bad.Warnings...) {
+		if strings.Contains(w, key) || strings.Contains(w, "wrong-key-456") {
+			t.Fatalf("warning leaks the API key: %q", w)
+		}
+	}
+}
+
+// TestProbeUnreachable: a dead server gives warnings, fast, never a panic.
+func TestProbeUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	for _, k := range Kinds {
+		id := Probe(context.Background(), Config{Kind: k, BaseURL: url, Model: "m"})
+		if len(id.Warnings) == 0 || id.Server.Version != nil {
+			t.Errorf("%s: warnings %q version %v", k, id.Warnings, probeShow(id.Server.Version))
+		}
+	}
+}
+
+// TestProbeOllamaLive probes the real Ollama testbed: version, model,
+// context length, and after a request the loaded size.
+func TestProbeOllamaLive(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cfg := Config{Kind: Ollama, BaseURL: url, Model: model}
+	id := Probe(ctx, cfg)
+	s := id.Server
+	if s.Version == nil || *s.Version == "" || id.Runtime == nil || !strings.HasPrefix(*id.Runtime, "Ollama ") {
+		t.Fatalf("version %v runtime %v (warnings %q)", probeShow(s.Version), probeShow(id.Runtime), id.Warnings)
+	}
+	if s.Model == nil || *s.Model != model {
+		t.Fatalf("model %v, want %q", probeShow(s.Model), model)
+	}
+	if s.ContextLength == nil || *s.ContextLength <= 0 {
+		t.Fatalf("context length %v", probeShow(s.ContextLength))
+	}
+	// Load the model (a one-token generation), then read its size.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/api/generate",
+		strings.NewReader(`{"model":"`+model+`","prompt":"a","stream":false,"options":{"num_predict":1}}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	RefreshLoaded(ctx, cfg, &id)
+	if id.Server.SizeBytes == nil || *id.Server.SizeBytes <= 0 || id.Server.SizeVRAMBytes == nil {
+		t.Fatalf("size %v size_vram %v after loading (warnings %q)", probeShow(id.Server.SizeBytes), probeShow(id.Server.SizeVRAMBytes), id.Warnings)
+	}
+	t.Logf("runtime %s, model %s, context %d (%s), size %d B, size_vram %d B", *id.Runtime, *s.Model,
+		*id.Server.ContextLength, id.Server.Details["context_length_source"], *id.Server.SizeBytes, *id.Server.SizeVRAMBytes)
+}

@@ -1,0 +1,114 @@
+package telemetry
+
+import "fmt"
+
+// MetricsSummary is what the server's metrics said about one level. Nil
+// fields were not observed (the server does not export them, or no scrape
+// succeeded).
+type MetricsSummary struct {
+	// PeakKVUsage is the largest KV-cache usage fraction (0–1) seen.
+	PeakKVUsage *float64
+	// Preemptions is the preemption counter's increase over the level.
+	Preemptions *float64
+	// PeakRunning and PeakWaiting are the largest request gauges seen.
+	PeakRunning *float64
+	PeakWaiting *float64
+	// PeakKVTokensUsed is the largest KV-cache tokens-in-use gauge seen.
+	PeakKVTokensUsed *float64
+	// KVTokensMax is the KV-cache capacity in tokens, from the last scrape
+	// that had it.
+	KVTokensMax *float64
+	// Cache is the KV-cache configuration from the last scrape that had it.
+	Cache CacheConfig
+	// Scrapes and Failures count scrape attempts that succeeded / failed.
+	Scrapes, Failures int
+	// Warnings are findings as data (a counter reset, scrape failures).
+	Warnings []string
+}
+
+// Accumulator folds the Samples of one level into a MetricsSummary. It is
+// pure (no clock, no I/O) so it can be tested on captured scrapes; it is
+// not safe for concurrent use.
+type Accumulator struct {
+	s           MetricsSummary
+	lastPreempt *float64
+	preemptN    int
+	resets      int
+	lastErr     error
+}
+
+// Observe folds one successful scrape into the summary.
+func (a *Accumulator) Observe(s Sample) {
+	a.s.Scrapes++
+	a.s.PeakKVUsage = maxPtr(a.s.PeakKVUsage, s.KVUsage)
+	a.s.PeakRunning = maxPtr(a.s.PeakRunning, s.Running)
+	a.s.PeakWaiting = maxPtr(a.s.PeakWaiting, s.Waiting)
+	a.s.PeakKVTokensUsed = maxPtr(a.s.PeakKVTokensUsed, s.KVTokensUsed)
+	if s.KVTokensMax != nil {
+		a.s.KVTokensMax = ptr(*s.KVTokensMax)
+	}
+	if !s.Cache.empty() {
+		a.s.Cache = s.Cache
+	}
+	a.observePreemptions(s.Preemptions)
+}
+
+// observePreemptions adds the counter's positive step since the last scrape;
+// a decrease means the counter was reset (server restart), and the new value
+// counts from zero.
+func (a *Accumulator) observePreemptions(v *float64) {
+	if v == nil {
+		return
+	}
+	a.preemptN++
+	if a.lastPreempt == nil {
+		a.lastPreempt = ptr(*v)
+		return
+	}
+	step := *v - *a.lastPreempt
+	if step < 0 {
+		a.resets++
+		step = *v
+	}
+	total := step
+	if a.s.Preemptions != nil {
+		total += *a.s.Preemptions
+	}
+	a.s.Preemptions = &total
+	a.lastPreempt = ptr(*v)
+}
+
+// Fail counts one failed scrape; the last error is kept for the warning.
+func (a *Accumulator) Fail(err error) {
+	a.s.Failures++
+	a.lastErr = err
+}
+
+// Summary returns the level's summary with its warnings.
+func (a *Accumulator) Summary() MetricsSummary {
+	s := a.s
+	s.Warnings = nil
+	if a.preemptN == 1 {
+		s.Warnings = append(s.Warnings, "metrics: the preemption counter was read only once during the level, so preemptions is null")
+	}
+	if a.resets > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: the preemption counter went down %d time(s) during the level (server restarted?); counted from zero after each reset", a.resets))
+	}
+	if a.s.Failures > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %d of %d scrapes failed (last: %v)", a.s.Failures, a.s.Failures+a.s.Scrapes, a.lastErr))
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// maxPtr returns the larger of cur and v, treating nil as absent.
+func maxPtr(cur, v *float64) *float64 {
+	if v == nil {
+		return cur
+	}
+	if cur == nil || *v > *cur {
+		return ptr(*v)
+	}
+	return cur
+}

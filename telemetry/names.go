@@ -1,0 +1,100 @@
+package telemetry
+
+import "github.com/servebench/servebench/backend"
+
+// MetricNames lists, per quantity, the Prometheus metric names a server
+// family has used for it across versions, newest first. The first name
+// present in a scrape wins, so renames between versions are tolerated.
+type MetricNames struct {
+	// KVUsage is a gauge: fraction (0–1) of the KV cache in use.
+	KVUsage []string
+	// Preemptions is a counter of requests preempted (evicted from the KV
+	// cache and recomputed or swapped) since the server started.
+	Preemptions []string
+	// Running is a gauge: requests being decoded now.
+	Running []string
+	// Waiting is a gauge: requests queued, not yet scheduled.
+	Waiting []string
+	// KVTokensUsed is a gauge: KV-cache tokens in use now.
+	KVTokensUsed []string
+	// KVTokensMax is a gauge: KV-cache capacity in tokens.
+	KVTokensMax []string
+	// CacheInfo is an info gauge (value 1) whose labels carry the KV-cache
+	// settings: num_gpu_blocks, block_size, cache_dtype,
+	// gpu_memory_utilization.
+	CacheInfo []string
+}
+
+// vLLM names: V1 (≥ 0.8) exports kv_cache_usage_perc; V0 exported
+// gpu_cache_usage_perc. Both export num_preemptions_total (prometheus_client
+// writes the counter with its _total suffix; the bare name is kept for
+// exporters that strip it). Source: vLLM docs "Production Metrics" and
+// vllm/v1/metrics/loggers.py; checked against ../shared/captures/vllm-metrics-*.
+var vllmNames = MetricNames{
+	KVUsage:     []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+	Preemptions: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"},
+	Running:     []string{"vllm:num_requests_running"},
+	Waiting:     []string{"vllm:num_requests_waiting"},
+	CacheInfo:   []string{"vllm:cache_config_info"},
+}
+
+// SGLang names (docs/references/production_metrics.md): token_usage is the
+// fraction of the KV token pool in use; max_total_num_tokens its size.
+var sglangNames = MetricNames{
+	KVUsage:      []string{"sglang:token_usage"},
+	Running:      []string{"sglang:num_running_reqs"},
+	Waiting:      []string{"sglang:num_queue_reqs"},
+	KVTokensUsed: []string{"sglang:num_used_tokens"},
+	KVTokensMax:  []string{"sglang:max_total_num_tokens"},
+}
+
+// llama.cpp names (llama-server --metrics, tools/server/server.cpp): the KV
+// metrics were removed in 2025 builds, so they are optional.
+var llamacppNames = MetricNames{
+	KVUsage:      []string{"llamacpp:kv_cache_usage_ratio"},
+	Running:      []string{"llamacpp:requests_processing"},
+	Waiting:      []string{"llamacpp:requests_deferred"},
+	KVTokensUsed: []string{"llamacpp:kv_cache_tokens"},
+}
+
+// TGI names (text-generation-inference docs, reference/metrics):
+// tgi_queue_size is the number of requests waiting, tgi_batch_current_size
+// the size of the batch being decoded.
+var tgiNames = MetricNames{
+	Running: []string{"tgi_batch_current_size"},
+	Waiting: []string{"tgi_queue_size"},
+}
+
+// NamesFor returns the metric table of a server family. Ollama exports no
+// Prometheus metrics (ok is false). A generic OpenAI-compatible server may
+// be any of the others, so its table is the union of all of them.
+func NamesFor(k backend.Kind) (names MetricNames, ok bool) {
+	switch k {
+	case backend.VLLM:
+		return vllmNames, true
+	case backend.SGLang:
+		return sglangNames, true
+	case backend.LlamaCpp:
+		return llamacppNames, true
+	case backend.TGI:
+		return tgiNames, true
+	case backend.Ollama:
+		return MetricNames{}, false
+	default:
+		return union(vllmNames, sglangNames, llamacppNames, tgiNames), true
+	}
+}
+
+func union(tables ...MetricNames) MetricNames {
+	var u MetricNames
+	for _, t := range tables {
+		u.KVUsage = append(u.KVUsage, t.KVUsage...)
+		u.Preemptions = append(u.Preemptions, t.Preemptions...)
+		u.Running = append(u.Running, t.Running...)
+		u.Waiting = append(u.Waiting, t.Waiting...)
+		u.KVTokensUsed = append(u.KVTokensUsed, t.KVTokensUsed...)
+		u.KVTokensMax = append(u.KVTokensMax, t.KVTokensMax...)
+		u.CacheInfo = append(u.CacheInfo, t.CacheInfo...)
+	}
+	return u
+}
