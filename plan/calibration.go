@@ -1,0 +1,274 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+)
+
+// ErrorPct is the calibration error: (predicted − actual) / actual × 100,
+// rounded to one decimal as the seed's calibration records are.
+func ErrorPct(predicted, actual int) float64 {
+	if actual == 0 {
+		return math.NaN()
+	}
+	return math.Round(float64(predicted-actual)/float64(actual)*1000) / 10
+}
+
+// CalibrationRecord builds a seed-shaped calibration record from a
+// prediction and the capacity a real server reported.
+func CalibrationRecord(model, preset string, in *InputsOut, p *Prediction, actual int, source string) document.Calibration {
+	pred := p.PredictedTokens
+	if p.Correction != nil {
+		pred = p.UncorrectedTokens
+	}
+	return document.Calibration{
+		Model: model, Preset: preset, KVCacheDtype: p.KVCacheDtype, GPUGiB: in.GPUGiB,
+		WeightsGiB: p.WeightsGiB, GPUMemoryUtilization: in.GPUMemoryUtilization,
+		PredictedTokens: pred, ActualTokens: actual, ErrorPct: ErrorPct(pred, actual),
+		Backend: string(in.Backend), Source: source,
+	}
+}
+
+// Correction is a multiplicative correction of one (backend, GPU, KV dtype)
+// capacity, learned by `calibrate --fit`: Factor = actual / predicted.
+type Correction struct {
+	Backend string  `json:"backend"`
+	GPU     string  `json:"gpu"`
+	KVDtype string  `json:"kv_cache_dtype"`
+	Factor  float64 `json:"factor"`
+	// PredictedTokens and ActualTokens are the pair it was fitted on.
+	PredictedTokens int    `json:"predicted_tokens"`
+	ActualTokens    int    `json:"actual_tokens"`
+	Source          string `json:"source,omitempty"`
+}
+
+// CalibrationFile is the --calibration file: corrections plus the records
+// they came from.
+type CalibrationFile struct {
+	Corrections []Correction           `json:"corrections"`
+	Records     []document.Calibration `json:"calibration,omitempty"`
+}
+
+// correctionKey names the GPU by catalog name or, without one, by its
+// memory, so that a correction fitted with --gpu-gib 15.92 applies again
+// to --gpu-gib 15.92.
+func correctionKey(gpu string, gib float64) string {
+	if gpu != "" {
+		return gpuKey(gpu)
+	}
+	return fmt.Sprintf("%.2fgib", gib)
+}
+
+// LoadCalibration reads a calibration file; a missing file is an empty one.
+func LoadCalibration(path string) (*CalibrationFile, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &CalibrationFile{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := parseCalibration(b)
+	if err != nil {
+		return nil, fmt.Errorf("calibration file %s: %v", path, err)
+	}
+	return f, nil
+}
+
+// parseCalibration decodes and checks a calibration file's bytes.
+func parseCalibration(b []byte) (*CalibrationFile, error) {
+	var f CalibrationFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, jsonFieldError(err)
+	}
+	for i, c := range f.Corrections {
+		if !(c.Factor > 0 && c.Factor < 100) {
+			return nil, fmt.Errorf("corrections[%d].factor = %v is out of range", i, c.Factor)
+		}
+	}
+	return &f, nil
+}
+
+// Save writes f to path (atomically: a temporary file then rename).
+func (f *CalibrationFile) Save(path string) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Fit stores (replacing any earlier one) the correction for this
+// backend, GPU and KV dtype, and keeps the record.
+func (f *CalibrationFile) Fit(rec document.Calibration, gpu string) Correction {
+	c := Correction{
+		Backend: rec.Backend, GPU: correctionKey(gpu, rec.GPUGiB), KVDtype: rec.KVCacheDtype,
+		Factor:          float64(rec.ActualTokens) / float64(rec.PredictedTokens),
+		PredictedTokens: rec.PredictedTokens, ActualTokens: rec.ActualTokens, Source: rec.Source,
+	}
+	out := f.Corrections[:0]
+	for _, o := range f.Corrections {
+		if !(o.Backend == c.Backend && o.GPU == c.GPU && o.KVDtype == c.KVDtype) {
+			out = append(out, o)
+		}
+	}
+	f.Corrections = append(out, c)
+	sort.Slice(f.Corrections, func(i, j int) bool {
+		a, b := f.Corrections[i], f.Corrections[j]
+		return a.Backend+a.GPU+a.KVDtype < b.Backend+b.GPU+b.KVDtype
+	})
+	f.Records = append(f.Records, rec)
+	return c
+}
+
+// apply multiplies the prediction's tokens by the matching correction, if
+// any, keeping the uncorrected figure; blocks and concurrency follow.
+func (f *CalibrationFile) apply(b Backend, gpu string, gib float64, p *Prediction) {
+	key := correctionKey(gpu, gib)
+	for i := range f.Corrections {
+		c := f.Corrections[i]
+		if c.Backend != string(b) || c.GPU != key || !strings.EqualFold(c.KVDtype, p.KVCacheDtype) {
+			continue
+		}
+		p.UncorrectedTokens = p.PredictedTokens
+		p.Correction = &c
+		tokens := int(math.Floor(float64(p.PredictedTokens) * c.Factor))
+		if p.BlockSize > 0 && p.Blocks > 0 {
+			p.Blocks = tokens / p.BlockSize
+			tokens = p.Blocks * p.BlockSize
+		}
+		if p.PredictedTokens > 0 {
+			p.KVGiB = round(p.KVGiB*float64(tokens)/float64(p.PredictedTokens), 3)
+			p.MaxConcurrency = round(p.MaxConcurrency*float64(tokens)/float64(p.PredictedTokens), 2)
+		}
+		p.PredictedTokens = tokens
+		return
+	}
+}
+
+// Actual is the capacity a real server reported, for calibration.
+type Actual struct {
+	// Tokens is the KV capacity in tokens (vLLM blocks × block size;
+	// llama.cpp/Ollama cells); 0 when unknown.
+	Tokens int
+	// KVMiB is llama.cpp's logged KV buffer, TotalMiB Ollama's /api/ps
+	// size in MiB; nil when not known.
+	KVMiB, TotalMiB *float64
+	// Source names where the figures came from (a log path, a URL).
+	Source string
+}
+
+// Comparison is one prediction held against the real capacity.
+type Comparison struct {
+	Record document.Calibration `json:"record"`
+	// The record's predicted_kv_mib/actual_kv_mib and PredictedTotalMiB/
+	// ActualTotalMiB compare memory where the server reports it
+	// (llama.cpp/Ollama); the *ErrorPct fields are (predicted − actual) /
+	// actual × 100, one decimal.
+	KVErrorPct        *float64 `json:"kv_error_pct,omitempty"`
+	PredictedTotalMiB *float64 `json:"predicted_total_mib,omitempty"`
+	ActualTotalMiB    *float64 `json:"actual_total_mib,omitempty"`
+	TotalErrorPct     *float64 `json:"total_error_pct,omitempty"`
+}
+
+// Compare holds prediction p of res against a. The record's error_pct is
+// on tokens when a.Tokens is known.
+func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, error) {
+	if a.Tokens <= 0 && a.KVMiB == nil && a.TotalMiB == nil {
+		return Comparison{}, fmt.Errorf("the server reported no capacity figure")
+	}
+	c := Comparison{Record: CalibrationRecord(res.Model.Name, preset, &res.Inputs, p, a.Tokens, a.Source)}
+	if a.Tokens <= 0 {
+		c.Record.ActualTokens, c.Record.ErrorPct = 0, 0
+	}
+	if a.KVMiB != nil && p.KVMiB > 0 {
+		pk, ak := p.KVMiB, *a.KVMiB
+		c.Record.PredictedKVMiB, c.Record.ActualKVMiB = &pk, &ak
+		e := math.Round((pk-*a.KVMiB) / *a.KVMiB * 1000) / 10
+		c.KVErrorPct = &e
+	}
+	if a.TotalMiB != nil && *a.TotalMiB > 0 {
+		t := round(p.WeightsGiB*1024+p.KVMiB+p.ComputeBufferMiB, 2)
+		if p.KVMiB == 0 {
+			t = round((p.WeightsGiB+p.KVGiB+p.ActivationGiB+p.NonTorchGiB)*1024, 2)
+		}
+		c.PredictedTotalMiB, c.ActualTotalMiB = &t, a.TotalMiB
+		e := math.Round((t-*a.TotalMiB) / *a.TotalMiB * 1000) / 10
+		c.TotalErrorPct = &e
+	}
+	return c, nil
+}
+
+// LogInputs are inputs a server log states, used where the command line
+// left them unset.
+type LogInputs struct {
+	GPUGiB, Utilization *float64
+	NCtx, NSeq          *int
+	TypeK               string
+}
+
+// ApplyLog fills in's unset fields from what the server's log states: for
+// llama.cpp n_ctx (the total) and n_seq_max; for Ollama num_ctx per slot
+// (n_ctx / n_seq_max) and the slots; the KV type; for vLLM the total GPU
+// memory and utilization of its profiling line. set names the flags the
+// user gave. It returns what it took from the log, as warnings-style
+// notes.
+func ApplyLog(in *Inputs, l LogInputs, set map[string]bool) []string {
+	var notes []string
+	note := func(s string) { notes = append(notes, "from the server log: "+s) }
+	switch in.Backend {
+	case LlamaCpp, Ollama:
+		if l.NSeq != nil && *l.NSeq > 0 && !set["parallel"] {
+			in.Parallel = *l.NSeq
+			note(fmt.Sprintf("%d slots (n_seq_max)", in.Parallel))
+		}
+		if l.NCtx != nil && *l.NCtx > 0 && !set["context"] {
+			in.Context = *l.NCtx
+			if in.Backend == Ollama {
+				in.Context = *l.NCtx / max(in.Parallel, 1)
+			}
+			note(fmt.Sprintf("n_ctx %d", *l.NCtx))
+		}
+		if l.TypeK != "" && !set["kv-dtype"] {
+			if d, err := ParseKVDtype(l.TypeK); err == nil {
+				in.KVDtypes = []KVDtype{d}
+				note("KV type " + l.TypeK)
+				if d.IsGGMLQuant() {
+					in.FlashAttention = true
+				}
+			}
+		}
+	case VLLM, Seed:
+		if l.GPUGiB != nil && !set["gpu"] && !set["gpu-gib"] {
+			in.GPUGiB = *l.GPUGiB
+			note(fmt.Sprintf("total_gpu_memory %.2f GiB", in.GPUGiB))
+		}
+		if l.Utilization != nil && !set["gpu-memory-utilization"] {
+			in.Utilization = *l.Utilization
+			note(fmt.Sprintf("gpu_memory_utilization %.2f", in.Utilization))
+		}
+	}
+	return notes
+}

@@ -1,0 +1,170 @@
+package plan
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestErrorPct(t *testing.T) {
+	for _, c := range []struct {
+		p, a int
+		want float64
+	}{{143040, 158048, -9.5}, {286096, 272304, 5.1}, {100, 100, 0}} {
+		if got := ErrorPct(c.p, c.a); got != c.want {
+			t.Errorf("ErrorPct(%d, %d) = %v, want %v", c.p, c.a, got, c.want)
+		}
+	}
+}
+
+// TestFitAndApply: a fitted correction multiplies later predictions of the
+// same backend, GPU and dtype only, keeps the uncorrected figure, and
+// survives a save and load.
+func TestFitAndApply(t *testing.T) {
+	m, _ := Preset("qwen2.5-7b")
+	in := Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
+	res, err := Plan(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := res.Predictions[0]
+	rec := CalibrationRecord("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", &res.Inputs, &auto, 158048, "test")
+	var f CalibrationFile
+	c := f.Fit(rec, in.GPUName)
+	if c.Factor != 158048.0/float64(auto.PredictedTokens) || c.GPU != "rtx5070ti" {
+		t.Fatalf("correction %+v", c)
+	}
+	path := filepath.Join(t.TempDir(), "cal.json")
+	if err := f.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadCalibration(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Corrections = loaded
+	res2, _ := Plan(in)
+	got, fp8 := res2.Predictions[0], res2.Predictions[1]
+	if got.Correction == nil || got.UncorrectedTokens != auto.PredictedTokens || got.PredictedTokens != 158048 || got.Blocks != 9878 {
+		t.Errorf("corrected auto %+v", got)
+	}
+	if fp8.Correction != nil {
+		t.Errorf("fp8 got auto's correction")
+	}
+	in.GPUName, in.GPUGiB = "GeForce RTX 4090", 23.63
+	res3, _ := Plan(in)
+	if res3.Predictions[0].Correction != nil {
+		t.Errorf("another GPU got the correction")
+	}
+}
+
+func TestLoadCalibrationErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing, err := LoadCalibration(filepath.Join(dir, "none.json"))
+	if err != nil || len(missing.Corrections) != 0 {
+		t.Errorf("missing file: %v %v", missing, err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"corrections":[{"backend":"vllm","factor":-1}]}`), 0o644)
+	if _, err := LoadCalibration(bad); err == nil || !strings.Contains(err.Error(), "corrections[0].factor") {
+		t.Errorf("bad factor: %v", err)
+	}
+	os.WriteFile(bad, []byte(`{`), 0o644)
+	if _, err := LoadCalibration(bad); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("bad json: %v", err)
+	}
+}
+
+// TestApplyLogOllama: an Ollama log's n_ctx (total) and n_seq_max give
+// num_ctx per slot and the slots.
+func TestApplyLogOllama(t *testing.T) {
+	nctx, nseq := 8192, 4
+	in := Inputs{Backend: Ollama}
+	notes := ApplyLog(&in, LogInputs{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}, map[string]bool{})
+	if in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
+		t.Errorf("%+v %v", in, notes)
+	}
+	in = Inputs{Backend: Ollama, Context: 4096}
+	ApplyLog(&in, LogInputs{NCtx: &nctx}, map[string]bool{"context": true})
+	if in.Context != 4096 {
+		t.Errorf("a flag the user set was overridden: %d", in.Context)
+	}
+}
+
+// TestComputeBufferEstimate holds the llama.cpp compute-buffer estimate
+// against the logs where it is close: the testbed's tiny model without
+// flash attention (80.51 MiB logged by Ollama 0.6.5) and Llama-3.1-8B
+// with flash attention at n_ubatch 1024 (613.01 MiB, kv-capacity-logs.json).
+func TestComputeBufferEstimate(t *testing.T) {
+	tiny := ModelSpec{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Intermediate: 128, Vocab: 299}
+	llama, _ := Preset("llama-3.1-8b")
+	for _, c := range []struct {
+		name      string
+		m         *ModelSpec
+		nkv, ub   int
+		fa        bool
+		logged    float64
+		tolerance float64
+	}{
+		{"tiny no FA", &tiny, 8192, 512, false, 80.51, 0.02},
+		{"llama-3.1-8b FA", &llama, 16384, 1024, true, 613.01, 0.01},
+	} {
+		got := llamaComputeMiB(c.m, c.nkv, c.ub, c.fa)
+		if d := (got - c.logged) / c.logged; d > c.tolerance || d < -c.tolerance {
+			t.Errorf("%s: %.2f MiB, logged %.2f", c.name, got, c.logged)
+		}
+	}
+}
+
+// TestLookupGPU matches device names as nvidia-smi and logs print them.
+func TestLookupGPU(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"NVIDIA GeForce RTX 5070 Ti", "GeForce RTX 5070 Ti"},
+		{"NVIDIA H100 80GB HBM3", "H100 80GB"},
+		{"NVIDIA A100-SXM4-80GB", "A100 80GB"},
+		{"NVIDIA A100-SXM4-40GB", "A100 40GB"},
+		{"Tesla T4", "Tesla T4"},
+		{"NVIDIA L4", "L4"},
+		{"NVIDIA L40S", "L40S"},
+		{"NVIDIA GeForce RTX 3060", "GeForce RTX 3060 12GB"},
+		{"rtx 4090", "GeForce RTX 4090"},
+		{"NVIDIA H200", "H200"},
+	} {
+		g, err := LookupGPU(c.name)
+		if err != nil || g.Name != c.want {
+			t.Errorf("LookupGPU(%q) = %q, %v; want %q", c.name, g.Name, err, c.want)
+		}
+	}
+	if _, err := LookupGPU("RTX 9090"); err == nil || !strings.Contains(err.Error(), "closest") {
+		t.Errorf("unknown GPU: %v", err)
+	}
+	for _, g := range GPUs() {
+		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 {
+			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
+		}
+	}
+}
+
+// FuzzParseCalibration: a hand-edited calibration file never panics the
+// planner; accepted factors are in range and apply cleanly.
+func FuzzParseCalibration(f *testing.F) {
+	f.Add([]byte(`{"corrections":[{"backend":"vllm","gpu":"rtx5070ti","kv_cache_dtype":"auto","factor":0.97}]}`))
+	f.Add([]byte(`{"corrections":[{"factor":1e308}],"calibration":[{"model":"m"}]}`))
+	f.Add([]byte(`[]`))
+	m, _ := Preset("qwen3-8b")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cf, err := parseCalibration(b)
+		if err != nil {
+			return
+		}
+		for _, c := range cf.Corrections {
+			if !(c.Factor > 0 && c.Factor < 100) {
+				t.Fatalf("accepted factor %v", c.Factor)
+			}
+		}
+		if _, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Corrections: cf}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

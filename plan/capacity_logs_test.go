@@ -1,0 +1,250 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// capacityLogs is ../shared/data/kv-capacity-logs.json: capacity figures
+// copied from published server start-up logs (source on each record).
+type capacityLogs struct {
+	VLLM     []vllmLogRecord  `json:"vllm"`
+	LlamaCpp []llamaLogRecord `json:"llamacpp"`
+}
+
+type vllmLogRecord struct {
+	Source               string   `json:"source"`
+	VLLMVersion          string   `json:"vllm_version"`
+	Engine               string   `json:"engine"`
+	Wrapper              string   `json:"framework_wrapper"`
+	Model                string   `json:"model"`
+	GPU                  string   `json:"gpu"`
+	TotalGiB             *float64 `json:"total_gpu_memory_gib"`
+	Utilization          float64  `json:"gpu_memory_utilization"`
+	MaxModelLen          int      `json:"max_model_len"`
+	MaxNumSeqs           *int     `json:"max_num_seqs"`
+	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens"`
+	KVCacheDtype         string   `json:"kv_cache_dtype"`
+	WeightsGiB           float64  `json:"weights_gib"`
+	ActivationPeakGiB    *float64 `json:"activation_peak_gib"`
+	AvailableKVGiB       *float64 `json:"available_kv_gib"`
+	GPUBlocks            *int     `json:"gpu_blocks"`
+	KVTokens             *int     `json:"kv_tokens"`
+	BlockSize            int      `json:"block_size"`
+	MaxConcurrency       *float64 `json:"max_concurrency"`
+	MaxConcurrencyTokens int      `json:"max_concurrency_tokens_per_request"`
+}
+
+// actualTokens is the record's KV capacity in tokens.
+func (r *vllmLogRecord) actualTokens() int {
+	if r.KVTokens != nil {
+		return *r.KVTokens
+	}
+	return *r.GPUBlocks * r.BlockSize
+}
+
+type llamaLogRecord struct {
+	Source   string  `json:"source"`
+	Model    string  `json:"model"`
+	Arch     string  `json:"arch"`
+	NLayer   int     `json:"n_layer"`
+	NHeadKV  int     `json:"n_head_kv"`
+	HeadK    int     `json:"n_embd_head_k"`
+	EmbdKGQA int     `json:"n_embd_k_gqa"`
+	NCtx     int     `json:"n_ctx"`
+	NSeqMax  int     `json:"n_seq_max"`
+	NUBatch  int     `json:"n_ubatch"`
+	TypeK    string  `json:"type_k"`
+	TypeV    string  `json:"type_v"`
+	KVMiB    float64 `json:"kv_size_mib"`
+	KMiB     float64 `json:"k_mib"`
+	VMiB     float64 `json:"v_mib"`
+}
+
+func loadCapacityLogs(t *testing.T) *capacityLogs {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(sharedDir, "data", "kv-capacity-logs.json"))
+	if err != nil {
+		t.Fatalf("kv-capacity-logs.json: %v", err)
+	}
+	var c capacityLogs
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.VLLM) == 0 || len(c.LlamaCpp) == 0 {
+		t.Fatal("kv-capacity-logs.json has no records")
+	}
+	return &c
+}
+
+// TestLlamaCppKVExact: the KV buffer of every llama.cpp record, from the
+// model's logged metadata, to 0.01 MiB (K, V and total).
+func TestLlamaCppKVExact(t *testing.T) {
+	for _, r := range loadCapacityLogs(t).LlamaCpp {
+		t.Run(r.Model, func(t *testing.T) {
+			m := ModelSpec{Name: r.Model, Arch: r.Arch, Layers: r.NLayer, KVHeads: r.NHeadKV, HeadDim: r.HeadK}
+			if m.EmbdGQA() != r.EmbdKGQA {
+				t.Fatalf("n_embd_k_gqa %d, log %d", m.EmbdGQA(), r.EmbdKGQA)
+			}
+			tk, err := ParseKVDtype(r.TypeK)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tv, err := ParseKVDtype(r.TypeV)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kv, err := LlamaKVSize(&m, r.NCtx, max(r.NSeqMax, 1), r.NUBatch, tk, tv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, v := float64(kv.KBytes)/MiB, float64(kv.VBytes)/MiB
+			t.Logf("%s: KV %.2f MiB (log %.2f), K %.2f (log %.2f), V %.2f (log %.2f)", r.Model, kv.MiB(), r.KVMiB, k, r.KMiB, v, r.VMiB)
+			for _, c := range []struct {
+				name      string
+				got, want float64
+			}{{"total", kv.MiB(), r.KVMiB}, {"K", k, r.KMiB}, {"V", v, r.VMiB}} {
+				if math.Abs(c.got-c.want) > 0.005+1e-9 {
+					t.Errorf("%s %.4f MiB, log %.2f", c.name, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestOllamaTestbedKV: the Ollama testbed's tiny model (llama, 2 layers,
+// dim 64, 4 heads, 2 KV heads → n_embd_gqa 32) at num_ctx 2048 × 4 slots,
+// f16: Ollama logs "KV self size = 2.00 MiB".
+func TestOllamaTestbedKV(t *testing.T) {
+	m := ModelSpec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
+		Intermediate: 128, Vocab: 256}
+	res, err := Plan(Inputs{Model: m, Backend: Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Predictions[0]
+	if p.KVMiB != 2.00 || p.Cells != 8192 {
+		t.Errorf("KV %.2f MiB over %d cells, want 2.00 MiB over 8192", p.KVMiB, p.Cells)
+	}
+}
+
+// TestVLLMRecords holds the vllm capacity model against every vLLM record
+// and both seed calibration records, prints each error and fails beyond
+// ±5% (records) and ±3% (seed). Inputs per record are only what its log
+// states (GPU memory, utilization, weights, max_num_batched_tokens,
+// max_num_seqs, KV dtype) plus the sampler: records run through Unsloth
+// in notebooks (pip installs without FlashInfer) and V0 use vLLM's
+// PyTorch top-k/top-p; stand-alone V1 servers use FlashInfer's.
+func TestVLLMRecords(t *testing.T) {
+	logs := loadCapacityLogs(t)
+	type row struct {
+		name      string
+		in        Inputs
+		actual    int
+		targetPct float64
+		// knownMiss explains a record the model misses beyond its target;
+		// it is still held to targetPct = the miss measured when written,
+		// rounded up, so that a regression fails.
+		knownMiss string
+	}
+	var rows []row
+	for _, r := range logs.VLLM {
+		m, err := presetForLog(r.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0.0
+		if r.TotalGiB != nil {
+			total = *r.TotalGiB
+		} else {
+			g, err := LookupGPU(r.GPU)
+			if err != nil {
+				t.Fatalf("%s: %v", r.GPU, err)
+			}
+			total = g.MemoryGiB
+		}
+		seqs := vllmDefaultMaxNumSeqs
+		if r.MaxNumSeqs != nil {
+			seqs = *r.MaxNumSeqs
+		}
+		sampler := SamplerFlashInfer
+		if r.Engine == "V0" || r.Wrapper == "unsloth" {
+			sampler = SamplerPyTorch
+		}
+		dt, _ := ParseKVDtype(r.KVCacheDtype)
+		rows = append(rows, row{
+			name: fmt.Sprintf("%s %s %s", r.Model, r.GPU, r.VLLMVersion),
+			in: Inputs{Model: m, Backend: VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
+				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
+				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler},
+			actual: r.actualTokens(), targetPct: 5,
+		})
+	}
+	for _, c := range loadSeed(t).Calibration {
+		m, _ := Preset(c.Preset)
+		dt, _ := ParseKVDtype(c.KVCacheDtype)
+		r := row{
+			name: "seed " + c.Model + " " + c.KVCacheDtype,
+			in: Inputs{Model: m, Backend: VLLM, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization, Quant: "awq",
+				KVDtypes: []KVDtype{dt}, Context: 32768},
+			actual: c.ActualTokens, targetPct: 3,
+		}
+		if dt == KVFP8 {
+			// The seed's fp8 server had 1.17 GiB less for KV than its fp16
+			// server with the same model, GPU and utilization (9,878 blocks
+			// of 0.875 MiB vs 17,019 of 0.4375 MiB), and peaked 0.3–0.4 GiB
+			// lower in VRAM: something dtype-dependent (likely the attention
+			// backend vLLM picks for an fp8 cache on this GPU) took memory
+			// in profiling. The model has no such term; this is a known miss
+			// (a related open report: vllm-project/vllm#46985, "Why does
+			// kv-cache-dtype=fp8 OOM more easily than bf16/fp16").
+			r.targetPct, r.knownMiss = 20, "fp8 attention backend memory not modelled"
+		}
+		rows = append(rows, r)
+	}
+	// Not in kv-capacity-logs.json, shown for information only (no
+	// target): the V0 Phi-4 GPTQ excerpt in serverlog/testdata
+	// (xinyuwei-david/david-share Deep-Learning/Phi4/readme.md), whose
+	// small utilization (0.15) leaves 2.18 GiB of KV, so that errors in
+	// the 1.2 GiB of activation and non-torch memory weigh heavily.
+	phi4, _ := Preset("phi-4")
+	rows = append(rows, row{
+		name: "extra: phi-4 GPTQ A100 80GB V0 (serverlog/testdata/vllm-v0-phi4.log)",
+		in: Inputs{Model: phi4, Backend: VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
+			Context: 2048, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, Sampler: SamplerPyTorch},
+		actual: 715 * 16, targetPct: math.Inf(1), knownMiss: "information only",
+	})
+	t.Logf("%-75s %10s %10s %7s", "record", "predicted", "actual", "error%")
+	for _, r := range rows {
+		res, err := Plan(r.in)
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		p := res.Predictions[0]
+		e := float64(p.PredictedTokens-r.actual) / float64(r.actual) * 100
+		t.Logf("%-75s %10d %10d %+7.2f %s", r.name, p.PredictedTokens, r.actual, e, r.knownMiss)
+		if math.Abs(e) > r.targetPct {
+			t.Errorf("%s: error %+.2f%% beyond ±%.0f%%", r.name, e, r.targetPct)
+		}
+	}
+}
+
+// presetForLog maps a record's model name to the preset of its
+// architecture (fine-tunes and quantized copies share it).
+func presetForLog(model string) (ModelSpec, error) {
+	l := strings.ToLower(model)
+	for _, c := range []struct{ sub, preset string }{
+		{"qwen3-8b", "qwen3-8b"}, {"llama-3.2-3b", "llama-3.2-3b"}, {"llama-3.1-8b", "llama-3.1-8b"},
+		{"mistral-7b", "mistral-7b"}, {"qwen2-7b", "qwen2-7b"},
+	} {
+		if strings.Contains(l, c.sub) {
+			return Preset(c.preset)
+		}
+	}
+	return ModelSpec{}, fmt.Errorf("no preset for %q", model)
+}

@@ -1,0 +1,106 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// GPU is one catalog entry.
+type GPU struct {
+	// Name is the marketing name, as nvidia-smi prints it without "NVIDIA".
+	Name string `json:"name"`
+	// MemoryGiB is the total memory the CUDA driver reports (what vLLM
+	// multiplies by gpu_memory_utilization). Where a published log gives
+	// it (MemorySource "log"), that value; else the board's nominal
+	// memory ("nominal"), which is a few hundred MiB above what the
+	// driver reports.
+	MemoryGiB    float64 `json:"memory_gib"`
+	MemorySource string  `json:"memory_source"`
+	// BandwidthGBs is the memory bandwidth in GB/s (10^9 bytes/s), from
+	// the spec sheet; it bounds decode speed.
+	BandwidthGBs float64 `json:"bandwidth_gb_s"`
+	// FP16TFLOPS is dense FP16 tensor-core throughput in TFLOPS (no
+	// sparsity), from the spec sheet; it bounds prefill speed.
+	FP16TFLOPS float64 `json:"fp16_dense_tflops"`
+}
+
+// gpus is the built-in catalog. Keys are normalized names (see gpuKey).
+var gpus = []GPU{
+	{"GeForce RTX 3060 12GB", 12.0, "nominal", 360, 51},
+	{"GeForce RTX 3090", 24.0, "nominal", 936, 71},
+	{"GeForce RTX 4060 Ti 16GB", 16.0, "nominal", 288, 88},
+	{"GeForce RTX 4070 Ti SUPER", 16.0, "nominal", 672, 176},
+	{"GeForce RTX 4080", 16.0, "nominal", 717, 195},
+	{"GeForce RTX 4090", 23.63, "log", 1008, 330},
+	{"GeForce RTX 5070 Ti", 15.92, "log", 896, 176},
+	{"GeForce RTX 5080", 16.0, "nominal", 960, 225},
+	{"GeForce RTX 5090", 32.0, "nominal", 1792, 419},
+	{"Tesla T4", 14.74, "log", 320, 65},
+	{"A10", 24.0, "nominal", 600, 125},
+	{"L4", 22.16, "log", 300, 121},
+	{"L40S", 48.0, "nominal", 864, 362},
+	{"A100 40GB", 39.56, "log", 1555, 312},
+	{"A100 80GB", 79.15, "log", 2039, 312},
+	{"H100 80GB", 80.0, "nominal", 3350, 989},
+	{"H200", 141.0, "nominal", 4800, 989},
+}
+
+// GPUs returns the catalog.
+func GPUs() []GPU { return append([]GPU(nil), gpus...) }
+
+// gpuKey drops a parenthetical remark, lowercases s and drops "nvidia", "geforce", "tesla", spaces,
+// dashes and "sxm4"/"pcie" so that nvidia-smi names match catalog names.
+func gpuKey(s string) string {
+	if i := strings.IndexByte(s, '('); i > 0 {
+		s = s[:i]
+	}
+	s = strings.ToLower(s)
+	for _, w := range []string{"nvidia", "geforce", "tesla", "-sxm4", "-sxm5", "-pcie", "sxm", "pcie", "hbm3", " ", "-", "_"} {
+		s = strings.ReplaceAll(s, w, "")
+	}
+	return s
+}
+
+// LookupGPU finds a GPU by name (case and vendor words ignored, "A100-SXM4-40GB"
+// matches "A100 40GB"), or returns an error listing the closest names.
+func LookupGPU(name string) (GPU, error) {
+	k := gpuKey(name)
+	for _, g := range gpus {
+		if gpuKey(g.Name) == k {
+			return g, nil
+		}
+	}
+	// Device names without the memory size ("NVIDIA H100 80GB HBM3" vs
+	// "H100 80GB", "RTX 3060" vs "RTX 3060 12GB"): accept a unique prefix.
+	var hits []GPU
+	for _, g := range gpus {
+		gk := gpuKey(g.Name)
+		if strings.HasPrefix(gk, k) || strings.HasPrefix(k, gk) {
+			hits = append(hits, g)
+		}
+	}
+	if len(hits) == 1 {
+		return hits[0], nil
+	}
+	names := make([]string, len(gpus))
+	for i, g := range gpus {
+		names[i] = g.Name
+	}
+	sort.Strings(names)
+	return GPU{}, fmt.Errorf("unknown --gpu %q; closest: %s (or give --gpu-gib)", name, strings.Join(closestGPU(name, names), ", "))
+}
+
+func closestGPU(name string, names []string) []string {
+	keys := make([]string, len(names))
+	byKey := map[string]string{}
+	for i, n := range names {
+		keys[i] = gpuKey(n)
+		byKey[keys[i]] = n
+	}
+	var out []string
+	for _, k := range Closest(gpuKey(name), keys, 3) {
+		out = append(out, byKey[k])
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package plan
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// LoadModel resolves --model: a path to a GGUF file, a config.json or a
+// folder holding one, else a preset name.
+func LoadModel(arg string) (ModelSpec, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") || strings.HasSuffix(arg, ".gguf") {
+			return ModelSpec{}, err
+		}
+		return Preset(arg)
+	}
+	if fi.IsDir() {
+		m, err := ReadHFConfig(arg)
+		m.Name = filepath.Base(filepath.Clean(arg))
+		return m, err
+	}
+	if isGGUF(arg) {
+		return ReadGGUFSpec(arg)
+	}
+	m, err := ReadHFConfig(arg)
+	if err == nil && m.Name == arg {
+		m.Name = filepath.Base(filepath.Dir(arg))
+		if m.Name == "." || m.Name == "" {
+			m.Name = arg
+		}
+	}
+	return m, err
+}
+
+// isGGUF reports whether the file starts with the GGUF magic.
+func isGGUF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4)
+	n, _ := f.Read(b)
+	return bytes.Equal(b[:n], []byte("GGUF"))
+}

@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"math"
+	"sort"
+
+	"github.com/servebench/servebench/document"
+)
+
+// Seed planner constants (multi-backend-sweep.json "planner").
+const (
+	// SeedOverheadGiB is the seed's fixed allowance for everything but
+	// weights and KV cache.
+	SeedOverheadGiB = 1.5
+	// SeedUtilization is the seed's gpu_memory_utilization.
+	SeedUtilization = 0.9
+	// SeedBlockSize is the seed's KV block size in tokens.
+	SeedBlockSize = 16
+)
+
+// seedPredict is the seed planner, exactly (DESIGN.md):
+//
+//	tokens = ⌊(gpu_gib × utilization − weights_gib − overhead_gib) × GiB /
+//	         (block_size × bytes_per_token)⌋ × block_size
+//	bytes_per_token = 2 × n_layers × n_kv_heads × head_dim × kv_bytes(dtype)
+//
+// The seed recorded weights_gib to three decimals (5.188 for Qwen2.5-7B
+// AWQ) and computed with that rounded figure, so this does too; with
+// unrounded weights the seed's 143,040 would come out as 143,056.
+func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
+	var warns []string
+	if d != KVAuto && d != KVFP8 {
+		warns = append(warns, "seed planner knows kv_bytes for auto and fp8 only; "+string(d)+" uses the dtype's bytes per element")
+	}
+	if in.Model.IsMLA() || in.Model.SlidingWindow > 0 {
+		warns = append(warns, "seed planner ignores MLA and sliding windows: it counts 2 × layers × kv_heads × head_dim per token")
+	}
+	weightsGiB := round(float64(weightsBytes)/GiB, 3)
+	kb := d.Bytes(in.Model.Dtype)
+	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
+	free := in.GPUGiB*in.Utilization - weightsGiB - SeedOverheadGiB
+	p := Prediction{
+		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
+		WeightsGiB: weightsGiB, BytesPerToken: bpt, Context: in.Context,
+		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: SeedOverheadGiB, Fits: true,
+	}
+	if free <= 0 {
+		p.Fits, p.ShortfallGiB = false, round(-free, 2)
+		return p, warns
+	}
+	p.Blocks = int(math.Floor(free * GiB / (float64(in.BlockSize) * bpt)))
+	p.PredictedTokens = p.Blocks * in.BlockSize
+	p.KVGiB = round(float64(p.PredictedTokens)*bpt/GiB, 3)
+	p.MaxConcurrency = round(concurrency(p.PredictedTokens, in.Context), 2)
+	return p, warns
+}
+
+// SeedPlanner returns the seed planner block (document.Planner) with the
+// seed's constants and the given models' table rows.
+func SeedPlanner(models ...ModelSpec) *document.Planner {
+	pl := &document.Planner{
+		GiB:                  GiB,
+		KVBytes:              map[string]float64{"auto": 2.0, "fp8": 1.0},
+		GPUMemoryUtilization: SeedUtilization,
+		OverheadGiB:          SeedOverheadGiB,
+		BlockSize:            SeedBlockSize,
+		Models:               map[string]document.PlannerModel{},
+	}
+	for _, m := range models {
+		pl.Models[m.Name] = PlannerModel(&m)
+	}
+	return pl
+}
+
+// PlannerModel is m as a row of the seed planner's model table.
+func PlannerModel(m *ModelSpec) document.PlannerModel {
+	pb := m.ParamsB
+	if pb == 0 {
+		pb = round(float64(m.Params().Total())/1e9, 2)
+	}
+	return document.PlannerModel{NLayers: m.Layers, NKVHeads: m.KVHeads, HeadDim: m.HeadDim, ParamsB: pb}
+}
+
+// SeedPresetNames are the seven models of the seed planner's table.
+func SeedPresetNames() []string {
+	n := []string{"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen3-8b", "qwen3-14b", "llama-3.1-8b", "mistral-7b"}
+	sort.Strings(n)
+	return n
+}
