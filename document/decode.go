@@ -26,6 +26,7 @@ type DecodeError struct {
 	Msg string
 }
 
+// Error is "FILE: PATH: MSG", or "FILE: MSG" without a path.
 func (e *DecodeError) Error() string {
 	if e.Path == "" {
 		return e.File + ": " + e.Msg

@@ -77,6 +77,9 @@ type Run struct {
 	Profile *Profile `json:"profile,omitempty"`
 	// Capacity is the KV capacity parsed from the server's log, if any.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Calibration is the planner's prediction for the launch profile held
+	// against Capacity; summary lifts it into Document.Calibration.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Complete is false when the run was cut short.
 	Complete *bool `json:"complete,omitempty"`
 	// Warnings are findings about the whole run, as data.
@@ -234,6 +237,10 @@ type Calibration struct {
 	Backend string `json:"backend,omitempty"`
 	// Source says where ActualTokens came from (a log file, a live server).
 	Source string `json:"source,omitempty"`
+	// PredictedKVMiB and ActualKVMiB are the KV-cache sizes in MiB, for
+	// servers that log a size (llama.cpp, Ollama: "KV self size").
+	PredictedKVMiB *float64 `json:"predicted_kv_mib,omitempty"`
+	ActualKVMiB    *float64 `json:"actual_kv_mib,omitempty"`
 }
 
 // Planner is the seed planner's constants and model table

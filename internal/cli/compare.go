@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/report/compare"
+)
+
+func init() {
+	register(command{
+		name:    "compare",
+		summary: "set two results side by side per level, with B/A ratios and significance",
+		run:     runCompare,
+	})
+}
+
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("compare", "compare A B [--by label|backend|workload] [--format table|markdown]\n\nA and B are result files, or FILE#LABEL for one run of a file.", stdout)
+	byFlag := fs.String("by", "label", "pair runs by `KEY`: label, backend or workload")
+	format := fs.String("format", "table", "output format: table or markdown")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("compare: want two arguments A B (files, or FILE#LABEL), got %d", len(pos))
+	}
+	by, err := compare.ParseBy(*byFlag)
+	if err != nil {
+		return usagef("compare: --by: %v", err)
+	}
+	if *format != "table" && *format != "markdown" {
+		return usagef("compare: --format %q: want table or markdown", *format)
+	}
+	a, err := loadSide(pos[0])
+	if err != nil {
+		return err
+	}
+	b, err := loadSide(pos[1])
+	if err != nil {
+		return err
+	}
+	pairs, unpaired, err := compare.Pairs(a, b, by)
+	if err != nil {
+		return usagef("compare: %v", err)
+	}
+	if len(pairs) == 0 {
+		return usagef("compare: no run of %s has a partner in %s by %s", a.Name, b.Name, by)
+	}
+	ew := &cliWriter{w: stdout}
+	md := *format == "markdown"
+	for i, p := range pairs {
+		title, table := compare.Title(p), compare.Table(compare.Rows(p))
+		if md {
+			ew.printf("## %s\n\n%s\n", report.MarkdownEscape(title), report.MarkdownTable(table))
+			continue
+		}
+		if i > 0 {
+			ew.printf("\n")
+		}
+		ew.printf("%s\n%s", title, report.AlignTable(table, "   "))
+	}
+	for _, u := range unpaired {
+		fmt.Fprintf(stderr, "servebench: note: %s\n", u)
+	}
+	return ew.err
+}
+
+// loadSide reads one side of a comparison: FILE, or FILE#LABEL for one
+// run of it.
+func loadSide(arg string) (compare.Side, error) {
+	file, label, hasLabel := strings.Cut(arg, "#")
+	set, err := loadSet([]string{file})
+	if err != nil {
+		return compare.Side{}, err
+	}
+	side := compare.Side{Name: arg, Runs: set.Runs}
+	if hasLabel {
+		r := set.Find(label)
+		if r == nil {
+			return side, usagef("compare: %s has no run %q (runs: %s)", file, label, strings.Join(set.Labels(), ", "))
+		}
+		side.Runs = []*report.Run{r}
+	}
+	return side, nil
+}
+
+// cliWriter keeps the first write error.
+type cliWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *cliWriter) printf(format string, args ...any) {
+	if c.err == nil {
+		_, c.err = fmt.Fprintf(c.w, format, args...)
+	}
+}

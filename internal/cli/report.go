@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/report/chart"
+	"github.com/servebench/servebench/report/html"
+	"github.com/servebench/servebench/report/slo"
+)
+
+func init() {
+	register(command{
+		name:    "report",
+		summary: "turn result documents into tables, charts, HTML and the capacity answer",
+		run:     runReport,
+	})
+}
+
+// reportFormats are the values of report --format.
+var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
+	format := fs.String("format", "table", "output format: "+strings.Join(reportFormats, ", "))
+	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
+	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
+	sloFlag := fs.String("slo", "", "capacity answer for a latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms (ttft_p50, ttft_p95, tpot_p50, throughput_min, error_rate)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usagef("report: no input files (want one or more result documents)")
+	}
+	if !oneOf(*format, reportFormats) {
+		return usagef("report: --format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
+	}
+	var bounds []slo.Bound
+	if *sloFlag != "" {
+		if bounds, err = slo.Parse(*sloFlag); err != nil {
+			return usagef("report: --slo: %v", err)
+		}
+	}
+	set, err := loadSet(files)
+	if err != nil {
+		return err
+	}
+	layout := report.Build(set)
+	var answer *slo.Answer
+	if bounds != nil {
+		answer = slo.Evaluate(set, bounds)
+		layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: answer.BestLines()})
+	}
+	var charts []chart.Chart
+	if *chartsDir != "" || *format == "html" {
+		charts = chart.ForSet(set)
+	}
+	if *chartsDir != "" {
+		written, err := chart.WriteDir(*chartsDir, charts)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
+	}
+	out := stdout
+	var f *os.File
+	if *outPath != "" {
+		if f, err = os.Create(*outPath); err != nil {
+			return usagef("report: --out: %v", err)
+		}
+		out = f
+	}
+	err = writeReport(out, *format, set, layout, charts, answer)
+	if f != nil {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if *format != "table" && *format != "markdown" && *format != "html" {
+		// Formats for machines carry no warnings lines; say them on stderr.
+		for _, b := range layout.Blocks {
+			for _, w := range b.Warnings {
+				fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", b.Run.Label, w)
+			}
+		}
+		for _, w := range layout.Warnings {
+			fmt.Fprintf(stderr, "servebench: warning: %s\n", w)
+		}
+	}
+	return nil
+}
+
+func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *slo.Answer) error {
+	switch format {
+	case "markdown":
+		return report.WriteMarkdown(w, layout)
+	case "csv":
+		return report.WriteCSV(w, set)
+	case "json":
+		if answer != nil {
+			return report.WriteJSON(w, set, answer)
+		}
+		return report.WriteJSON(w, set, nil)
+	case "html":
+		return html.Write(w, layout, charts)
+	case "gobench":
+		return report.WriteGoBench(w, set)
+	default:
+		return report.WriteText(w, layout)
+	}
+}
+
+// loadSet reads and merges the input files; a file that is not a result
+// document is a usage error naming it and the JSON path.
+func loadSet(files []string) (*report.Set, error) {
+	srcs, err := report.ReadSources(files)
+	if err != nil {
+		var de *document.DecodeError
+		if errors.As(err, &de) {
+			return nil, &UsageError{Msg: err.Error()}
+		}
+		return nil, err
+	}
+	return report.NewSet(srcs, report.Options{}), nil
+}
+
+// parseInterspersed parses flags that may come before, between or after
+// the positional arguments, and returns the positionals. "--" ends flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func oneOf(s string, set []string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}

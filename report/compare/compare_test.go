@@ -1,0 +1,129 @@
+package compare
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/report"
+)
+
+func loadSeed(t *testing.T, name string) *report.Set {
+	t.Helper()
+	doc, err := document.ReadFile(filepath.Join("../../../shared/seeds", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
+}
+
+// TestTextVersusImage compares the text and image runs of the reference
+// example: image halves throughput (262.6 / 486.9 = 0.539) and, with three
+// repeats a side that barely scatter, the Welch t-test calls it significant.
+func TestTextVersusImage(t *testing.T) {
+	s := loadSeed(t, "vllm-text-image-example.json")
+	a := Side{Name: "ex.json#text", Runs: []*report.Run{s.Find("text")}}
+	b := Side{Name: "ex.json#one_image_per_request", Runs: []*report.Run{s.Find("one_image_per_request")}}
+	pairs, unpaired, err := Pairs(a, b, ByLabel)
+	if err != nil || len(pairs) != 1 || len(unpaired) != 0 {
+		t.Fatalf("pairs %v unpaired %v err %v", pairs, unpaired, err)
+	}
+	rows := Rows(pairs[0])
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v, want throughput and batch TPOT", rows)
+	}
+	tp := rows[0]
+	if tp.Metric.Name != "throughput tok/s" || tp.Concurrency != 4 {
+		t.Fatalf("first row %+v", tp)
+	}
+	if got := *tp.Ratio; got < 0.5393 || got > 0.5394 {
+		t.Errorf("throughput B/A = %v, want 262.62/486.92 = 0.53935", got)
+	}
+	if tp.Test == nil || !tp.Significant() || tp.Test.N1 != 3 || tp.Test.N2 != 3 {
+		t.Errorf("test %+v, want a significant n=3+3 result", tp.Test)
+	}
+	if got := *rows[1].Ratio; got < 1.854 || got > 1.855 {
+		t.Errorf("batch TPOT B/A = %v, want 15.2311/8.2150 = 1.8541", got)
+	}
+	table := report.AlignTable(Table(rows), "")
+	for _, want := range []string{"486.9", "262.6", "0.539×", "significant (Welch t-test p=0.001 n=3)", "1.854×"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+// TestNoiseIsNotSignificant compares the text run with a copy whose
+// repeats are the same values reordered: the t-test must say "~".
+func TestNoiseIsNotSignificant(t *testing.T) {
+	s := loadSeed(t, "vllm-text-image-example.json")
+	a := s.Find("text")
+	b := *a
+	b.Points = append([]report.Point(nil), a.Points...)
+	b.Points[0].Samples = []float64{a.Points[0].Samples[2], a.Points[0].Samples[0], a.Points[0].Samples[1] + 1}
+	rows := Rows(Pair{A: a, B: &b})
+	if rows[0].Test == nil || rows[0].Significant() {
+		t.Errorf("test %+v: want not significant", rows[0].Test)
+	}
+	if !strings.Contains(report.AlignTable(Table(rows), ""), "~ not significant") {
+		t.Errorf("table does not mark the noise")
+	}
+}
+
+func TestPairs(t *testing.T) {
+	s := loadSeed(t, "multi-backend-sweep.json")
+	whole := Side{Name: "sweep.json", Runs: s.Runs}
+	pairs, unpaired, err := Pairs(whole, whole, ByLabel)
+	if err != nil || len(pairs) != 9 || len(unpaired) != 0 {
+		t.Fatalf("by label: %d pairs, unpaired %v, err %v", len(pairs), unpaired, err)
+	}
+	_, _, err = Pairs(whole, whole, ByBackend)
+	if err == nil || !strings.Contains(err.Error(), `both have backend "llamacpp"`) {
+		t.Errorf("by backend: err %v, want an ambiguity error", err)
+	}
+	chat := Side{Name: "a.json", Runs: []*report.Run{s.Find("vllm-fp8kv-chat"), s.Find("vllm-fp8kv-long")}}
+	other := Side{Name: "b.json", Runs: []*report.Run{s.Find("llamacpp-q8kv-chat"), s.Find("llamacpp-q8kv-long"), s.Find("ollama-q4km")}}
+	_, _, err = Pairs(chat, other, ByWorkload)
+	if err == nil {
+		t.Errorf("by workload with two chat runs in B: want an error")
+	}
+	other.Runs = other.Runs[:2]
+	pairs, _, err = Pairs(chat, other, ByWorkload)
+	if err != nil || len(pairs) != 2 || pairs[0].B.Label != "llamacpp-q8kv-chat" || pairs[1].Key != "long" {
+		t.Errorf("by workload: %+v %v", pairs, err)
+	}
+	rows := Rows(pairs[0])
+	// Sweep levels have no repeats: no test, TTFT and TPOT present.
+	for _, r := range rows {
+		if r.Test != nil {
+			t.Errorf("row %+v has a test without repeats", r)
+		}
+	}
+	if len(rows) != 3*4 {
+		t.Errorf("%d rows, want 3 levels × 4 metrics", len(rows))
+	}
+}
+
+func TestLevelsOnOneSide(t *testing.T) {
+	s := loadSeed(t, "multi-backend-sweep.json")
+	rows := Rows(Pair{A: s.Find("vllm-fp8kv-chat"), B: s.Find("vllm-fp8kv-long")})
+	var cs []int
+	for _, r := range rows {
+		if r.Metric.Name == "throughput tok/s" {
+			cs = append(cs, r.Concurrency)
+			if (r.A == nil) == (r.B == nil) && r.Concurrency != 16 {
+				t.Errorf("c=%d: want one side missing", r.Concurrency)
+			}
+			if r.Ratio != nil && r.Concurrency != 16 {
+				t.Errorf("c=%d: ratio without both sides", r.Concurrency)
+			}
+		}
+	}
+	if len(cs) != 6 {
+		t.Errorf("concurrencies %v, want the union 1 4 8 16 32 48", cs)
+	}
+	if !strings.Contains(report.AlignTable(Table(rows), ""), report.Null) {
+		t.Errorf("missing side not shown as %s", report.Null)
+	}
+}

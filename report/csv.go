@@ -1,0 +1,61 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// csvHeader names the CSV columns; units are in the names, as in the seeds.
+var csvHeader = []string{
+	"file", "label", "kind", "backend", "workload", "model", "concurrency",
+	"requests", "errors", "throughput_tok_s", "per_request_tok_s",
+	"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "batch_mean_tpot_ms",
+	"peak_vram_gib", "peak_kv_cache_usage", "preemptions", "repeat_tok_s",
+}
+
+// WriteCSV writes one row per run and concurrency level with full
+// precision. A missing value is an empty cell, never 0; repeat_tok_s lists
+// the per-repeat throughputs separated by spaces.
+func WriteCSV(w io.Writer, s *Set) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	for _, r := range s.Runs {
+		for _, p := range r.Points {
+			samples := ""
+			for i, v := range p.Samples {
+				if i > 0 {
+					samples += " "
+				}
+				samples += g(&v)
+			}
+			row := []string{
+				r.Files[0], r.Label, string(r.Kind), r.Backend, r.Workload, r.Model, strconv.Itoa(p.Concurrency),
+				ip(p.Requests), ip(p.Errors), g(p.ThroughputTokS), g(p.PerRequestTokS),
+				g(p.TTFTP50Ms), g(p.TTFTP95Ms), g(p.TPOTP50Ms), g(p.BatchTPOTMs),
+				g(p.PeakVRAMGiB), g(p.PeakKVCacheUsage), g(p.Preemptions), samples,
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func g(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', -1, 64)
+}
+
+func ip(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
+}

@@ -1,0 +1,202 @@
+package html
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/report"
+	"github.com/servebench/servebench/report/chart"
+	"github.com/servebench/servebench/report/slo"
+)
+
+var (
+	update     = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	screenshot = flag.String("screenshot", "", "also save the chromium screenshot of the sweep page to this PNG file")
+)
+
+func loadSeed(t testing.TB, name string) *report.Set {
+	t.Helper()
+	doc, err := document.ReadFile(filepath.Join("../../../shared/seeds", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
+}
+
+// render writes the page of s, with the SLO answer when bounds is given.
+func render(t testing.TB, s *report.Set, bounds string) []byte {
+	t.Helper()
+	l := report.Build(s)
+	if bounds != "" {
+		b, err := slo.Parse(bounds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := slo.Evaluate(s, b)
+		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: a.BestLines()})
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, l, chart.ForSet(s)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	for _, seed := range []string{"multi-backend-sweep.json", "vllm-text-image-example.json"} {
+		got := render(t, loadSeed(t, seed), "ttft_p95=1.5s")
+		path := filepath.Join("testdata", strings.TrimSuffix(seed, ".json")+".html.golden")
+		if *update {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update creates it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the golden file (go test -update rewrites it)", path)
+		}
+	}
+}
+
+// evilSet is the sweep with server-originated strings that are markup.
+func evilSet(t testing.TB) *report.Set {
+	doc, err := document.ReadFile("../../../shared/seeds/multi-backend-sweep.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Runs[0].Model = "<script>alert(1)</script>"
+	doc.Runs[1].Label = `"><img src=x onerror=alert(2)>`
+	rt := "vLLM <b>bold</b>"
+	doc.Runs[2].Runtime = &rt
+	doc.Runs[2].Levels[0].Warnings = []string{"<iframe src=//example.com>"}
+	return report.NewSet([]report.Source{{File: "evil<x>.json", Doc: doc}}, report.Options{})
+}
+
+// TestSelfContained checks the page needs nothing from outside and lets
+// no document string in as markup.
+func TestSelfContained(t *testing.T) {
+	page := string(render(t, evilSet(t), "ttft_p95=1.5s"))
+	for _, bad := range []string{"<script", "<img", "<iframe", "<b>bold", "@import", "url(", "src=\"http", "href=\"http"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;iframe", "<svg", "Content-Security-Policy", "vllm-fp8kv-chat at concurrency 16"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// consoleLine matches what chromium logs for a console message or a page
+// error with --enable-logging=stderr.
+// Chromium writes them as "[…:INFO:CONSOLE:1] "message", source: …".
+var consoleLine = regexp.MustCompile(`(?i)(:CONSOLE[:(]|Uncaught|Content Security Policy|Refused to|ERR_)`)
+
+// TestChromiumSeesConsoleErrors proves the render test can fail: a page
+// with a console message, a script error and a blocked load must be
+// caught by consoleLine.
+func TestChromiumSeesConsoleErrors(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium not installed (apt-get install chromium)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "bad.html")
+	bad := `<!DOCTYPE html><html><body>x<script>console.error("boom"); undefinedFn();</script></body></html>`
+	if err := os.WriteFile(page, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, logs := runChromium(t, bin, dir, "--dump-dom", "file://"+page)
+	n := 0
+	for _, l := range strings.Split(logs, "\n") {
+		if consoleLine.MatchString(l) {
+			n++
+		}
+	}
+	if n < 2 {
+		t.Errorf("found %d console lines, want the console.error and the ReferenceError:\n%s", n, logs)
+	}
+}
+
+// TestChromiumRender loads the pages in headless Chromium (Debian's
+// chromium package) and checks it logs no console message, no error and
+// no blocked load, and that the DOM has the charts and no script. A page
+// with markup in its strings is rendered too: had any string escaped, the
+// page's CSP would block it and log it.
+func TestChromiumRender(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium not installed (apt-get install chromium)")
+	}
+	cases := map[string]*report.Set{
+		"sweep": loadSeed(t, "multi-backend-sweep.json"),
+		"batch": loadSeed(t, "vllm-text-image-example.json"),
+		"evil":  evilSet(t),
+	}
+	for name, s := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			page := filepath.Join(dir, "report.html")
+			if err := os.WriteFile(page, render(t, s, "ttft_p95=1.5s"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom, logs := runChromium(t, bin, dir, "--dump-dom", "file://"+page)
+			for _, l := range strings.Split(logs, "\n") {
+				if consoleLine.MatchString(l) {
+					t.Errorf("chromium: %s", l)
+				}
+			}
+			if strings.Count(dom, "<svg") != len(chart.ForSet(s)) || strings.Contains(strings.ToLower(dom), "<script") {
+				t.Errorf("DOM has %d svg (want %d) or a script", strings.Count(dom, "<svg"), len(chart.ForSet(s)))
+			}
+			if !strings.Contains(dom, "servebench report") {
+				t.Errorf("DOM lacks the heading:\n%.500s", dom)
+			}
+			if name == "sweep" && *screenshot != "" {
+				shot := filepath.Join(dir, "shot.png")
+				runChromium(t, bin, dir, "--screenshot="+shot, "--window-size=1280,2400", "file://"+page)
+				data, err := os.ReadFile(shot)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(*screenshot, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// runChromium runs headless chromium with a throw-away profile and no
+// network services, returning stdout and stderr.
+func runChromium(t *testing.T, bin, dir string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--enable-logging=stderr", "--v=0"}
+	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("chromium %v: %v\n%s", args, err, errb.String())
+	}
+	return out.String(), errb.String()
+}

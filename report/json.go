@@ -1,0 +1,80 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/servebench/servebench/document"
+)
+
+// Merged returns the set as one result document of the seed shapes, so that
+// `report --format json` merges files into a document `report` reads again.
+// Sweep runs keep their levels (merged, sorted); batch records carry their
+// run label; what report found (merge conflicts, derived fields that do not
+// recompute) is added to the warnings of the run, record or document.
+// Document-wide fields (gpu, runtime, profile, method) are kept where the
+// sources agree on them.
+func (s *Set) Merged() *document.Document {
+	out := &document.Document{Warnings: s.Warnings, Calibration: s.Calibration}
+	for _, r := range s.Runs {
+		switch r.Kind {
+		case KindSweep:
+			out.Runs = append(out.Runs, *r.Sweep)
+		case KindBatch:
+			out.Records = append(out.Records, r.Records...)
+		}
+	}
+	for i, src := range s.Sources {
+		d := src.Doc
+		if i == 0 {
+			out.GPU, out.GPUGiB, out.Runtime, out.Profile, out.Method, out.Planner = d.GPU, d.GPUGiB, d.Runtime, d.Profile, d.Method, d.Planner
+			out.RunDates = append(out.RunDates, d.RunDates...)
+			out.Complete = d.Complete
+			continue
+		}
+		out.RunDates = append(out.RunDates, d.RunDates...)
+		if !eqStr(out.GPU, d.GPU) {
+			out.GPU = nil
+		}
+		if out.GPUGiB != nil && (d.GPUGiB == nil || *d.GPUGiB != *out.GPUGiB) {
+			out.GPUGiB = nil
+		}
+		if !eqStr(out.Runtime, d.Runtime) {
+			out.Runtime = nil
+		}
+		if out.Method != d.Method {
+			out.Method = ""
+		}
+		if d.Planner != nil && out.Planner == nil {
+			out.Planner = d.Planner
+		}
+		if d.Complete != nil && !*d.Complete {
+			out.Complete = d.Complete
+		}
+	}
+	if len(s.Sources) > 1 {
+		// Profiles of different files need not match; keep none rather
+		// than one that describes only some records.
+		out.Profile = nil
+	}
+	return out
+}
+
+func eqStr(a, b *string) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// WriteJSON writes the merged document, indented. When slo is not nil it
+// is added as the top-level field "slo" (readers of documents ignore it).
+func WriteJSON(w io.Writer, s *Set, slo any) error {
+	v := struct {
+		*document.Document
+		SLO any `json:"slo,omitempty"`
+	}{s.Merged(), slo}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(v)
+}

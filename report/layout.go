@@ -1,0 +1,425 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+)
+
+// Null is how a missing value is shown: never as 0.
+const Null = "—"
+
+// Align is a column's alignment.
+type Align int
+
+// Alignments.
+const (
+	Left Align = iota
+	Right
+)
+
+// Column is one table column; the header carries the unit.
+type Column struct {
+	Header string
+	Align  Align
+}
+
+// Table is rows of already formatted cells. Cells hold plain text; each
+// writer escapes them for its format.
+type Table struct {
+	Columns []Column
+	Rows    [][]string
+}
+
+// Block is one run of the report: a title, details in words, its level
+// table and its warnings.
+type Block struct {
+	Run      *Run
+	Title    string
+	Details  []string
+	Table    Table
+	Warnings []string
+}
+
+// Layout is the report's content, independent of the output format.
+type Layout struct {
+	// Files are the inputs.
+	Files []string
+	// Details are document-wide facts (GPU, runtime, profile, method).
+	Details []string
+	Blocks  []Block
+	// Calibration is the planner-versus-server table; nil when no input
+	// has calibration records.
+	Calibration *Table
+	// Warnings are set-wide findings.
+	Warnings []string
+	// Sections are further results laid out by other packages (the SLO
+	// answer), written after the runs.
+	Sections []Section
+}
+
+// Section is a titled table with lines of text under it.
+type Section struct {
+	Title string
+	Table Table
+	Lines []string
+}
+
+// Build lays out the report of s.
+func Build(s *Set) *Layout {
+	l := &Layout{Files: s.Files(), Warnings: s.Warnings}
+	for _, src := range s.Sources {
+		l.Details = append(l.Details, docDetails(src)...)
+	}
+	for _, r := range s.Runs {
+		l.Blocks = append(l.Blocks, buildBlock(r))
+	}
+	if len(s.Calibration) > 0 {
+		t := calibrationTable(s.Calibration)
+		l.Calibration = &t
+	}
+	return l
+}
+
+func docDetails(src Source) []string {
+	d := src.Doc
+	var out []string
+	add := func(k, v string) { out = append(out, src.File+": "+k+": "+v) }
+	if d.GPU != nil {
+		g := *d.GPU
+		if d.GPUGiB != nil {
+			g += " (" + num(*d.GPUGiB, 2) + " GiB)"
+		}
+		add("GPU", g)
+	}
+	if d.Runtime != nil {
+		add("runtime", *d.Runtime)
+	}
+	if d.Profile != nil {
+		add("profile", profileString(d.Profile))
+	}
+	if d.Method != "" {
+		add("method", d.Method)
+	}
+	if len(d.RunDates) > 0 {
+		add("run dates", d.RunDates[0]+" … "+d.RunDates[len(d.RunDates)-1])
+	}
+	if d.Tool != "" {
+		add("written by", d.Tool)
+	}
+	return out
+}
+
+// profileString lists the set knobs of a server profile as key=value.
+func profileString(p *document.Profile) string {
+	var kv []string
+	i := func(k string, v *int) {
+		if v != nil {
+			kv = append(kv, k+"="+strconv.Itoa(*v))
+		}
+	}
+	b := func(k string, v *bool) {
+		if v != nil {
+			kv = append(kv, k+"="+strconv.FormatBool(*v))
+		}
+	}
+	i("max_model_len", p.MaxModelLen)
+	i("max_num_seqs", p.MaxNumSeqs)
+	i("max_num_batched_tokens", p.MaxNumBatchedTokens)
+	if p.GPUMemoryUtilization != nil {
+		kv = append(kv, "gpu_memory_utilization="+strconv.FormatFloat(*p.GPUMemoryUtilization, 'g', -1, 64))
+	}
+	b("cuda_graphs", p.CUDAGraphs)
+	b("prefix_caching", p.PrefixCaching)
+	if len(p.LimitMMPerPrompt) > 0 {
+		keys := make([]string, 0, len(p.LimitMMPerPrompt))
+		for k := range p.LimitMMPerPrompt {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k+":"+strconv.Itoa(p.LimitMMPerPrompt[k]))
+		}
+		kv = append(kv, "limit_mm_per_prompt="+strings.Join(parts, ","))
+	}
+	if p.KVCacheDtype != nil {
+		kv = append(kv, "kv_cache_dtype="+*p.KVCacheDtype)
+	}
+	i("parallel", p.Parallel)
+	i("context_length", p.ContextLength)
+	b("flash_attention", p.FlashAttention)
+	if len(kv) == 0 {
+		return Null
+	}
+	return strings.Join(kv, " ")
+}
+
+func buildBlock(r *Run) Block {
+	b := Block{Run: r, Title: r.Label, Warnings: r.Warnings}
+	var who []string
+	for _, s := range []string{r.Backend, r.Workload, r.Model} {
+		if s != "" && s != r.Label {
+			who = append(who, s)
+		}
+	}
+	if r.Kind == KindBatch {
+		who = append(who, "batch method")
+	}
+	if len(who) > 0 {
+		b.Title += " — " + strings.Join(who, ", ")
+	}
+	switch r.Kind {
+	case KindSweep:
+		b.Details = sweepDetails(r.Sweep)
+		b.Table = sweepTable(r.Sweep.Levels)
+	case KindBatch:
+		b.Table = batchTable(r.Records)
+	}
+	if len(r.Files) > 1 {
+		b.Details = append(b.Details, "merged from "+strings.Join(r.Files, ", "))
+	}
+	return b
+}
+
+func sweepDetails(r *document.Run) []string {
+	var d []string
+	d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
+	if r.Method != "" || r.API != "" {
+		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
+	}
+	kv := r.KVCache
+	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
+		d = append(d, fmt.Sprintf("KV cache: dtype %s, %s blocks × %s tok, gpu_memory_utilization %s",
+			strp(kv.Dtype), intp(kv.Blocks), intp(kv.BlockSize), floatp(kv.GPUMemoryUtilization, -1)))
+	}
+	if r.GPU != nil {
+		g := *r.GPU
+		if r.GPUGiB != nil {
+			g += " (" + num(*r.GPUGiB, 2) + " GiB)"
+		}
+		d = append(d, "GPU: "+g)
+	}
+	if r.Runtime != nil {
+		d = append(d, "runtime: "+*r.Runtime)
+	}
+	if s := r.Server; s != nil {
+		var parts []string
+		if s.Version != nil {
+			parts = append(parts, "version "+*s.Version)
+		}
+		if s.Model != nil {
+			parts = append(parts, "model "+*s.Model)
+		}
+		if s.ContextLength != nil {
+			parts = append(parts, "context "+strconv.Itoa(*s.ContextLength))
+		}
+		if s.Slots != nil {
+			parts = append(parts, "slots "+strconv.Itoa(*s.Slots))
+		}
+		keys := make([]string, 0, len(s.Details))
+		for k := range s.Details {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			parts = append(parts, k+" "+s.Details[k])
+		}
+		if len(parts) > 0 {
+			d = append(d, "server: "+strings.Join(parts, ", "))
+		}
+	}
+	if r.Profile != nil {
+		d = append(d, "profile: "+profileString(r.Profile))
+	}
+	if c := r.Capacity; c != nil {
+		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intp(c.Tokens), intp(c.Blocks), floatp(c.KVMiB, 1), orNull(c.Source)))
+	}
+	if r.StartedAt != "" {
+		d = append(d, "started "+r.StartedAt)
+	}
+	return d
+}
+
+func apiPart(api string) string {
+	if api == "" {
+		return ""
+	}
+	return "(" + api + " API)"
+}
+
+// sweepColumn is one column of a sweep level table.
+type sweepColumn struct {
+	Column
+	// always shows the column even when every level lacks the value.
+	always bool
+	cell   func(l document.Level) string
+}
+
+var sweepColumns = []sweepColumn{
+	{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }},
+	{Column{"requests", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Requests) }},
+	{Column{"errors", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Errors) }},
+	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return floatp(l.ThroughputTokS, 1) }},
+	{Column{"per-request tok/s", Right}, true, func(l document.Level) string {
+		if l.ThroughputTokS == nil {
+			return Null
+		}
+		return num(*l.ThroughputTokS/float64(l.Concurrency), 1)
+	}},
+	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return floatp(l.TTFTP50Ms, 1) }},
+	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return floatp(l.TTFTP95Ms, 1) }},
+	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return floatp(l.TTFTP99Ms, 1) }},
+	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return floatp(l.TPOTP50Ms, 2) }},
+	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return floatp(l.TPOTP95Ms, 2) }},
+	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatp(l.ITLP50Ms, 2) }},
+	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatp(l.ITLP99Ms, 2) }},
+	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return floatp(l.E2EP50Ms, 1) }},
+	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return floatp(l.E2EP95Ms, 1) }},
+	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatp(l.PeakVRAMGiB, 2) }},
+	{Column{"peak KV cache %", Right}, true, func(l document.Level) string { return percent(l.PeakKVCacheUsage) }},
+	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatp(l.Preemptions, -1) }},
+	{Column{"mean prompt tok", Right}, true, func(l document.Level) string { return floatp(l.MeanPromptTokens, 1) }},
+	{Column{"output tok", Right}, false, func(l document.Level) string { return intp(l.OutputTokens) }},
+	{Column{"wall s", Right}, false, func(l document.Level) string { return floatp(l.WallSeconds, 2) }},
+	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatp(l.RequestedRate, 2) }},
+	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatp(l.AchievedRate, 2) }},
+	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatp(l.ScheduleLagP99Ms, 1) }},
+	{Column{"peak running", Right}, false, func(l document.Level) string { return floatp(l.PeakRequestsRunning, -1) }},
+	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatp(l.PeakRequestsWaiting, -1) }},
+	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
+}
+
+// sweepTable is the level table of a sweep run: the seed's columns always,
+// servebench's extra columns where some level has them.
+func sweepTable(levels []document.Level) Table {
+	var t Table
+	var cols []sweepColumn
+	for _, c := range sweepColumns {
+		if c.always || anyCell(levels, c.cell) {
+			cols = append(cols, c)
+			t.Columns = append(t.Columns, c.Column)
+		}
+	}
+	for _, l := range levels {
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			row[i] = c.cell(l)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func anyCell(levels []document.Level, cell func(document.Level) string) bool {
+	for _, l := range levels {
+		if v := cell(l); v != Null && v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// batchTable is the table of a batch run, one row per record.
+func batchTable(recs []document.BatchRecord) Table {
+	t := Table{Columns: []Column{
+		{"c", Right}, {"repeats", Right}, {"output tok/request", Right}, {"verified output tok", Right},
+		{"aggregate tok/s", Right}, {"per-request tok/s", Right}, {"mean completion s", Right},
+		{"mean TPOT ms (incl. prefill)", Right}, {"peak GPU MiB", Right}, {"per-repeat tok/s", Left},
+	}}
+	for _, r := range recs {
+		var reps []string
+		for _, run := range r.Runs {
+			reps = append(reps, num(run.OutputTokS, 1))
+		}
+		t.Rows = append(t.Rows, []string{
+			strconv.Itoa(r.Concurrency), strconv.Itoa(r.Repeats), strconv.Itoa(r.OutputTokensPerRequest),
+			strconv.Itoa(r.TotalVerifiedOutputTokens), num(r.AggregateOutputTokS, 1), num(r.PerRequestOutputTokS, 1),
+			num(r.MeanCompletionSeconds, 3), num(r.MeanTPOTMs, 2), floatp(r.PeakObservedGPUMemoryMiB, 0),
+			orNull(strings.Join(reps, ", ")),
+		})
+	}
+	return t
+}
+
+func calibrationTable(cs []document.Calibration) Table {
+	t := Table{Columns: []Column{
+		{"model", Left}, {"preset", Left}, {"KV dtype", Left}, {"capacity model", Left}, {"GPU GiB", Right}, {"weights GiB", Right},
+		{"utilization", Right}, {"predicted tok", Right}, {"actual tok", Right}, {"error %", Right},
+	}}
+	for _, c := range cs {
+		t.Rows = append(t.Rows, []string{
+			c.Model, c.Preset, c.KVCacheDtype, orNull(c.Backend), num(c.GPUGiB, 2), num(c.WeightsGiB, 3),
+			num(c.GPUMemoryUtilization, 2), strconv.Itoa(c.PredictedTokens), strconv.Itoa(c.ActualTokens),
+			num(c.ErrorPct, 1),
+		})
+	}
+	return t
+}
+
+// num formats v with prec decimals (prec < 0: shortest exact form).
+func num(v float64, prec int) string {
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// floatp formats *v like num, and nil as Null.
+func floatp(v *float64, prec int) string {
+	if v == nil {
+		return Null
+	}
+	return num(*v, prec)
+}
+
+// intp formats *v, and nil as Null.
+func intp(v *int) string {
+	if v == nil {
+		return Null
+	}
+	return strconv.Itoa(*v)
+}
+
+// strp returns *v, and nil or "" as Null.
+func strp(v *string) string {
+	if v == nil {
+		return Null
+	}
+	return orNull(*v)
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return Null
+	}
+	return s
+}
+
+// percent formats a 0–1 fraction as a percentage with one decimal.
+func percent(v *float64) string {
+	if v == nil {
+		return Null
+	}
+	return num(*v*100, 1)
+}
+
+func reasons(m map[string]int) string {
+	if len(m) == 0 {
+		return Null
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s:%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+// FormatFloat formats *v with prec decimals, nil as Null; exported for the
+// sub-packages so every format shows numbers alike.
+func FormatFloat(v *float64, prec int) string { return floatp(v, prec) }

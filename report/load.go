@@ -1,0 +1,62 @@
+package report
+
+import (
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/summary"
+)
+
+// ReadSources reads the inputs named by paths, in order. A ".jsonl" (or
+// ".ndjson") file is a records file of `servebench run`: its document is
+// rebuilt from the per-request records (summary.Document), so a report can
+// be re-made without the server. Any other file is a result document. A
+// file that cannot be read gives a *document.DecodeError naming the file
+// and the JSON path or line of the bad value.
+func ReadSources(paths []string) ([]Source, error) {
+	out := make([]Source, 0, len(paths))
+	for _, p := range paths {
+		var doc *document.Document
+		var err error
+		if IsRecordsFile(p) {
+			doc, err = readRecords(p)
+		} else {
+			doc, err = document.ReadFile(p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Source{File: p, Doc: doc})
+	}
+	return out, nil
+}
+
+// IsRecordsFile reports whether path names a JSON Lines records file.
+func IsRecordsFile(path string) bool {
+	return strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson")
+}
+
+func readRecords(path string) (*document.Document, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		return nil, &document.DecodeError{File: path, Msg: "cannot read: " + msg}
+	}
+	defer f.Close()
+	rf, err := record.DecodeFile(f)
+	if err != nil {
+		return nil, &document.DecodeError{File: path, Msg: "not a records file: " + err.Error()}
+	}
+	if len(rf.Results) == 0 && len(rf.Headers) == 0 {
+		return nil, &document.DecodeError{File: path, Msg: "no records in the file"}
+	}
+	doc := summary.Document(rf)
+	return &doc, nil
+}

@@ -1,0 +1,373 @@
+// Package report turns servebench result documents into what people read:
+// aligned tables, Markdown, CSV, JSON and Go benchmark lines. Sub-packages
+// draw charts (report/chart), write the HTML page (report/html), answer the
+// capacity question for a latency budget (report/slo) and compare two
+// results (report/compare).
+//
+// All of them work on a Set: the runs of one or more documents merged by run
+// label and normalised into Points, one per concurrency level, so that the
+// sweep shape (multi-backend-sweep.json) and the batch shape
+// (vllm-text-image-example.json) are drawn and compared alike. Values a
+// document does not have stay nil and render as "—", never as 0.
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+)
+
+// Kind is the shape a run came from.
+type Kind string
+
+// Run kinds.
+const (
+	// KindSweep is a run of the sweep shape: runs[].levels[].
+	KindSweep Kind = "sweep"
+	// KindBatch is a run of the batch shape: records[] grouped by label or
+	// workload.
+	KindBatch Kind = "batch"
+)
+
+// Source is one input file and the document read from it.
+type Source struct {
+	File string
+	Doc  *document.Document
+}
+
+// Set is the merged contents of one or more result documents.
+type Set struct {
+	// Sources are the inputs in command-line order.
+	Sources []Source
+	// Runs are the merged runs in first-seen order.
+	Runs []*Run
+	// Calibration collects the calibration records of all sources.
+	Calibration []document.Calibration
+	// Warnings are findings about the set as a whole (document warnings,
+	// merge conflicts), as data.
+	Warnings []string
+}
+
+// Run is one line on a chart: one server configuration and workload over
+// several concurrency levels.
+type Run struct {
+	// Label names the run; runs of several files merge by it.
+	Label string
+	// Backend is the server family ("vllm", "llamacpp", "ollama", ...).
+	Backend string
+	// Workload is the scenario of a sweep or the workload of a batch
+	// record ("chat", "long", "text", "one_image_per_request").
+	Workload string
+	// Model is the model the server served, where the document says.
+	Model string
+	// Kind is the shape the run came from.
+	Kind Kind
+	// Files are the inputs the run was read from.
+	Files []string
+	// Sweep is the run as its document had it, levels merged and sorted by
+	// concurrency (KindSweep only).
+	Sweep *document.Run
+	// Records are the batch records, sorted by concurrency (KindBatch
+	// only), with derived fields as the document had them.
+	Records []document.BatchRecord
+	// Doc is the document the run (first) came from, for its GPU,
+	// runtime, profile and method.
+	Doc *document.Document
+	// Points are the run's levels, normalised, sorted by concurrency.
+	Points []Point
+	// Warnings are findings about the run, as data: the document's own
+	// run and level warnings plus what report found (merge conflicts,
+	// derived fields that do not recompute).
+	Warnings []string
+}
+
+// Point is one concurrency level of a run, in the units its name says.
+type Point struct {
+	Concurrency int
+	// Requests and Errors are counted requests and failed requests; nil
+	// for batch records, which do not count them.
+	Requests, Errors *int
+	// ThroughputTokS is output tokens per second of the whole level: a
+	// sweep level's throughput_tok_s, or a batch record's
+	// aggregate_output_tok_s.
+	ThroughputTokS *float64
+	// PerRequestTokS is ThroughputTokS / Concurrency: the share of the
+	// output rate one concurrent user sees, queueing included (for batch
+	// records it is per_request_output_tok_s).
+	PerRequestTokS *float64
+	// TTFTP50Ms, TTFTP95Ms and TPOTP50Ms are sweep percentiles (DESIGN.md
+	// definitions); nil for batch records, which do not measure them.
+	TTFTP50Ms, TTFTP95Ms, TPOTP50Ms *float64
+	// BatchTPOTMs is a batch record's mean_tpot_ms: mean batch completion
+	// time / output tokens per request. It includes prefill and queueing,
+	// so it is not TPOTP50Ms.
+	BatchTPOTMs *float64
+	// PeakVRAMGiB is peak GPU memory in GiB (batch records'
+	// peak_observed_gpu_memory_mib / 1024).
+	PeakVRAMGiB *float64
+	// PeakKVCacheUsage is the server's peak KV-cache usage, 0–1.
+	PeakKVCacheUsage *float64
+	// Preemptions is the server's preemption counter delta.
+	Preemptions *float64
+	// Samples are per-repeat throughputs (tok/s) where the level was
+	// repeated (batch runs' output_tok_s); empty otherwise.
+	Samples []float64
+}
+
+// ErrorRate is Errors / Requests, nil where either is unknown or there were
+// no requests.
+func (p Point) ErrorRate() *float64 {
+	if p.Requests == nil || p.Errors == nil || *p.Requests == 0 {
+		return nil
+	}
+	r := float64(*p.Errors) / float64(*p.Requests)
+	return &r
+}
+
+// Options tune how a Set is built.
+type Options struct {
+	// BatchRecompute recomputes a batch record's derived fields from its
+	// runs; nil uses RecomputeBatch.
+	BatchRecompute func(document.BatchRecord) Derived
+}
+
+// NewSet merges the sources' runs by label. Sweep runs with the same label
+// merge their levels; a level whose concurrency two sources both have keeps
+// the first and is a warning. Batch records group into runs by their label,
+// or by workload where they have none, and have their derived fields
+// recomputed (a mismatch beyond 1e-6 relative is a warning).
+func NewSet(sources []Source, opt Options) *Set {
+	if opt.BatchRecompute == nil {
+		opt.BatchRecompute = RecomputeBatch
+	}
+	s := &Set{Sources: sources}
+	byLabel := map[string]*Run{}
+	for _, src := range sources {
+		doc := src.Doc
+		for _, w := range doc.Warnings {
+			s.Warnings = append(s.Warnings, src.File+": "+w)
+		}
+		if doc.Complete != nil && !*doc.Complete {
+			s.Warnings = append(s.Warnings, src.File+": the run was interrupted; the document holds only what was measured until then")
+		}
+		s.Calibration = append(s.Calibration, doc.Calibration...)
+		for i := range doc.Runs {
+			s.addSweep(byLabel, src, &doc.Runs[i])
+		}
+		for _, rec := range doc.Records {
+			s.addBatch(byLabel, src, rec, opt)
+		}
+	}
+	for _, r := range s.Runs {
+		r.normalise()
+	}
+	return s
+}
+
+func (s *Set) run(byLabel map[string]*Run, label string, kind Kind, src Source) (*Run, bool) {
+	if r, ok := byLabel[label]; ok && r.Kind != kind && r.Doc == src.Doc {
+		// A records file's batch run is both a sweep run (percentiles)
+		// and batch records (the seed method): show both, apart.
+		label += " (batch)"
+	}
+	if r, ok := byLabel[label]; ok {
+		if r.Kind == kind {
+			if !contains(r.Files, src.File) {
+				r.Files = append(r.Files, src.File)
+			}
+			return r, true
+		}
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: run %q is a %s run but an earlier file has a %s run of that label; kept apart as %q", src.File, label, kind, r.Kind, label+" ("+src.File+")"))
+		label += " (" + src.File + ")"
+	}
+	r := &Run{Label: label, Kind: kind, Files: []string{src.File}, Doc: src.Doc}
+	byLabel[label] = r
+	s.Runs = append(s.Runs, r)
+	return r, false
+}
+
+func (s *Set) addSweep(byLabel map[string]*Run, src Source, dr *document.Run) {
+	r, existed := s.run(byLabel, dr.Label, KindSweep, src)
+	if !existed {
+		cp := *dr
+		cp.Levels = append([]document.Level(nil), dr.Levels...)
+		cp.Warnings = append([]string(nil), dr.Warnings...)
+		r.Sweep = &cp
+		r.Backend, r.Workload, r.Model = dr.Backend, dr.Scenario, dr.Model
+		r.Warnings = append(r.Warnings, dr.Warnings...)
+		if dr.Complete != nil && !*dr.Complete {
+			r.Warnings = append(r.Warnings, "the run was cut short; later levels are missing")
+		}
+		return
+	}
+	found := func(w string) {
+		r.Warnings = append(r.Warnings, w)
+		r.Sweep.Warnings = append(r.Sweep.Warnings, w)
+	}
+	if dr.Backend != r.Backend || dr.Scenario != r.Workload || dr.Model != r.Model {
+		found(fmt.Sprintf("%s has run %q with backend %q, scenario %q, model %q; merged into the run of backend %q, scenario %q, model %q", src.File, dr.Label, dr.Backend, dr.Scenario, dr.Model, r.Backend, r.Workload, r.Model))
+	}
+	r.Warnings = append(r.Warnings, dr.Warnings...)
+	r.Sweep.Warnings = append(r.Sweep.Warnings, dr.Warnings...)
+	for _, l := range dr.Levels {
+		if i := levelIndex(r.Sweep.Levels, l.Concurrency); i >= 0 {
+			found(fmt.Sprintf("concurrency %d appears in %s and again in %s; kept the first", l.Concurrency, r.Files[0], src.File))
+			continue
+		}
+		r.Sweep.Levels = append(r.Sweep.Levels, l)
+	}
+}
+
+func (s *Set) addBatch(byLabel map[string]*Run, src Source, rec document.BatchRecord, opt Options) {
+	label := rec.Label
+	if label == "" {
+		label = rec.Workload
+	}
+	r, existed := s.run(byLabel, label, KindBatch, src)
+	if !existed {
+		r.Workload = rec.Workload
+		r.Backend = backendOf(src.Doc.Runtime)
+		if sw, ok := byLabel[label]; ok && sw.Kind == KindSweep && sw.Doc == src.Doc {
+			// The same run's sweep view knows the server.
+			r.Backend, r.Model = sw.Backend, sw.Model
+		}
+	}
+	for _, have := range r.Records {
+		if have.Concurrency == rec.Concurrency {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("concurrency %d of %q appears twice (%s); kept the first", rec.Concurrency, label, src.File))
+			return
+		}
+	}
+	for _, w := range rec.Warnings {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", rec.Concurrency, w))
+	}
+	found := CheckBatch(rec, opt.BatchRecompute(rec))
+	r.Warnings = append(r.Warnings, found...)
+	rec.Warnings = append(append([]string(nil), rec.Warnings...), found...)
+	rec.Label = label
+	r.Records = append(r.Records, rec)
+}
+
+// backendOf names the server family from a batch document's runtime
+// string ("vLLM main 7ca49fb…" → "vllm"); "" when unknown.
+func backendOf(runtime *string) string {
+	if runtime == nil {
+		return ""
+	}
+	f := strings.Fields(*runtime)
+	if len(f) == 0 {
+		return ""
+	}
+	name := strings.ToLower(f[0])
+	switch name {
+	case "llama.cpp", "llama-server", "llamacpp":
+		return "llamacpp"
+	}
+	return name
+}
+
+func levelIndex(levels []document.Level, c int) int {
+	for i, l := range levels {
+		if l.Concurrency == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// normalise sorts the run's levels and fills Points.
+func (r *Run) normalise() {
+	switch r.Kind {
+	case KindSweep:
+		sort.SliceStable(r.Sweep.Levels, func(i, j int) bool { return r.Sweep.Levels[i].Concurrency < r.Sweep.Levels[j].Concurrency })
+		for _, l := range r.Sweep.Levels {
+			r.Points = append(r.Points, sweepPoint(l))
+			for _, w := range l.Warnings {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
+			}
+		}
+	case KindBatch:
+		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
+		for _, rec := range r.Records {
+			r.Points = append(r.Points, batchPoint(rec))
+		}
+	}
+}
+
+func sweepPoint(l document.Level) Point {
+	req, errs := l.Requests, l.Errors
+	p := Point{
+		Concurrency:      l.Concurrency,
+		Requests:         &req,
+		Errors:           &errs,
+		ThroughputTokS:   l.ThroughputTokS,
+		TTFTP50Ms:        l.TTFTP50Ms,
+		TTFTP95Ms:        l.TTFTP95Ms,
+		TPOTP50Ms:        l.TPOTP50Ms,
+		PeakVRAMGiB:      l.PeakVRAMGiB,
+		PeakKVCacheUsage: l.PeakKVCacheUsage,
+		Preemptions:      l.Preemptions,
+	}
+	if l.ThroughputTokS != nil {
+		v := *l.ThroughputTokS / float64(l.Concurrency)
+		p.PerRequestTokS = &v
+	}
+	return p
+}
+
+func batchPoint(rec document.BatchRecord) Point {
+	agg, per, tpot := rec.AggregateOutputTokS, rec.PerRequestOutputTokS, rec.MeanTPOTMs
+	p := Point{
+		Concurrency:    rec.Concurrency,
+		ThroughputTokS: &agg,
+		PerRequestTokS: &per,
+		BatchTPOTMs:    &tpot,
+	}
+	if rec.PeakObservedGPUMemoryMiB != nil {
+		v := *rec.PeakObservedGPUMemoryMiB / 1024
+		p.PeakVRAMGiB = &v
+	}
+	for _, run := range rec.Runs {
+		p.Samples = append(p.Samples, run.OutputTokS)
+	}
+	return p
+}
+
+// Find returns the run labelled label, or nil.
+func (s *Set) Find(label string) *Run {
+	for _, r := range s.Runs {
+		if r.Label == label {
+			return r
+		}
+	}
+	return nil
+}
+
+// Labels lists the run labels in order.
+func (s *Set) Labels() []string {
+	out := make([]string, len(s.Runs))
+	for i, r := range s.Runs {
+		out[i] = r.Label
+	}
+	return out
+}
+
+// Files lists the source file names in order.
+func (s *Set) Files() []string {
+	out := make([]string, len(s.Sources))
+	for i, src := range s.Sources {
+		out[i] = src.File
+	}
+	return out
+}

@@ -1,0 +1,279 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/servebench/servebench/document"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// seedDir holds the reference documents, read in place.
+const seedDir = "../../shared/seeds"
+
+var seedNames = []string{"multi-backend-sweep.json", "vllm-text-image-example.json"}
+
+// loadSeeds reads the named seeds as sources named by their base names.
+func loadSeeds(t testing.TB, names ...string) *Set {
+	t.Helper()
+	var srcs []Source
+	for _, n := range names {
+		doc, err := document.ReadFile(filepath.Join(seedDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs = append(srcs, Source{File: n, Doc: doc})
+	}
+	return NewSet(srcs, Options{})
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n got:\n%s", name, got)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	writers := map[string]func(*bytes.Buffer, *Set) error{
+		"table":    func(b *bytes.Buffer, s *Set) error { return WriteText(b, Build(s)) },
+		"markdown": func(b *bytes.Buffer, s *Set) error { return WriteMarkdown(b, Build(s)) },
+		"csv":      func(b *bytes.Buffer, s *Set) error { return WriteCSV(b, s) },
+		"json":     func(b *bytes.Buffer, s *Set) error { return WriteJSON(b, s, nil) },
+		"gobench":  func(b *bytes.Buffer, s *Set) error { return WriteGoBench(b, s) },
+	}
+	for _, seed := range seedNames {
+		for format, write := range writers {
+			t.Run(seed+"/"+format, func(t *testing.T) {
+				var b bytes.Buffer
+				if err := write(&b, loadSeeds(t, seed)); err != nil {
+					t.Fatal(err)
+				}
+				golden(t, strings.TrimSuffix(seed, ".json")+"."+format+".golden", b.Bytes())
+			})
+		}
+	}
+}
+
+// TestSeedsHaveNoWarnings checks that both references load clean: in
+// particular the batch example's derived fields recompute within 1e-6.
+func TestSeedsHaveNoWarnings(t *testing.T) {
+	s := loadSeeds(t, seedNames...)
+	if len(s.Warnings) > 0 {
+		t.Errorf("set warnings: %q", s.Warnings)
+	}
+	for _, r := range s.Runs {
+		if len(r.Warnings) > 0 {
+			t.Errorf("run %s: warnings %q", r.Label, r.Warnings)
+		}
+	}
+	if len(s.Runs) != 11 {
+		t.Errorf("got %d runs (%v), want 9 sweep + 2 batch", len(s.Runs), s.Labels())
+	}
+}
+
+// TestBatchMismatchWarns changes each derived field of the batch example
+// just beyond the tolerance and expects a warning naming it.
+func TestBatchMismatchWarns(t *testing.T) {
+	base := loadSeeds(t, "vllm-text-image-example.json").Sources[0].Doc.Records[0]
+	cases := []struct {
+		name  string
+		apply func(r *document.BatchRecord)
+		want  string
+	}{
+		{"aggregate", func(r *document.BatchRecord) { r.AggregateOutputTokS *= 1 + 2e-6 }, "aggregate_output_tok_s is"},
+		{"per request", func(r *document.BatchRecord) { r.PerRequestOutputTokS *= 1 - 2e-6 }, "per_request_output_tok_s is"},
+		{"mean completion", func(r *document.BatchRecord) { r.MeanCompletionSeconds += 0.001 }, "mean_completion_seconds is"},
+		{"mean tpot", func(r *document.BatchRecord) { r.MeanTPOTMs = 8.2 }, "mean_tpot_ms is 8.2 but its runs give 8.21498426027"},
+		{"total", func(r *document.BatchRecord) { r.TotalVerifiedOutputTokens = 1535 }, "total_verified_output_tokens is 1535 but its runs give 1536"},
+		{"peak", func(r *document.BatchRecord) { v := 23010.0; r.PeakObservedGPUMemoryMiB = &v }, "peak_observed_gpu_memory_mib is 23010 but its runs give 23054"},
+		{"peak null", func(r *document.BatchRecord) { r.PeakObservedGPUMemoryMiB = nil }, "peak_observed_gpu_memory_mib is null"},
+		{"repeats", func(r *document.BatchRecord) { r.Repeats = 4 }, "repeats is 4 but the record has 3 runs"},
+		{"run tok/s", func(r *document.BatchRecord) { r.Runs[1].OutputTokS = 480 }, "runs[1].output_tok_s is 480"},
+		{"short run", func(r *document.BatchRecord) { r.Runs[2].GeneratedTokens = 500 }, "runs[2] generated 500 tokens, want 512"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := base
+			rec.Runs = append([]document.BatchRun(nil), base.Runs...)
+			tc.apply(&rec)
+			w := CheckBatch(rec, RecomputeBatch(rec))
+			if !strings.Contains(strings.Join(w, "\n"), tc.want) {
+				t.Errorf("warnings %q, want one containing %q", w, tc.want)
+			}
+		})
+	}
+	if w := CheckBatch(base, RecomputeBatch(base)); len(w) != 0 {
+		t.Errorf("unchanged record warns: %q", w)
+	}
+	// Within tolerance: no warning.
+	rec := base
+	rec.AggregateOutputTokS *= 1 + 5e-7
+	if w := CheckBatch(rec, RecomputeBatch(rec)); len(w) != 0 {
+		t.Errorf("change within 1e-6 warns: %q", w)
+	}
+}
+
+// TestMergeByLabel merges two documents that split one run's levels and
+// repeat one level.
+func TestMergeByLabel(t *testing.T) {
+	doc, err := document.ReadFile(filepath.Join(seedDir, "multi-backend-sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := *doc, *doc
+	first.Runs = []document.Run{doc.Runs[7]}
+	first.Runs[0].Levels = doc.Runs[7].Levels[:2]
+	second.Runs = []document.Run{doc.Runs[7]}
+	second.Runs[0].Levels = doc.Runs[7].Levels[1:]
+	s := NewSet([]Source{{File: "b.json", Doc: &second}, {File: "a.json", Doc: &first}}, Options{})
+	if len(s.Runs) != 1 {
+		t.Fatalf("got runs %v, want one merged run", s.Labels())
+	}
+	r := s.Runs[0]
+	var cs []int
+	for _, p := range r.Points {
+		cs = append(cs, p.Concurrency)
+	}
+	if len(cs) != 3 || cs[0] != 1 || cs[1] != 4 || cs[2] != 16 {
+		t.Errorf("concurrencies %v, want [1 4 16]", cs)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "concurrency 4 appears in b.json and again in a.json") {
+		t.Errorf("warnings %q, want one about concurrency 4", r.Warnings)
+	}
+	if got := r.Files; len(got) != 2 {
+		t.Errorf("files %v", got)
+	}
+}
+
+// TestNullsNeverZero checks that null values render as the null mark in
+// the text formats and as empty cells in CSV.
+func TestNullsNeverZero(t *testing.T) {
+	s := loadSeeds(t, "multi-backend-sweep.json")
+	var text, md, csv bytes.Buffer
+	WriteText(&text, Build(s))
+	WriteMarkdown(&md, Build(s))
+	WriteCSV(&csv, s)
+	// llamacpp-f16kv-chat c=1 has null KV usage and preemptions.
+	for name, out := range map[string]string{"table": text.String(), "markdown": md.String()} {
+		line := lineWith(out, "161.2")
+		if strings.Count(line, Null) != 2 {
+			t.Errorf("%s: line %q: want 2 null marks", name, line)
+		}
+	}
+	line := lineWith(csv.String(), "llamacpp-f16kv-chat,sweep,llamacpp,chat,/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf,1,")
+	if !strings.Contains(line, "7.22,,9.28,,,") {
+		t.Errorf("csv line %q: want empty cells for nulls", line)
+	}
+}
+
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestEscaping feeds a model named like a script tag and labels with
+// Markdown and control characters through the text formats.
+func TestEscaping(t *testing.T) {
+	doc, err := document.ReadFile(filepath.Join(seedDir, "multi-backend-sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Runs = doc.Runs[:1]
+	doc.Runs[0].Model = "<script>alert(1)</script>"
+	doc.Runs[0].Label = "a|b *x* [l](http://e)\x1b[31m"
+	doc.Runs[0].Levels[0].Warnings = []string{"<img src=x onerror=alert(2)>"}
+	s := NewSet([]Source{{File: "evil.json", Doc: doc}}, Options{})
+	var md, text bytes.Buffer
+	if err := WriteMarkdown(&md, Build(s)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<script", "<img", "a|b", "*x*", "[l]", "\x1b"} {
+		if strings.Contains(md.String(), bad) {
+			t.Errorf("markdown contains %q unescaped:\n%s", bad, md.String())
+		}
+	}
+	if !strings.Contains(md.String(), `&lt;script&gt;alert(1)&lt;/script&gt;`) {
+		t.Errorf("markdown lacks the escaped model name")
+	}
+	if err := WriteText(&text, Build(s)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "\x1b") {
+		t.Errorf("text output passes an escape sequence through")
+	}
+}
+
+func TestGoBenchNames(t *testing.T) {
+	s := loadSeeds(t, "vllm-text-image-example.json")
+	var b bytes.Buffer
+	if err := WriteGoBench(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "BenchmarkServe/label=text/c=4\t1\t"); n != 3 {
+		t.Errorf("got %d lines for text c=4, want 3 (one per repeat):\n%s", n, b.String())
+	}
+	if got := benchName("a b/c=d"); got != "a_b_c_d" {
+		t.Errorf("benchName = %q", got)
+	}
+}
+
+// TestGoBenchParses reads the gobench output with benchfmt, the reader
+// benchstat uses, and checks names, units and values.
+func TestGoBenchParses(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteGoBench(&b, loadSeeds(t, seedNames...)); err != nil {
+		t.Fatal(err)
+	}
+	r := benchfmt.NewReader(&b, "gobench")
+	found := false
+	n := 0
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			if se, isErr := r.Result().(*benchfmt.SyntaxError); isErr {
+				t.Fatalf("benchfmt: %v", se)
+			}
+			continue
+		}
+		n++
+		if string(res.Name) == "Serve/label=vllm-fp8kv-chat/c=16" {
+			found = true
+			if v, ok := res.Value("tok/s"); !ok || v != 1209.9 {
+				t.Errorf("tok/s = %v %v, want 1209.9", v, ok)
+			}
+			if v, ok := res.Value("ttft-p95-ms"); !ok || v != 1294.8 {
+				t.Errorf("ttft-p95-ms = %v %v, want 1294.8", v, ok)
+			}
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !found || n != 31+6 {
+		t.Errorf("found=%v, %d results; want the vllm-fp8kv-chat c=16 line among 31 levels + 6 repeats", found, n)
+	}
+}

@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// WriteText writes the report as aligned plain-text tables: a header, one
+// block per run (title, details, level table with units in the headers,
+// warnings under it), the calibration table and set-wide warnings.
+// Strings from documents are stripped of control characters so that a
+// server-sent name cannot move the terminal's cursor.
+func WriteText(w io.Writer, l *Layout) error {
+	ew := &errWriter{w: w}
+	ew.printf("servebench report: %s\n", clean(strings.Join(l.Files, ", ")))
+	for _, d := range l.Details {
+		ew.printf("%s\n", clean(d))
+	}
+	for _, b := range l.Blocks {
+		ew.printf("\n== %s\n", clean(b.Title))
+		for _, d := range b.Details {
+			ew.printf("   %s\n", clean(d))
+		}
+		writeAligned(ew, b.Table, "   ")
+		for _, wn := range b.Warnings {
+			ew.printf("   warning: %s\n", clean(wn))
+		}
+	}
+	if l.Calibration != nil {
+		ew.printf("\n== calibration: planner prediction against the KV tokens the server reported\n")
+		writeAligned(ew, *l.Calibration, "   ")
+	}
+	for _, sec := range l.Sections {
+		ew.printf("\n== %s\n", clean(sec.Title))
+		writeAligned(ew, sec.Table, "   ")
+		for _, ln := range sec.Lines {
+			ew.printf("%s\n", clean(ln))
+		}
+	}
+	if len(l.Warnings) > 0 {
+		ew.printf("\nwarnings:\n")
+		for _, wn := range l.Warnings {
+			ew.printf("   %s\n", clean(wn))
+		}
+	}
+	return ew.err
+}
+
+// writeAligned writes t with columns padded to their widest cell.
+func writeAligned(ew *errWriter, t Table, indent string) {
+	ew.printf("%s", AlignTable(t, indent))
+}
+
+// AlignTable renders t as aligned plain text, each line prefixed by indent.
+func AlignTable(t Table, indent string) string {
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		widths[i] = utf8.RuneCountInString(c.Header)
+	}
+	for _, row := range t.Rows {
+		for i, cell := range row {
+			if n := utf8.RuneCountInString(clean(cell)); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	var sb strings.Builder
+	line := func(cells []string) {
+		sb.WriteString(indent)
+		for i, cell := range cells {
+			cell = clean(cell)
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
+			if i > 0 {
+				sb.WriteString("  ")
+			}
+			if t.Columns[i].Align == Right {
+				sb.WriteString(pad + cell)
+			} else if i == len(cells)-1 {
+				sb.WriteString(cell)
+			} else {
+				sb.WriteString(cell + pad)
+			}
+		}
+		sb.WriteString("\n")
+	}
+	hdr := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		hdr[i] = c.Header
+	}
+	line(hdr)
+	for _, row := range t.Rows {
+		line(row)
+	}
+	return sb.String()
+}
+
+// clean replaces control characters (escape sequences, newlines) with
+// U+FFFD so that text from a document prints on one line and inert.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// errWriter keeps the first write error so writers can print freely.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
