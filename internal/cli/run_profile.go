@@ -1,0 +1,408 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/launch"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/serverlog"
+	"github.com/servebench/servebench/telemetry"
+)
+
+// `servebench run --profile a.yaml --profile b.yaml [workload flags]`
+// launches each profile's server in turn, sweeps it with the workload
+// flags, and stops it; all runs go into one report. Per profile:
+//
+//  1. start the server in its own process group, its stdout and stderr in
+//     <dir of --out>/<run label>.log (the run label is the profile's
+//     label and the scenario, e.g. llamacpp-q8kv-long);
+//  2. wait for its health URL up to the profile's start deadline;
+//  3. for Ollama, which loads a model on first use, send one 1-token
+//     request so the model is loaded and its KV cache logged;
+//  4. parse the capacity lines from the log (serverlog) into the run's
+//     capacity, and hold the planner's prediction for the profile against
+//     it as the run's calibration record;
+//  5. run the sweep (runSweep) with a client that reports requests to a
+//     server that died as "server exited (code N)";
+//  6. stop the server: SIGTERM to the group, SIGKILL after the grace.
+//
+// The server is stopped on success, on error, on Ctrl-C (the context) and
+// on a panic of the sweep (deferred teardown), and by launch's watchdog
+// process should servebench itself be killed.
+
+func init() {
+	runFlagHooks = append(runFlagHooks, profileFlag)
+	single := runTargets
+	runTargets = func(ctx context.Context, cfg runConfig) ([]runTarget, error) {
+		if len(cfg.Profiles) == 0 {
+			return single(ctx, cfg)
+		}
+		return profileTargets(cfg)
+	}
+	runObserverFactories = append(runObserverFactories, profileObserver)
+	plain := newClient
+	newClient = func(c backend.Config) (backend.Client, error) {
+		cl, err := plain(c)
+		if err != nil {
+			return nil, err
+		}
+		if srv := launched.server(c.BaseURL); srv != nil {
+			cl = launch.Guard(cl, srv)
+		}
+		return cl, nil
+	}
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string { return strings.Join(*s, ",") }
+
+// Set appends one value.
+func (s *stringsFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty file name")
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+// profileFlag adds --profile to run and checks the profiles after parsing.
+func profileFlag(fs *flag.FlagSet) func(cfg *runConfig) error {
+	var files stringsFlag
+	fs.Var(&files, "profile", "launch profile `FILE` (YAML or JSON), repeatable: start each profile's server, sweep it, stop it; replaces --backend, --url and --model")
+	return func(cfg *runConfig) error {
+		if len(files) == 0 {
+			return nil
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, n := range []string{"backend", "url", "model", "label"} {
+			if set[n] {
+				return usagef("run: --%s cannot be combined with --profile (each profile names its server, model and label)", n)
+			}
+		}
+		// run.go's server checks are skipped with --profile; do the
+		// ones that still apply here.
+		cfg.API = backend.API(fs.Lookup("api").Value.String())
+		if cfg.Timeout < 0 {
+			return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+		}
+		profiles, err := loadProfiles(files)
+		if err != nil {
+			return err
+		}
+		for _, p := range profiles {
+			if err := checkProfileAPI(p, cfg.API); err != nil {
+				return err
+			}
+		}
+		cfg.Profiles = files
+		return nil
+	}
+}
+
+// loadProfiles reads and checks every profile file; errors are usage
+// errors naming the file.
+func loadProfiles(files []string) ([]*launch.Profile, error) {
+	var ps []*launch.Profile
+	for _, f := range files {
+		p, err := launch.Load(f)
+		if err != nil {
+			return nil, usagef("run: --profile: %v", err)
+		}
+		if p.Model == "" {
+			return nil, usagef("run: --profile: profile %s: model: missing (the model the run requests)", f)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+func checkProfileAPI(p *launch.Profile, api backend.API) error {
+	ok := api == backend.Chat || api == backend.Completions
+	if p.Backend == backend.Ollama {
+		ok = api == backend.Chat || api == backend.Generate
+	}
+	if !ok {
+		return usagef("run: --api %q: profile %s is backend %s, which does not take it", api, p.Path, p.Backend)
+	}
+	return nil
+}
+
+// profileTargets turns each profile into a target whose setup launches
+// its server.
+func profileTargets(cfg runConfig) ([]runTarget, error) {
+	profiles, err := loadProfiles(cfg.Profiles)
+	if err != nil {
+		return nil, err
+	}
+	labels := launch.Labels(profiles)
+	dir := "."
+	if cfg.Out != "" && cfg.Out != "-" {
+		dir = filepath.Dir(cfg.Out)
+	}
+	var targets []runTarget
+	for i, p := range profiles {
+		spec, err := launch.Build(p, labels[i])
+		if err != nil {
+			return nil, usagef("run: --profile: %v", err)
+		}
+		tc := cfg
+		tc.Backend, tc.Model, tc.URL = p.Backend, p.Model, spec.BaseURL
+		tc.Label = labels[i] + "-" + string(cfg.Scenario)
+		tc.Profile = p.Knobs()
+		tc.Profiles = nil
+		logPath := filepath.Join(dir, tc.Label+".log")
+		targets = append(targets, runTarget{
+			cfg:   tc,
+			setup: func(ctx context.Context) (func(), error) { return launchTarget(ctx, tc, spec, logPath) },
+		})
+	}
+	return targets, nil
+}
+
+// launchedServer is what a run learns from the server it launched.
+type launchedServer struct {
+	srv *launch.Server
+	// capacity, calibration and warnings go into the run document.
+	capacity    *document.Capacity
+	calibration *document.Calibration
+	runtime     *string
+	warnings    []string
+}
+
+// launchRegistry maps the runs and URLs of launched servers to them, for
+// the client wrapper and the observer that runSweep calls.
+type launchRegistry struct {
+	mu      sync.Mutex
+	byLabel map[string]*launchedServer
+	byURL   map[string]*launch.Server
+}
+
+var launched = &launchRegistry{byLabel: map[string]*launchedServer{}, byURL: map[string]*launch.Server{}}
+
+func (r *launchRegistry) add(label, url string, ls *launchedServer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byLabel[label], r.byURL[url] = ls, ls.srv
+}
+
+func (r *launchRegistry) remove(label, url string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.byLabel, label)
+	delete(r.byURL, url)
+}
+
+func (r *launchRegistry) server(url string) *launch.Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byURL[url]
+}
+
+func (r *launchRegistry) run(label string) *launchedServer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byLabel[label]
+}
+
+// launchTarget starts the server of one profile and readies it for the
+// sweep; the returned teardown stops it.
+func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (func(), error) {
+	srv, err := launch.Start(spec, logPath)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
+	}
+	ls := &launchedServer{srv: srv, warnings: append([]string{}, srv.Warnings...)}
+	teardown := func() {
+		launched.remove(cfg.Label, cfg.URL)
+		_ = srv.Stop()
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			teardown()
+		}
+	}()
+	if err := srv.WaitHealthy(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("run %s: interrupted while the server started", cfg.Label)
+		}
+		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
+	}
+	if err := preload(ctx, cfg, srv); err != nil {
+		return nil, err
+	}
+	describeLaunch(ctx, cfg, spec, srv, ls)
+	launched.add(cfg.Label, cfg.URL, ls)
+	ok = true
+	return teardown, nil
+}
+
+// preload makes Ollama load the model (it does on first use) with one
+// 1-token request, so the KV cache it logs at load time is in the log
+// before the run's header is written. Other servers load at start-up.
+func preload(ctx context.Context, cfg runConfig, srv *launch.Server) error {
+	if cfg.Backend != backend.Ollama {
+		return nil
+	}
+	c, err := backend.New(backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API, Timeout: cfg.Timeout})
+	if err != nil {
+		return usagef("run %s: %v", cfg.Label, err)
+	}
+	var res record.Result
+	launch.Guard(c, srv).Do(ctx, &backend.Request{Prompt: "Hello", MaxTokens: 1}, &res)
+	if !res.OK() && ctx.Err() == nil {
+		return fmt.Errorf("run %s: loading model %s failed: %s; last lines of %s:\n  %s", cfg.Label, cfg.Model, res.Error,
+			srv.LogPath, strings.Join(srv.Tail(launch.TailLines), "\n  "))
+	}
+	return nil
+}
+
+// describeLaunch fills what the run records about the launched server:
+// the capacity its log reports and the planner's prediction beside it.
+func describeLaunch(ctx context.Context, cfg runConfig, spec *launch.Spec, srv *launch.Server, ls *launchedServer) {
+	capacity, err := logCapacity(srv.LogPath)
+	switch {
+	case err != nil:
+		ls.warnings = append(ls.warnings, fmt.Sprintf("server log %s: %v", srv.LogPath, err))
+	case capacity == nil:
+		ls.warnings = append(ls.warnings, "no KV-cache capacity line found in "+srv.LogPath)
+	default:
+		ls.capacity = capacity
+		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath, capacity)
+		ls.calibration = cal
+		ls.warnings = append(ls.warnings, warns...)
+	}
+	if v := logVersion(cfg.Backend, srv.LogPath); v != "" {
+		rt := string(cfg.Backend) + " " + v
+		ls.runtime = &rt
+	}
+}
+
+// profileObserver copies what launchTarget learned into the run document
+// before its header is written, and adds a level warning when the server
+// died during the level.
+func profileObserver(_ context.Context, cfg *runConfig, run *document.Run) (load.Observer, error) {
+	ls := launched.run(cfg.Label)
+	if ls == nil {
+		return nil, nil
+	}
+	cfg.ServerPID = ls.srv.PID()
+	if ls.capacity != nil {
+		run.Capacity = ls.capacity
+	}
+	if ls.runtime != nil && run.Runtime == nil {
+		run.Runtime = ls.runtime
+	}
+	run.Calibration = ls.calibration
+	run.Warnings = append(run.Warnings, ls.warnings...)
+	return &exitObserver{srv: ls.srv}, nil
+}
+
+// exitObserver reports, on the level during which it happened, that the
+// launched server exited.
+type exitObserver struct {
+	srv      *launch.Server
+	reported bool
+}
+
+// LevelStart does nothing; the exit is looked at when the level ends.
+func (o *exitObserver) LevelStart(context.Context, load.Level) {}
+
+// LevelEnd returns a level warning the first time the server is seen to
+// have exited.
+func (o *exitObserver) LevelEnd(context.Context, load.Level) *document.Level {
+	gone, how := o.srv.Exited()
+	if !gone || o.reported || o.srv.StoppedByUs() {
+		return nil
+	}
+	o.reported = true
+	return &document.Level{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.srv.LogPath)}}
+}
+
+// logVersion is the server version the launched server's log names.
+func logVersion(kind backend.Kind, logPath string) string {
+	b, err := launch.ReadLog(logPath)
+	if err != nil {
+		return ""
+	}
+	return launch.LogVersion(kind, b)
+}
+
+// profileCalibration is the planner's prediction for the profile beside
+// the capacity its log reported; it needs the model's spec (plan_model,
+// the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
+// (the GPU's, else the host's for a CPU-only server).
+func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *document.Capacity) (*document.Calibration, []string) {
+	b, _ := launch.ReadLog(logPath)
+	arg := launch.PlanModelArg(spec.Profile, launch.LogModelFile(b))
+	if arg == "" {
+		return nil, []string{"no calibration record: set plan_model in profile " + spec.Profile.Path + " (a preset, config.json or GGUF) for the planner"}
+	}
+	m, err := plan.LoadModel(arg)
+	if err != nil {
+		return nil, []string{fmt.Sprintf("no calibration record: planner model %s: %v", arg, err)}
+	}
+	gib, where := deviceGiB(ctx)
+	rec, warns, err := launch.Calibrate(spec.Profile, m, gib, c, logPath)
+	if err != nil {
+		return nil, append(warns, "no calibration record: "+err.Error())
+	}
+	rec.Model, rec.Source = cfg.Model, rec.Source+"; memory: "+where
+	return rec, warns
+}
+
+// deviceGiB is the memory the planner is given: the GPU's total when one
+// can be read, else the host's (a CPU-only server keeps its KV cache in
+// RAM). llama.cpp's and Ollama's predicted cells do not depend on it.
+func deviceGiB(ctx context.Context) (float64, string) {
+	if g, _ := telemetry.OpenGPU(ctx, telemetry.GPUConfig{}); g != nil {
+		defer g.Close()
+		if d, ok := g.Device(); ok && d.TotalMiB > 0 {
+			return d.TotalMiB / 1024, "GPU " + d.Name
+		}
+	}
+	if kb := hostMemKiB(); kb > 0 {
+		return float64(kb) / (1 << 20), "host RAM (no GPU found)"
+	}
+	return 1, "unknown (no GPU found, no /proc/meminfo)"
+}
+
+// hostMemKiB reads MemTotal from /proc/meminfo; 0 when unknown.
+func hostMemKiB() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// logCapacity parses the KV-cache capacity lines of a launched server's
+// log (serverlog); nil when the log has none.
+func logCapacity(logPath string) (*document.Capacity, error) {
+	c, err := serverlog.ParseFile(logPath)
+	if err != nil {
+		return nil, err
+	}
+	return c.Document(filepath.Base(logPath)), nil
+}

@@ -1,0 +1,86 @@
+package launch
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// secretName matches environment variable names whose values must never
+// be printed (API keys, tokens, passwords).
+var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)`)
+
+// RedactEnv returns kv ("KEY=VALUE") with the value replaced by <redacted>
+// when KEY looks like a secret.
+func RedactEnv(kv string) string {
+	k, _, _ := strings.Cut(kv, "=")
+	if secretName.MatchString(k) {
+		return k + "=<redacted>"
+	}
+	return kv
+}
+
+// WriteDryRun prints what launching s would run: the argument list one
+// element a line, the environment it adds (secrets redacted) and removes,
+// the health URL and deadline, and a copy-pasteable shell line.
+func WriteDryRun(w io.Writer, s *Spec) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "label:    %s\n", s.Label)
+	fmt.Fprintf(&b, "backend:  %s\n", s.Backend)
+	fmt.Fprintf(&b, "model:    %s\n", s.Model)
+	fmt.Fprintf(&b, "url:      %s\n", s.BaseURL)
+	fmt.Fprintf(&b, "health:   %s (deadline %s)\n", s.HealthURL, s.StartDeadline)
+	fmt.Fprintf(&b, "stop:     SIGTERM to the process group, SIGKILL after %s\n", s.StopGrace)
+	b.WriteString("argv:\n")
+	for i, a := range s.Argv {
+		fmt.Fprintf(&b, "  [%d] %s\n", i, a)
+	}
+	b.WriteString("env (added to servebench's environment):\n")
+	if len(s.Env) == 0 {
+		b.WriteString("  (none)\n")
+	}
+	for _, kv := range s.Env {
+		fmt.Fprintf(&b, "  %s\n", RedactEnv(kv))
+	}
+	if len(s.Unset) > 0 {
+		b.WriteString("env removed (controlled by profile knobs):\n")
+		for _, k := range s.Unset {
+			fmt.Fprintf(&b, "  %s\n", k)
+		}
+	}
+	b.WriteString("shell equivalent:\n  ")
+	b.WriteString(ShellLine(s))
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ShellLine renders s as one POSIX shell line (env -u ... K=V argv...),
+// each word quoted where needed and secrets redacted; it is for people to
+// read and paste, servebench itself never runs a shell.
+func ShellLine(s *Spec) string {
+	var words []string
+	if len(s.Env) > 0 || len(s.Unset) > 0 {
+		words = append(words, "env")
+		for _, k := range s.Unset {
+			words = append(words, "-u", shellQuote(k))
+		}
+		for _, kv := range s.Env {
+			words = append(words, shellQuote(RedactEnv(kv)))
+		}
+	}
+	for _, a := range s.Argv {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,270 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Server is a launched server: one process group whose stdout and stderr
+// go to LogPath.
+type Server struct {
+	// Spec is what was launched.
+	Spec *Spec
+	// LogPath is the file holding the server's stdout and stderr.
+	LogPath string
+
+	cmd  *exec.Cmd
+	pgid int
+	log  *os.File
+	done chan struct{}
+	wd   *watchdog
+
+	// Warnings are findings about the launch itself (no watchdog).
+	Warnings []string
+
+	mu      sync.Mutex
+	state   *os.ProcessState
+	stopped bool // Stop was called: the exit is ours, not a crash
+}
+
+// ErrPortBusy is returned by Start when something already listens on the
+// profile's port; a health check would otherwise pass against it.
+var ErrPortBusy = errors.New("port already in use")
+
+// Start launches s in a new process group, with stdout and stderr
+// appended to a new file at logPath, and returns at once; call
+// WaitHealthy next and Stop always (defer it).
+func Start(s *Spec, logPath string) (*Server, error) {
+	if len(s.Argv) == 0 {
+		return nil, errors.New("launch: empty command")
+	}
+	if err := portFree(s.Port); err != nil {
+		return nil, fmt.Errorf("launch %s: 127.0.0.1:%d: %w", s.Label, s.Port, err)
+	}
+	bin, err := exec.LookPath(s.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("launch %s: %v", s.Label, err)
+	}
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("launch %s: log file: %v", s.Label, err)
+	}
+	cmd := &exec.Cmd{
+		Path:        bin,
+		Args:        s.Argv,
+		Env:         s.Environ(os.Environ()),
+		Stdout:      f,
+		Stderr:      f,
+		SysProcAttr: sysProcAttr(),
+	}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("launch %s: %v", s.Label, err)
+	}
+	srv := &Server{Spec: s, LogPath: logPath, cmd: cmd, pgid: cmd.Process.Pid, log: f, done: make(chan struct{})}
+	if srv.wd, err = startWatchdog(srv.pgid, s.StopGrace); err != nil {
+		srv.Warnings = append(srv.Warnings, "no watchdog for the server (it may outlive a crash of servebench): "+err.Error())
+	}
+	go srv.wait()
+	return srv, nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return ErrPortBusy
+	}
+	return l.Close()
+}
+
+func (s *Server) wait() {
+	_ = s.cmd.Wait()
+	s.mu.Lock()
+	s.state = s.cmd.ProcessState
+	s.mu.Unlock()
+	s.log.Close()
+	close(s.done)
+}
+
+// PID is the server's process id, which is also its process group id.
+func (s *Server) PID() int { return s.pgid }
+
+// Done is closed when the server's main process has exited.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Exited reports whether the server's main process has exited and, if so,
+// how, in words ("code 1", "signal: killed").
+func (s *Server) Exited() (bool, string) {
+	select {
+	case <-s.done:
+	default:
+		return false, ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return true, describeExit(s.state)
+}
+
+func describeExit(st *os.ProcessState) string {
+	if st == nil {
+		return "unknown status"
+	}
+	if c := st.ExitCode(); c >= 0 {
+		return fmt.Sprintf("code %d", c)
+	}
+	return st.String() // "signal: killed"
+}
+
+// ExitError is returned when the server exited before it was healthy.
+type ExitError struct {
+	Label  string
+	Status string   // "code 1", "signal: killed"
+	Tail   []string // last lines of the server's log
+	Log    string
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("server %s exited (%s) before it was healthy; last lines of %s:\n%s",
+		e.Label, e.Status, e.Log, indent(e.Tail))
+}
+
+func indent(lines []string) string {
+	if len(lines) == 0 {
+		return "  (log is empty)"
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// TailLines is how many log lines errors quote.
+const TailLines = 20
+
+// WaitHealthy polls the health URL every 250ms until it answers 200, the
+// server exits (an *ExitError with the log's last lines), the start
+// deadline passes (an error with the log's last lines) or ctx ends.
+func (s *Server) WaitHealthy(ctx context.Context) error {
+	deadline := time.NewTimer(s.Spec.StartDeadline)
+	defer deadline.Stop()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if healthy(ctx, client, s.Spec.HealthURL) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			_, st := s.Exited()
+			return &ExitError{Label: s.Spec.Label, Status: st, Tail: s.Tail(TailLines), Log: s.LogPath}
+		case <-deadline.C:
+			return fmt.Errorf("server %s not healthy at %s after %s; last lines of %s:\n%s",
+				s.Spec.Label, s.Spec.HealthURL, s.Spec.StartDeadline, s.LogPath, indent(s.Tail(TailLines)))
+		case <-tick.C:
+		}
+	}
+}
+
+func healthy(ctx context.Context, c *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// Tail returns the last n lines of the server's log.
+func (s *Server) Tail(n int) []string {
+	return tailFile(s.LogPath, n)
+}
+
+// tailFile reads at most the last 64 KiB of path and returns its last n
+// non-empty lines.
+func tailFile(path string, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	const max = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > max {
+		_, _ = f.Seek(st.Size()-max, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	var lines []string
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if t := strings.TrimRight(string(l), "\r "); t != "" {
+			lines = append(lines, t)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// Stop ends the server: SIGTERM to its process group, then SIGKILL to the
+// group when members remain after the grace period. It returns once no
+// process of the group is left (or after a further 5s, with an error).
+// Stop is safe to call more than once and after the server exited.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	already := s.stopped
+	s.stopped = true
+	s.mu.Unlock()
+	defer s.wd.release()
+	if already {
+		return s.waitGroupGone(5 * time.Second)
+	}
+	_ = signalGroup(s.pgid, sigTerm)
+	if s.waitGroupGone(s.Spec.StopGrace) == nil {
+		return nil
+	}
+	_ = signalGroup(s.pgid, sigKill)
+	if err := s.waitGroupGone(5 * time.Second); err != nil {
+		return fmt.Errorf("stop %s: %v", s.Spec.Label, err)
+	}
+	return nil
+}
+
+// waitGroupGone waits until the main process was reaped and no process is
+// left in the group.
+func (s *Server) waitGroupGone(limit time.Duration) error {
+	end := time.Now().Add(limit)
+	for {
+		select {
+		case <-s.done:
+			if !groupAlive(s.pgid) {
+				return nil
+			}
+		default:
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("process group %d still has members after %s", s.pgid, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// StoppedByUs reports whether Stop was called (so an exit is expected).
+func (s *Server) StoppedByUs() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}

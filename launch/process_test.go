@@ -1,0 +1,296 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the "server" under test: with
+// SERVEBENCH_LAUNCH_HELPER set, TestMain runs helperMain instead of the
+// tests. Modes:
+//
+//	serve        print log lines, start a grandchild in the same process
+//	             group, serve /health on HELPER_PORT after HELPER_DELAY,
+//	             exit 0 on SIGTERM
+//	stubborn     like serve, but it and its grandchild ignore SIGTERM
+//	crash        print log lines, exit with code 3
+//	grandchild   sleep forever (ignoring SIGTERM when HELPER_IGNORE=1)
+//	parent       launch a "serve" server with launch.Start, print its pid,
+//	             then wait to be killed (tests the death signal)
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("SERVEBENCH_LAUNCH_HELPER"); mode != "" {
+		helperMain(mode)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func helperMain(mode string) {
+	switch mode {
+	case "grandchild":
+		if os.Getenv("HELPER_IGNORE") == "1" {
+			signal.Ignore(syscall.SIGTERM)
+		}
+		select {}
+	case "crash":
+		fmt.Println("loading model")
+		fmt.Fprintln(os.Stderr, "error: out of memory allocating KV cache")
+		os.Exit(3)
+	case "serve", "stubborn":
+		helperServe(mode == "stubborn")
+	case "parent":
+		p := helperSpec("serve", mustAtoi(os.Getenv("HELPER_PORT")))
+		srv, err := Start(p, os.Getenv("HELPER_LOG"))
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println(srv.PID())
+		select {}
+	}
+	os.Exit(2)
+}
+
+func helperServe(stubborn bool) {
+	term := make(chan os.Signal, 1)
+	if stubborn {
+		signal.Ignore(syscall.SIGTERM)
+	} else {
+		signal.Notify(term, syscall.SIGTERM)
+	}
+	gc := exec.Command(os.Args[0])
+	gc.Env = append(os.Environ(), "SERVEBENCH_LAUNCH_HELPER=grandchild", "HELPER_IGNORE="+map[bool]string{true: "1"}[stubborn])
+	if err := gc.Start(); err != nil {
+		fmt.Println("grandchild:", err)
+		os.Exit(1)
+	}
+	fmt.Println("llama_kv_cache_unified: KV self size  =   16.00 MiB, K (f16):    8.00 MiB, V (f16):    8.00 MiB")
+	fmt.Fprintf(os.Stderr, "grandchild %d\n", gc.Process.Pid)
+	delay, _ := time.ParseDuration(os.Getenv("HELPER_DELAY"))
+	time.Sleep(delay)
+	l, err := net.Listen("tcp", "127.0.0.1:"+os.Getenv("HELPER_PORT"))
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	fmt.Println("server is listening")
+	<-term
+	fmt.Println("terminating")
+	os.Exit(0)
+}
+
+func mustAtoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// helperSpec is a Spec that runs this test binary in mode on port.
+func helperSpec(mode string, port int) *Spec {
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	return &Spec{
+		Label: "helper-" + mode, Argv: []string{os.Args[0]},
+		Env:  []string{"SERVEBENCH_LAUNCH_HELPER=" + mode, "HELPER_PORT=" + strconv.Itoa(port), "HELPER_DELAY=300ms"},
+		Port: port, BaseURL: base, HealthURL: base + "/health",
+		StartDeadline: 20 * time.Second, StopGrace: 2 * time.Second,
+	}
+}
+
+func assertNoMembers(t *testing.T, pgid int) {
+	t.Helper()
+	pids, ok := GroupMembers(pgid)
+	if !ok {
+		t.Fatal("no /proc: cannot check for orphans")
+	}
+	if len(pids) > 0 {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		t.Fatalf("processes left in group %d: %v", pgid, pids)
+	}
+}
+
+func TestStartHealthyStop(t *testing.T) {
+	s := helperSpec("serve", freePort(t))
+	log := t.TempDir() + "/helper.log"
+	srv, err := Start(s, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	if err := srv.WaitHealthy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if pids, _ := GroupMembers(srv.PID()); len(pids) != 2 {
+		t.Fatalf("want server and grandchild in group %d, got %v", srv.PID(), pids)
+	}
+	if pgid, _ := syscall.Getpgid(srv.PID()); pgid != srv.PID() || pgid == syscall.Getpgrp() {
+		t.Fatalf("server pgid %d, servebench pgrp %d: not its own group", pgid, syscall.Getpgrp())
+	}
+	start := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > s.StopGrace {
+		t.Errorf("SIGTERM stop took %s, beyond the grace period", el)
+	}
+	assertNoMembers(t, srv.PID())
+	b, _ := os.ReadFile(log)
+	if !strings.Contains(string(b), "KV self size") || !strings.Contains(string(b), "terminating") {
+		t.Errorf("log lacks the server's output:\n%s", b)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	s := helperSpec("stubborn", freePort(t))
+	s.StopGrace = 500 * time.Millisecond
+	srv, err := Start(s, t.TempDir()+"/helper.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.WaitHealthy(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < s.StopGrace {
+		t.Errorf("stop took %s: it cannot have waited the grace period", el)
+	}
+	if _, how := srv.Exited(); how != "signal: killed" {
+		t.Errorf("exit = %q, want signal: killed", how)
+	}
+	assertNoMembers(t, srv.PID())
+}
+
+func TestExitBeforeHealthy(t *testing.T) {
+	s := helperSpec("crash", freePort(t))
+	srv, err := Start(s, t.TempDir()+"/helper.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	err = srv.WaitHealthy(context.Background())
+	var ee *ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("err = %v, want *ExitError", err)
+	}
+	if ee.Status != "code 3" || !strings.Contains(err.Error(), "out of memory allocating KV cache") {
+		t.Errorf("error lacks the exit code or the log tail: %v", err)
+	}
+}
+
+func TestStartDeadline(t *testing.T) {
+	s := helperSpec("serve", freePort(t))
+	s.Env = append(s.Env, "HELPER_DELAY=1h")
+	s.StartDeadline = 700 * time.Millisecond
+	srv, err := Start(s, t.TempDir()+"/helper.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.WaitHealthy(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not healthy") || !strings.Contains(err.Error(), "KV self size") {
+		t.Errorf("err = %v", err)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	assertNoMembers(t, srv.PID())
+}
+
+func TestPortBusy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s := helperSpec("serve", l.Addr().(*net.TCPAddr).Port)
+	_, err = Start(s, t.TempDir()+"/helper.log")
+	if !errors.Is(err, ErrPortBusy) {
+		t.Fatalf("err = %v, want ErrPortBusy", err)
+	}
+}
+
+func TestMissingBinary(t *testing.T) {
+	s := helperSpec("serve", freePort(t))
+	s.Argv = []string{"servebench-no-such-server-binary"}
+	if _, err := Start(s, t.TempDir()+"/x.log"); err == nil || !strings.Contains(err.Error(), "servebench-no-such-server-binary") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestParentKilledLeavesNoServer kills (SIGKILL, no cleanup possible) a
+// process that launched a server and checks the kernel's death signal
+// took the server and its grandchild down.
+func TestParentKilledLeavesNoServer(t *testing.T) {
+	port := freePort(t)
+	dir := t.TempDir()
+	parent := exec.Command(os.Args[0])
+	parent.Env = append(os.Environ(), "SERVEBENCH_LAUNCH_HELPER=parent", "HELPER_PORT="+strconv.Itoa(port), "HELPER_LOG="+dir+"/server.log")
+	out, err := parent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := out.Read(buf)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil {
+		parent.Process.Kill()
+		t.Fatalf("parent said %q", buf[:n])
+	}
+	// Wait until the server is up with its grandchild.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if pids, _ := GroupMembers(pid); len(pids) == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			parent.Process.Kill()
+			t.Fatal("server never started its grandchild")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	parent.Process.Kill()
+	parent.Wait()
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		pids, _ := GroupMembers(pid)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			assertNoMembers(t, pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
