@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	gguf "github.com/gpustack/gguf-parser-go"
+	"github.com/servebench/servebench/plan"
 )
 
 func TestValidate(t *testing.T) {
@@ -72,10 +72,10 @@ func TestNextIsOneCycleOverPrintableTokens(t *testing.T) {
 	}
 }
 
-// TestWriteParsesWithIndependentReader reads the file back with
-// gguf-parser-go, an independent GGUF implementation, and checks the
-// metadata llama.cpp needs and the permutation encoded in output.weight.
-func TestWriteParsesWithIndependentReader(t *testing.T) {
+// TestWriteReadsBack reads the file back with the planner's GGUF reader (a
+// separate implementation of the format) and checks the metadata llama.cpp
+// needs. The testbed test proves that a real server loads it.
+func TestWriteReadsBack(t *testing.T) {
 	for _, dtype := range []Dtype{F32, F16} {
 		t.Run(string(dtype), func(t *testing.T) {
 			spec := DefaultSpec()
@@ -84,15 +84,14 @@ func TestWriteParsesWithIndependentReader(t *testing.T) {
 			if err := WriteFile(path, spec); err != nil {
 				t.Fatal(err)
 			}
-			f, err := gguf.ParseGGUFFile(path)
+			info, err := plan.ReadGGUF(path)
 			if err != nil {
-				t.Fatalf("gguf-parser-go cannot read the file: %v", err)
+				t.Fatalf("the planner cannot read the file: %v", err)
 			}
-			if f.Header.Version != 3 {
-				t.Errorf("GGUF version %d, want 3", f.Header.Version)
+			if info.Version != 3 || info.Arch != "llama" {
+				t.Errorf("GGUF v%d of %q, want v3 of llama", info.Version, info.Arch)
 			}
-			kvs := f.Header.MetadataKV
-			wantU := map[string]uint64{
+			want := map[string]uint64{
 				"llama.context_length":            4096,
 				"llama.embedding_length":          64,
 				"llama.block_count":               2,
@@ -104,29 +103,27 @@ func TestWriteParsesWithIndependentReader(t *testing.T) {
 				"tokenizer.ggml.eos_token_id":     EOSID,
 				"tokenizer.ggml.unknown_token_id": UnkID,
 			}
-			for key, want := range wantU {
-				kv, ok := kvs.Get(key)
-				if !ok {
-					t.Errorf("metadata %s missing", key)
-					continue
-				}
-				if got := kv.ValueUint32(); uint64(got) != want {
-					t.Errorf("%s = %d, want %d", key, got, want)
+			for key, v := range want {
+				if got, ok := info.Ints[key]; !ok || got != v {
+					t.Errorf("%s = %d (present %v), want %d", key, got, ok, v)
 				}
 			}
-			if kv, ok := kvs.Get("tokenizer.ggml.model"); !ok || kv.ValueString() != "llama" {
-				t.Errorf("tokenizer.ggml.model missing or not llama")
+			if info.TokenCount != 3+256+uint64(len(words)) {
+				t.Errorf("%d tokens, want %d", info.TokenCount, 3+256+len(words))
 			}
-			arch := f.Architecture()
-			if arch.Architecture != "llama" || arch.AttentionHeadCountKV != 2 || arch.EmbeddingLength != 64 {
-				t.Errorf("architecture %q with %d kv heads, dim %d; want llama, 2, 64", arch.Architecture, arch.AttentionHeadCountKV, arch.EmbeddingLength)
+			if info.Tensors != 2+9*2+1 || !info.HasOutput {
+				t.Errorf("%d tensors (output.weight %v), want %d with output.weight", info.Tensors, info.HasOutput, 2+9*2+1)
 			}
-			tk := f.Tokenizer()
-			if tk.Model != "llama" || tk.TokensLength != 3+256+uint64(len(words)) {
-				t.Errorf("tokenizer %q with %d tokens", tk.Model, tk.TokensLength)
+			var elems int64
+			for _, ts := range tensors(spec, int(info.TokenCount)) {
+				elems += int64(len(ts.data))
 			}
-			if n := len(f.TensorInfos); n != 2+9*2+1 {
-				t.Errorf("%d tensors, want %d", n, 2+9*2+1)
+			perElem := int64(4)
+			if dtype == F16 {
+				perElem = 2
+			}
+			if info.TensorBytes > elems*4 || info.TensorBytes < elems*perElem {
+				t.Errorf("tensor bytes %d out of range for %d elements", info.TensorBytes, elems)
 			}
 		})
 	}

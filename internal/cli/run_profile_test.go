@@ -95,13 +95,14 @@ func TestRunProfilesOllama(t *testing.T) {
 	}
 	t.Logf("concurrency 4: np1 %.1f tok/s TTFT p50 %.1f ms; np4 %.1f tok/s TTFT p50 %.1f ms", tput[0], ttft[0], tput[1], ttft[1])
 	// With one slot, three of four concurrent requests wait for whole
-	// generations before their first token; with four they start at once.
-	// (Throughput is logged, not asserted: on a CPU the tiny model's decode
-	// step costs the same per sequence batched or not, so four slots only
-	// overlap per-request overhead, which a busy machine's noise swamps;
-	// see the README's launch section.)
+	// generations before their first token; with four they start at once,
+	// and the server batches them (the testbed's Ollama is built for this
+	// CPU, where a batched decode step costs less than its sequences apart).
 	if ttft[0] < 2*ttft[1] {
 		t.Errorf("TTFT p50 with 1 slot %.1f ms is not at least twice that with 4 slots %.1f ms", ttft[0], ttft[1])
+	}
+	if tput[1] <= tput[0] {
+		t.Errorf("throughput at concurrency 4 with 4 slots (%.1f tok/s) is not above that with 1 slot (%.1f tok/s)", tput[1], tput[0])
 	}
 	if len(doc.Calibration) != 2 {
 		t.Fatalf("%d calibration records, want 2", len(doc.Calibration))
