@@ -77,10 +77,15 @@ type Request struct {
 
 // Config configures a Client.
 type Config struct {
-	Kind    Kind
+	// Kind is the server family; it picks the adapter and its per-server
+	// request fields.
+	Kind Kind
+	// BaseURL is the server's root, with or without a trailing "/v1".
 	BaseURL string
-	Model   string
-	API     API
+	// Model is the model name sent with every request.
+	Model string
+	// API is the request API; empty means Chat.
+	API API
 	// APIKey is sent as a Bearer token; it must never be written to a
 	// record, report or log.
 	APIKey string

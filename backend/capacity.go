@@ -12,8 +12,7 @@ import (
 // turns into a model spec for `servebench calibrate` against a live
 // Ollama. Errors never carry cfg.APIKey.
 func OllamaModelInfo(ctx context.Context, cfg Config) (map[string]any, error) {
-	p := newProber(cfg)
-	p.ctx = ctx
+	p := newProber(ctx, cfg)
 	var s ollamaShowResp
 	body := map[string]string{"model": cfg.Model, "name": cfg.Model}
 	if err := p.call(http.MethodPost, "/api/show", body, &s); err != nil {

@@ -65,11 +65,12 @@ func isTimeout(err error) bool {
 
 // statusFailure reads a short excerpt of an error response's body and
 // classifies the status: 429 → ReasonHTTP429, 5xx → ReasonHTTP5xx, any other
-// non-2xx → ReasonHTTP4xx.
-func statusFailure(resp *http.Response) *failure {
-	buf := make([]byte, maxExcerpt)
+// non-2xx → ReasonHTTP4xx. The API key is redacted before the excerpt is
+// cut, so a key the server echoed near the cut cannot leak in part.
+func statusFailure(resp *http.Response, apiKey string) *failure {
+	buf := make([]byte, maxExcerpt+len(apiKey))
 	n, _ := io.ReadFull(resp.Body, buf)
-	excerpt := sanitize(buf[:n])
+	body := excerpt([]byte(redact(string(buf[:n]), apiKey)))
 	reason := record.ReasonHTTP4xx
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -77,10 +78,10 @@ func statusFailure(resp *http.Response) *failure {
 	case resp.StatusCode >= 500:
 		reason = record.ReasonHTTP5xx
 	}
-	if excerpt == "" {
+	if body == "" {
 		return failf(reason, "HTTP %d", resp.StatusCode)
 	}
-	return failf(reason, "HTTP %d: %s", resp.StatusCode, excerpt)
+	return failf(reason, "HTTP %d: %s", resp.StatusCode, body)
 }
 
 // sanitize makes b one printable line of valid UTF-8 for an error message.

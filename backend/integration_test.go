@@ -85,8 +85,9 @@ func checkVerified(t *testing.T, res *record.Result, want int) {
 }
 
 // TestOllamaServerTimings checks that the native adapter records Ollama's
-// own eval timings, and that the client's TPOT is near eval_duration /
-// eval_count (the same tokens seen from both ends).
+// own timings, and that the server's total_duration fits inside the
+// client's E2E. (Client TPOT against eval_duration / eval_count is checked
+// over a whole run in internal/cli's run tests.)
 func TestOllamaServerTimings(t *testing.T) {
 	url, model := testenv.Ollama(t)
 	c, err := New(Config{Kind: Ollama, BaseURL: url, Model: model, Timeout: time.Minute})

@@ -19,17 +19,11 @@ type ollamaClient struct {
 
 // Do implements Client.
 func (c *ollamaClient) Do(ctx context.Context, rq *Request, res *record.Result) {
-	body, f := c.body(rq)
-	if f != nil {
-		resetResult(res, rq)
-		res.Reason, res.Error = f.reason, f.msg
-		return
-	}
 	path := "/api/chat"
 	if c.cfg.API == Generate {
 		path = "/api/generate"
 	}
-	c.post(ctx, rq, res, path, body, ndjsonFrame{}, &ollamaDecoder{})
+	c.do(ctx, rq, res, path, c.body, ndjsonFrame{}, &ollamaDecoder{})
 }
 
 // Tokenize implements Client: Ollama has no tokenizer endpoint.
@@ -64,9 +58,6 @@ type ollamaOptions struct {
 }
 
 func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
-	if rq.MaxTokens < 1 {
-		return nil, failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
-	}
 	var images []string
 	for _, im := range rq.Images {
 		images = append(images, base64.StdEncoding.EncodeToString(im.Data))

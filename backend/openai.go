@@ -21,17 +21,11 @@ type openAIClient struct {
 
 // Do implements Client.
 func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) {
-	body, f := c.body(rq)
-	if f != nil {
-		resetResult(res, rq)
-		res.Reason, res.Error = f.reason, f.msg
-		return
-	}
 	path := "/v1/chat/completions"
 	if c.cfg.API == Completions {
 		path = "/v1/completions"
 	}
-	c.post(ctx, rq, res, path, body, sseFrame{}, &openAIDecoder{})
+	c.do(ctx, rq, res, path, c.body, sseFrame{}, &openAIDecoder{})
 }
 
 // Warnings implements Client: TGI and generic OpenAI endpoints get no
@@ -90,9 +84,6 @@ type openAIImageURL struct {
 
 // body builds the JSON request body for rq.
 func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
-	if rq.MaxTokens < 1 {
-		return nil, failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
-	}
 	b := openAIBody{
 		Model: c.cfg.Model, Stream: true, MaxTokens: rq.MaxTokens, Seed: rq.Seed,
 		StreamOptions: openAIStreamOptions{IncludeUsage: true},

@@ -47,9 +47,10 @@ const maxProbeBytes = 8 << 20
 //     max_concurrent_requests);
 //   - any OpenAI-compatible server: GET /v1/models.
 //
-// Every failure becomes a warning; what could be read is returned.
+// Every failure becomes a warning; what could be read is returned. ctx
+// bounds every probe request (each also has its own probeTimeout).
 func Probe(ctx context.Context, cfg Config) Identity {
-	p := newProber(cfg)
+	p := newProber(ctx, cfg)
 	switch cfg.Kind {
 	case VLLM:
 		p.version("vLLM", "/version", "version")
@@ -62,7 +63,7 @@ func Probe(ctx context.Context, cfg Config) Identity {
 	case Ollama:
 		p.version("Ollama", "/api/version", "version")
 		p.ollamaShow()
-		p.ollamaPS(true)
+		p.ollamaPS()
 	case TGI:
 		p.tgiInfo()
 	default:
@@ -78,10 +79,9 @@ func RefreshLoaded(ctx context.Context, cfg Config, id *Identity) {
 	if cfg.Kind != Ollama {
 		return
 	}
-	p := newProber(cfg)
-	p.ctx = ctx
+	p := newProber(ctx, cfg)
 	p.id = *id
-	p.ollamaPS(true)
+	p.ollamaPS()
 	*id = p.id
 }
 
@@ -94,28 +94,16 @@ type prober struct {
 	id     Identity
 }
 
-func newProber(cfg Config) *prober {
-	root := strings.TrimRight(cfg.BaseURL, "/")
-	root = strings.TrimRight(strings.TrimSuffix(root, "/v1"), "/")
+func newProber(ctx context.Context, cfg Config) *prober {
 	c := cfg.HTTPClient
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return &prober{ctx: context.Background(), cfg: cfg, root: root, client: c}
+	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: c}
 }
 
 func (p *prober) warnf(format string, args ...any) {
 	p.id.Warnings = append(p.id.Warnings, "probe: "+fmt.Sprintf(format, args...))
-}
-
-func (p *prober) detail(k, v string) {
-	if v == "" {
-		return
-	}
-	if p.id.Server.Details == nil {
-		p.id.Server.Details = map[string]string{}
-	}
-	p.id.Server.Details[k] = v
 }
 
 // call sends one request and decodes a JSON response into out.
@@ -160,10 +148,10 @@ func (p *prober) call(method, path string, body any, out any) error {
 
 // redact keeps an API key out of an error that may end up in a report.
 func (p *prober) redact(err error) error {
-	if p.cfg.APIKey == "" || !strings.Contains(err.Error(), p.cfg.APIKey) {
-		return err
+	if msg := redact(err.Error(), p.cfg.APIKey); msg != err.Error() {
+		return errors.New(msg)
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), p.cfg.APIKey, "[redacted]"))
+	return err
 }
 
 // version reads a string field of a JSON object at path.
@@ -178,13 +166,14 @@ func (p *prober) version(server, path, field string) {
 		p.warnf("GET %s: no %q string", path, field)
 		return
 	}
-	p.setVersion(server, v)
+	setVersion(&p.id, server, v)
 }
 
-func (p *prober) setVersion(server, v string) {
-	p.id.Server.Version = &v
+// setVersion records the server's version and the runtime "<server> <v>".
+func setVersion(id *Identity, server, v string) {
+	id.Server.Version = &v
 	rt := server + " " + v
-	p.id.Runtime = &rt
+	id.Runtime = &rt
 }
 
 // openAIModels is the body of GET /v1/models; vLLM and SGLang add
@@ -227,10 +216,10 @@ func (p *prober) models() {
 	p.id.Server.Model = &m.ID
 	if m.MaxModelLen != nil && *m.MaxModelLen > 0 {
 		p.id.Server.ContextLength = m.MaxModelLen
-		p.detail("context_length_source", "/v1/models max_model_len")
+		setDetail(&p.id, "context_length_source", "/v1/models max_model_len")
 	}
 	if m.Root != "" && m.Root != m.ID {
-		p.detail("model_root", m.Root)
+		setDetail(&p.id, "model_root", m.Root)
 	}
 }
 
@@ -278,10 +267,7 @@ func (p *prober) llamaCpp() {
 // applyLlamaProps fills id from /props.
 func applyLlamaProps(id *Identity, pr llamaProps) {
 	if pr.BuildInfo != "" {
-		v := pr.BuildInfo
-		id.Server.Version = &v
-		rt := "llama.cpp " + v
-		id.Runtime = &rt
+		setVersion(id, "llama.cpp", pr.BuildInfo)
 	}
 	switch {
 	case pr.ModelAlias != "":
@@ -321,7 +307,11 @@ func applyLlamaSlots(id *Identity, slots []llamaSlot) {
 	}
 }
 
+// setDetail records a server detail; an empty value is left out.
 func setDetail(id *Identity, k, v string) {
+	if v == "" {
+		return
+	}
 	if id.Server.Details == nil {
 		id.Server.Details = map[string]string{}
 	}
@@ -359,11 +349,6 @@ func applyOllamaShow(id *Identity, s ollamaShowResp) {
 	setDetail(id, "parameter_size", s.Details.ParameterSize)
 	setDetail(id, "quantization_level", s.Details.QuantizationLevel)
 	setDetail(id, "format", s.Details.Format)
-	for k, v := range id.Server.Details {
-		if v == "" {
-			delete(id.Server.Details, k)
-		}
-	}
 	arch, _ := s.ModelInfo["general.architecture"].(string)
 	if arch == "" {
 		return
@@ -399,14 +384,14 @@ type ollamaPSResp struct {
 }
 
 // ollamaPS reads the loaded model's sizes; a model not loaded (Ollama
-// loads on first use) is a warning when warnMissing.
-func (p *prober) ollamaPS(warnMissing bool) {
+// loads on first use) is a warning.
+func (p *prober) ollamaPS() {
 	var ps ollamaPSResp
 	if err := p.call(http.MethodGet, "/api/ps", nil, &ps); err != nil {
 		p.warnf("GET /api/ps: %v", err)
 		return
 	}
-	if !applyOllamaPS(&p.id, ps, p.cfg.Model) && warnMissing {
+	if !applyOllamaPS(&p.id, ps, p.cfg.Model) {
 		p.warnf("GET /api/ps: model %q is not loaded; size and size_vram unknown", p.cfg.Model)
 	}
 }
@@ -461,10 +446,7 @@ func (p *prober) tgiInfo() {
 // plus output a request may have.
 func applyTGIInfo(id *Identity, in tgiInfoResp) {
 	if in.Version != "" {
-		v := in.Version
-		id.Server.Version = &v
-		rt := "TGI " + v
-		id.Runtime = &rt
+		setVersion(id, "TGI", in.Version)
 	}
 	if in.ModelID != "" {
 		id.Server.Model = &in.ModelID

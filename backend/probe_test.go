@@ -263,3 +263,27 @@ func TestProbeOllamaLive(t *testing.T) {
 	t.Logf("runtime %s, model %s, context %d (%s), size %d B, size_vram %d B", *id.Runtime, *s.Model,
 		*id.Server.ContextLength, id.Server.Details["context_length_source"], *id.Server.SizeBytes, *id.Server.SizeVRAMBytes)
 }
+
+// TestProbeHonoursContext: a cancelled run context ends a probe of a
+// stalled server at once, not after probeTimeout per request.
+func TestProbeHonoursContext(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	id := Probe(ctx, Config{Kind: VLLM, BaseURL: srv.URL, Model: "m"})
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Probe took %v after its context ended", el)
+	}
+	if len(id.Warnings) != 2 {
+		t.Errorf("warnings %q, want one per probe request", id.Warnings)
+	}
+}

@@ -57,6 +57,25 @@ type decoder interface {
 	chunk(data []byte, now time.Time, st *stream) (end bool, f *failure)
 }
 
+// do builds rq's body with build and posts it to path. A request that
+// cannot be expressed (MaxTokens < 1, or what build rejects) is recorded as
+// ReasonInvalidRequest without being sent.
+func (b *base) do(ctx context.Context, rq *Request, res *record.Result, path string, build func(*Request) ([]byte, *failure), fr framing, dec decoder) {
+	var body []byte
+	var f *failure
+	if rq.MaxTokens < 1 {
+		f = failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
+	} else {
+		body, f = build(rq)
+	}
+	if f != nil {
+		resetResult(res, rq)
+		res.Reason, res.Error = f.reason, f.msg
+		return
+	}
+	b.post(ctx, rq, res, path, body, fr, dec)
+}
+
 // post sends body to path and reads the streamed answer into res. Every
 // failure is recorded in res; post never panics on server input.
 func (b *base) post(ctx context.Context, rq *Request, res *record.Result, path string, body []byte, fr framing, dec decoder) {
@@ -111,7 +130,7 @@ func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, 
 	defer drainClose(resp.Body, cancel)
 	st.res.Status = resp.StatusCode
 	if resp.StatusCode/100 != 2 {
-		f := statusFailure(resp)
+		f := statusFailure(resp, b.cfg.APIKey)
 		st.end = time.Now()
 		return f
 	}

@@ -42,9 +42,16 @@ func (c *openAIClient) Tokenize(ctx context.Context, text string) (int, error) {
 	return 0, ErrUnsupported
 }
 
-// postJSON posts in as JSON to path and decodes a 2xx answer into out.
-// Errors carry a short body excerpt, never the API key.
+// postJSON posts in as JSON to path and decodes a 2xx answer into out,
+// within Config.Timeout like a generation request, so a hung tokenizer
+// cannot stall the preparation of a level. Errors carry a short body
+// excerpt, never the API key.
 func (b *base) postJSON(ctx context.Context, path string, in, out any) error {
+	if b.cfg.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, b.cfg.Timeout)
+		defer cancel()
+	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -63,7 +70,7 @@ func (b *base) postJSON(ctx context.Context, path string, in, out any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s", path, redact(statusFailure(resp).msg, b.cfg.APIKey))
+		return fmt.Errorf("%s: %s", path, statusFailure(resp, b.cfg.APIKey).msg)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {

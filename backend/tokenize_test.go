@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tokenizeServer answers POST /tokenize the way the servers document it:
@@ -81,5 +82,24 @@ func TestTokenizeUnsupported(t *testing.T) {
 		if _, err := c.Tokenize(t.Context(), "x"); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s: err = %v, want ErrUnsupported", k, err)
 		}
+	}
+}
+
+// TestTokenizeTimeout: a hung /tokenize fails within Config.Timeout
+// instead of stalling the preparation of a level.
+func TestTokenizeTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-stop
+	}))
+	defer srv.Close()
+	defer close(stop)
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	if _, err := c.Tokenize(t.Context(), "x"); err == nil {
+		t.Fatal("no error from a hung tokenizer")
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("Tokenize returned after %v, want about the 200ms timeout", el)
 	}
 }

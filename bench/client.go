@@ -22,17 +22,21 @@ import (
 
 type scenario func(ctx context.Context, url string) (map[string]float64, error)
 
-func scenarios(o options) []scenario {
+// scenarios returns the scenarios named in o.only, in order; an unknown or
+// missing name is an error naming the -scenarios flag.
+func scenarios(o options) ([]scenario, error) {
 	all := map[string]func(context.Context, string, options) (map[string]float64, error){
 		"rps": requestRate, "chunks": chunkRate, "hold": holdStreams, "gap": gapError,
 	}
 	var out []scenario
 	for _, name := range strings.Split(o.only, ",") {
-		if f, ok := all[strings.TrimSpace(name)]; ok {
-			out = append(out, func(ctx context.Context, url string) (map[string]float64, error) { return f(ctx, url, o) })
+		f, ok := all[strings.TrimSpace(name)]
+		if !ok {
+			return nil, fmt.Errorf("-scenarios: unknown scenario %q (want rps, chunks, hold or gap)", strings.TrimSpace(name))
 		}
+		out = append(out, func(ctx context.Context, url string) (map[string]float64, error) { return f(ctx, url, o) })
 	}
-	return out
+	return out, nil
 }
 
 // newClient is the real backend client, as `servebench run` makes it, with

@@ -51,13 +51,19 @@ func main() {
 	flag.StringVar(&o.only, "scenarios", "rps,chunks,hold,gap", "scenarios to run, comma-separated")
 	cpuprofile := flag.String("cpuprofile", "", "write the client's CPU profile to this file")
 	flag.Parse()
+	if err := o.validate(*role); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if *cpuprofile != "" && *role == "client" {
 		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
+			fmt.Fprintln(os.Stderr, "bench: -cpuprofile:", err)
 			os.Exit(1)
 		}
-		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
 	var err error
@@ -71,6 +77,31 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// validate checks the flags before anything starts: a bad one is a usage
+// error naming the flag (exit 2), not an empty table.
+func (o options) validate(role string) error {
+	if role != "client" && role != "server" {
+		return fmt.Errorf("-role %q: want client or server", role)
+	}
+	if _, err := scenarios(o); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"-runs", o.runs}, {"-workers", o.workers}, {"-chunk-workers", o.chunkWorkers},
+		{"-burst-chunks", o.burstChunks}, {"-flush-every", o.flushEvery}, {"-hold", o.hold},
+		{"-gap-streams", o.gapStreams}, {"-gap-rate", o.gapRate}, {"-gap-chunks", o.gapChunks}} {
+		if f.v < 1 {
+			return fmt.Errorf("%s %d: must be at least 1", f.name, f.v)
+		}
+	}
+	if o.dur <= 0 {
+		return fmt.Errorf("-duration %v: must be positive", o.dur)
+	}
+	return nil
 }
 
 // startServer runs this binary as the server and returns its address.
@@ -104,9 +135,13 @@ func runClient(o options) error {
 	loadBefore := loadAvg()
 	fmt.Printf("servebench harness benchmark: GOMAXPROCS=%d, %d CPUs, %s, %d runs (medians)\n",
 		runtime.GOMAXPROCS(0), runtime.NumCPU(), runtime.Version(), o.runs)
+	scs, err := scenarios(o)
+	if err != nil {
+		return err
+	}
 	figs := map[string][]float64{}
 	for run := 0; run < o.runs; run++ {
-		for _, sc := range scenarios(o) {
+		for _, sc := range scs {
 			got, err := sc(ctx, url)
 			if err != nil {
 				return err

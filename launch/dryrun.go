@@ -21,9 +21,34 @@ func RedactEnv(kv string) string {
 	return kv
 }
 
+// secretFlag matches command-line flags whose value is a secret: vLLM's
+// and llama-server's --api-key, and token or password flags.
+var secretFlag = regexp.MustCompile(`(?i)^--?(api[-_]?key|hf[-_]?token|auth[-_]?token|token|password|secret)$`)
+
+// RedactArgv returns a copy of argv with the values of secret flags
+// ("--api-key K" and "--api-key=K") replaced by <redacted>, so that a
+// key put in a profile's command never reaches the terminal or a report.
+func RedactArgv(argv []string) []string {
+	out := append([]string(nil), argv...)
+	for i := 1; i < len(out); i++ {
+		name, _, inline := strings.Cut(out[i], "=")
+		if !secretFlag.MatchString(name) {
+			continue
+		}
+		if inline {
+			out[i] = name + "=<redacted>"
+		} else if i+1 < len(out) {
+			i++
+			out[i] = "<redacted>"
+		}
+	}
+	return out
+}
+
 // WriteDryRun prints what launching s would run: the argument list one
 // element a line, the environment it adds (secrets redacted) and removes,
-// the health URL and deadline, and a copy-pasteable shell line.
+// the health URL and deadline, and a copy-pasteable shell line. Secret
+// values (RedactEnv, RedactArgv) are never printed.
 func WriteDryRun(w io.Writer, s *Spec) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "label:    %s\n", s.Label)
@@ -33,7 +58,7 @@ func WriteDryRun(w io.Writer, s *Spec) error {
 	fmt.Fprintf(&b, "health:   %s (deadline %s)\n", s.HealthURL, s.StartDeadline)
 	fmt.Fprintf(&b, "stop:     SIGTERM to the process group, SIGKILL after %s\n", s.StopGrace)
 	b.WriteString("argv:\n")
-	for i, a := range s.Argv {
+	for i, a := range RedactArgv(s.Argv) {
 		fmt.Fprintf(&b, "  [%d] %s\n", i, a)
 	}
 	b.WriteString("env (added to servebench's environment):\n")
@@ -70,7 +95,7 @@ func ShellLine(s *Spec) string {
 			words = append(words, shellQuote(RedactEnv(kv)))
 		}
 	}
-	for _, a := range s.Argv {
+	for _, a := range RedactArgv(s.Argv) {
 		words = append(words, shellQuote(a))
 	}
 	return strings.Join(words, " ")

@@ -50,7 +50,8 @@ func TestGuard(t *testing.T) {
 		{"running server success", false, record.ReasonNone, record.ReasonNone, "", 1},
 		{"running server http 4xx untouched", false, record.ReasonHTTP4xx, record.ReasonHTTP4xx, "boom", 1},
 		{"exited before send", true, record.ReasonNone, record.ReasonServerExited, "server exited (code 137)", 0},
-		{"connection error while dying", true, record.ReasonConnection, record.ReasonServerExited, "server exited (code 137)", 0},
+		{"exited before send, client would fail", true, record.ReasonConnection, record.ReasonServerExited, "server exited (code 137)", 0},
+		{"running server connection error kept", false, record.ReasonConnection, record.ReasonConnection, "boom", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -139,7 +139,7 @@ func resolvePort(p *Profile, fam family) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// knobArg appends flag and value when v is set.
+// intArg appends flag and v when v is set.
 func intArg(args []string, flag string, v *int) []string {
 	if v == nil {
 		return args

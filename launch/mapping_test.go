@@ -203,3 +203,30 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs (go test -update to accept):\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
+
+// TestDryRunRedactsSecretFlags: an API key given in the profile's command
+// (both "--api-key K" and "--api-key=K") never reaches the dry-run output.
+func TestDryRunRedactsSecretFlags(t *testing.T) {
+	p := Profile{Backend: backend.VLLM, Model: "m", Path: "p.yaml",
+		Command: []string{"vllm", "serve", "m", "--api-key", "sk-first-secret", "--hf-token=hf_second_secret"}}
+	s, err := Build(&p, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteDryRun(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, secret := range []string{"sk-first-secret", "hf_second_secret"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("dry run printed %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "[4] <redacted>") || !strings.Contains(out, "--hf-token=<redacted>") {
+		t.Errorf("secret flags not shown redacted:\n%s", out)
+	}
+	if s.Argv[4] != "sk-first-secret" {
+		t.Errorf("redaction changed the argv the server gets: %q", s.Argv)
+	}
+}

@@ -127,12 +127,13 @@ func describeExit(st *os.ProcessState) string {
 
 // ExitError is returned when the server exited before it was healthy.
 type ExitError struct {
-	Label  string
+	Label  string   // the run label of the server
 	Status string   // "code 1", "signal: killed"
 	Tail   []string // last lines of the server's log
-	Log    string
+	Log    string   // the log file's path
 }
 
+// Error says how the server exited and quotes its log's last lines.
 func (e *ExitError) Error() string {
 	return fmt.Sprintf("server %s exited (%s) before it was healthy; last lines of %s:\n%s",
 		e.Label, e.Status, e.Log, indent(e.Tail))

@@ -336,7 +336,8 @@ func (p *Profile) checkKnobRanges() error {
 			return fmt.Errorf("limit_mm_per_prompt: %s: %d must not be negative", k, v)
 		}
 	}
-	if d := p.KVCacheDtype; d != nil && (*d == "" || strings.ContainsAny(*d, " \t")) {
+	// The dtype goes into the default label, which names the log file.
+	if d := p.KVCacheDtype; d != nil && !labelRE.MatchString(*d) {
 		return fmt.Errorf("kv_cache_dtype: bad value %q", *d)
 	}
 	return nil
@@ -361,7 +362,8 @@ func (p *Profile) Knobs() *document.Profile {
 
 // DefaultLabel derives a label in the reference style from the backend
 // and the knobs that usually tell profiles apart: "<backend>[-<kv>kv]
-// [-np<parallel>][-seqs<max_num_seqs>][-ctx<len>]", with the KV dtype
+// [-np<parallel>][-seqs<max_num_seqs>][-ctx<context_length>]
+// [-len<max_model_len>]", with the KV dtype
 // shortened (q8_0 → q8, auto → fp16 for vLLM), e.g. "llamacpp-q8kv",
 // "vllm-fp8kv", "ollama-np4".
 func (p *Profile) DefaultLabel() string {
@@ -389,19 +391,21 @@ func (p *Profile) DefaultLabel() string {
 }
 
 // Labels returns each profile's label (its own, else DefaultLabel), made
-// unique by appending -2, -3, ... to repeats, in order.
+// unique by appending -2, -3, ... to repeats, in order: labels name the
+// log files, so two runs must never share one.
 func Labels(ps []*Profile) []string {
-	seen := map[string]int{}
+	used := map[string]bool{}
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		l := p.Label
-		if l == "" {
-			l = p.DefaultLabel()
+		base := p.Label
+		if base == "" {
+			base = p.DefaultLabel()
 		}
-		seen[l]++
-		if n := seen[l]; n > 1 {
-			l = fmt.Sprintf("%s-%d", l, n)
+		l := base
+		for n := 2; used[l]; n++ {
+			l = fmt.Sprintf("%s-%d", base, n)
 		}
+		used[l] = true
 		out[i] = l
 	}
 	return out

@@ -116,14 +116,21 @@ type RepeatObserver interface {
 // Sweep runs the levels of one run in the order given.
 type Sweep struct {
 	// Run labels every Result.
-	Run     string
-	Method  Method
-	Levels  []Level
-	Warmup  int
-	Seed    int64
-	Client  backend.Client
-	Source  Source
-	Sink    Sink
+	Run string
+	// Method is the scheduler every level uses.
+	Method Method
+	// Levels run in this order.
+	Levels []Level
+	// Warmup is the number of uncounted requests before each level.
+	Warmup int
+	// Seed seeds the Poisson schedule of rate levels.
+	Seed int64
+	// Client sends the requests; Source prepares them.
+	Client backend.Client
+	Source Source
+	// Sink receives the Results and level boundaries.
+	Sink Sink
+	// Observe watches each level from outside the requests (telemetry).
 	Observe []Observer
 	// Grace bounds how long in-flight requests go on after ctx is
 	// cancelled; 0 means DefaultGrace.

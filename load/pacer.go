@@ -62,7 +62,9 @@ func (p ConstantPacer) Due(k int) time.Duration {
 // PoissonPacer sends Max requests as a Poisson process of Rate requests/s:
 // request 0 is due at once, and the gaps between due times are independent
 // exponential draws of mean 1/Rate from a generator seeded with Seed, so
-// the same seed gives the same schedule.
+// the same seed gives the same schedule. Due draws lazily and memoizes, so
+// the schedule does not depend on the order of calls, but a PoissonPacer is
+// not safe for concurrent use. Make one with NewPoissonPacer.
 type PoissonPacer struct {
 	Rate float64
 	Max  int

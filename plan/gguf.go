@@ -279,11 +279,15 @@ func parseGGUF(r io.Reader, size int64) (*GGUFInfo, error) {
 		if !ok {
 			return nil, fmt.Errorf("tensor %q: field type = %d is not a known GGML type", name, t)
 		}
-		bytes := elems / uint64(bt.blockElems) * uint64(bt.blockBytes)
-		if bytes > uint64(size) {
-			return nil, fmt.Errorf("tensor %q: %d bytes do not fit a %d-byte file", name, bytes, size)
+		// Compare in blocks first: elems × bytes per block can overflow.
+		blocks := elems / uint64(bt.blockElems)
+		if blocks > uint64(size)/uint64(bt.blockBytes) {
+			return nil, fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.blockBytes, size)
 		}
-		info.TensorBytes += int64(bytes)
+		info.TensorBytes += int64(blocks * uint64(bt.blockBytes))
+		if info.TensorBytes > size {
+			return nil, fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)
+		}
 		info.Tensors++
 		if name == "output.weight" {
 			info.HasOutput = true
@@ -291,9 +295,6 @@ func parseGGUF(r io.Reader, size int64) (*GGUFInfo, error) {
 	}
 	if g.err != nil {
 		return nil, fmt.Errorf("tensor infos: %v", g.err)
-	}
-	if info.TensorBytes > size {
-		return nil, fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)
 	}
 	return info, nil
 }
@@ -353,7 +354,7 @@ func (g *gr) array(info *GGUFInfo, key string) {
 			return
 		}
 		// Only per-layer integer arrays the planner reads are kept (head
-		// counts, feed-forward widths, sliding-window patterns), so that
+		// counts, feed-forward widths), so that
 		// allocation stays a small multiple of the keys the planner uses.
 		if et == gFloat32 || et == gFloat64 || n > maxGGUFIntArray || !keptArray(key) {
 			g.skip(int64(n) * sz)
@@ -372,7 +373,7 @@ func (g *gr) array(info *GGUFInfo, key string) {
 // keptArray reports whether an integer array under key is one the
 // planner reads.
 func keptArray(key string) bool {
-	for _, suf := range []string{".attention.head_count_kv", ".attention.head_count", ".feed_forward_length", ".attention.sliding_window_pattern"} {
+	for _, suf := range []string{".attention.head_count_kv", ".attention.head_count", ".feed_forward_length"} {
 		if strings.HasSuffix(key, suf) {
 			return true
 		}
@@ -390,8 +391,10 @@ func (info *GGUFInfo) Spec(name string) (ModelSpec, error) {
 		if v, ok := info.Ints[a+"."+k]; ok && v < 1<<31 {
 			return int(v), true
 		}
-		if arr, ok := info.IntArrays[a+"."+k]; ok && len(arr) > 0 && arr[0] < 1<<31 {
-			return int(maxOf(arr)), true
+		if arr, ok := info.IntArrays[a+"."+k]; ok && len(arr) > 0 {
+			if v := maxOf(arr); v < 1<<31 {
+				return int(v), true
+			}
 		}
 		return 0, false
 	}
@@ -441,7 +444,7 @@ func (info *GGUFInfo) Spec(name string) (ModelSpec, error) {
 		}
 	}
 	if m.SlidingWindow > 0 {
-		m.LayerKinds = ggufSlidingLayout(a, m.Layers, info)
+		m.LayerKinds = ggufSlidingLayout(a, m.Layers)
 	}
 	return m, m.Validate()
 }
@@ -449,7 +452,7 @@ func (info *GGUFInfo) Spec(name string) (ModelSpec, error) {
 // ggufSlidingLayout is llama.cpp's per-architecture sliding-window layout:
 // Gemma 2 alternates (even layers sliding), Gemma 3 has five sliding
 // layers then one global; otherwise every layer uses the window.
-func ggufSlidingLayout(arch string, layers int, info *GGUFInfo) []LayerKind {
+func ggufSlidingLayout(arch string, layers int) []LayerKind {
 	switch arch {
 	case "gemma2":
 		k := make([]LayerKind, layers)

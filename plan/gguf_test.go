@@ -81,11 +81,24 @@ func TestGGUFBadFiles(t *testing.T) {
 	binary.LittleEndian.PutUint64(huge[16:], 1<<62) // metadata_kv_count
 	hugeStr := append([]byte(nil), good...)
 	binary.LittleEndian.PutUint64(hugeStr[24:], 1<<60) // first key's length
+	// One I64 tensor of 2^31 × 2^31 elements: its byte size (2^65)
+	// overflows uint64 and must not wrap to a small number.
+	wrap := []byte("GGUF\x03\x00\x00\x00")
+	wrap = binary.LittleEndian.AppendUint64(wrap, 1) // tensor_count
+	wrap = binary.LittleEndian.AppendUint64(wrap, 0) // metadata_kv_count
+	wrap = binary.LittleEndian.AppendUint64(wrap, 1)
+	wrap = append(wrap, 't')
+	wrap = binary.LittleEndian.AppendUint32(wrap, 2)
+	wrap = binary.LittleEndian.AppendUint64(wrap, 1<<31)
+	wrap = binary.LittleEndian.AppendUint64(wrap, 1<<31)
+	wrap = binary.LittleEndian.AppendUint32(wrap, 27) // GGML_TYPE_I64
+	wrap = binary.LittleEndian.AppendUint64(wrap, 0)
 	cases := []struct {
 		name string
 		b    []byte
 		want string
 	}{
+		{"tensor size overflow", wrap, "do not fit"},
 		{"empty", nil, "magic"},
 		{"not gguf", []byte("PK\x03\x04hello"), "magic"},
 		{"version 1", append([]byte("GGUF\x01\x00\x00\x00"), make([]byte, 16)...), "version"},

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -249,15 +250,21 @@ func (c *hfConfig) sliding(m *ModelSpec) error {
 	return nil
 }
 
-// jsonFieldError rewrites encoding/json errors to name the field.
+// jsonFieldError rewrites encoding/json errors to name the field (of a
+// config.json or a calibration file).
 func jsonFieldError(err error) error {
-	if te, ok := err.(*json.UnmarshalTypeError); ok {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Errorf("field (top level): got JSON %s, want an object", te.Value)
+		}
 		return fmt.Errorf("field %s: got JSON %s, want %s", te.Field, te.Value, te.Type)
 	}
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		return fmt.Errorf("not valid JSON at byte %d: %v", se.Offset, se)
 	}
-	return fmt.Errorf("not a config.json: %v", err)
+	return fmt.Errorf("invalid JSON: %v", err)
 }
 
 func firstNonEmpty(s ...string) string {

@@ -2,10 +2,10 @@ package plan
 
 import (
 	"fmt"
-
-	"github.com/servebench/servebench/document"
 	"math"
 	"strings"
+
+	"github.com/servebench/servebench/document"
 )
 
 // Backend is a capacity model: how one server family turns GPU memory into
@@ -40,7 +40,9 @@ func ParseBackend(s string) (Backend, error) {
 // Inputs are everything a plan depends on. Zero values mean "the backend's
 // default" (see Defaults).
 type Inputs struct {
-	Model   ModelSpec
+	// Model is the model's attention and matrix shape.
+	Model ModelSpec
+	// Backend is the capacity model to apply.
 	Backend Backend
 	// GPUName is the device name, for display; GPUGiB its total memory.
 	GPUName string
@@ -85,7 +87,8 @@ type Prediction struct {
 	PredictedTokens int `json:"predicted_tokens"`
 	// Blocks is the number of KV blocks (vLLM num_gpu_blocks); for
 	// llama.cpp, cells / block_size is not a server figure and Blocks is 0.
-	Blocks    int `json:"blocks"`
+	Blocks int `json:"blocks"`
+	// BlockSize is the KV block size in tokens (vLLM and seed).
 	BlockSize int `json:"block_size"`
 	// WeightsGiB is the weight memory used.
 	WeightsGiB float64 `json:"weights_gib"`
@@ -126,10 +129,14 @@ type Prediction struct {
 
 // Result is a whole plan: one prediction per KV dtype.
 type Result struct {
-	Inputs      InputsOut    `json:"inputs"`
-	Model       ModelSpec    `json:"model"`
+	// Inputs are the resolved inputs (defaults filled in).
+	Inputs InputsOut `json:"inputs"`
+	// Model is the spec the prediction was made for.
+	Model ModelSpec `json:"model"`
+	// Predictions holds one entry per KV dtype, in the order asked.
 	Predictions []Prediction `json:"predictions"`
-	Warnings    []string     `json:"warnings,omitempty"`
+	// Warnings are findings a person should read (data, not stderr).
+	Warnings []string `json:"warnings,omitempty"`
 	// Planner is the seed planner's block (constants and this model's
 	// row) in the seed's shape.
 	Planner *document.Planner `json:"planner"`
@@ -216,7 +223,7 @@ func (in *Inputs) Validate() error {
 	}
 	switch {
 	case !(in.GPUGiB > 0) || in.GPUGiB > 1e5:
-		return fmt.Errorf("--gpu-gib %v must be > 0", in.GPUGiB)
+		return fmt.Errorf("--gpu-gib %v must be > 0 and at most 100000", in.GPUGiB)
 	case !(in.Utilization >= 0 && in.Utilization <= 1):
 		return fmt.Errorf("--gpu-memory-utilization %v must be in (0, 1]", in.Utilization)
 	case in.WeightsGiB < 0 || math.IsNaN(in.WeightsGiB):
@@ -225,8 +232,14 @@ func (in *Inputs) Validate() error {
 		return fmt.Errorf("--context %d must be > 0", in.Context)
 	case in.BlockSize <= 0:
 		return fmt.Errorf("--block-size %d must be > 0", in.BlockSize)
-	case in.MaxNumSeqs < 0 || in.MaxNumBatchedTokens < 0 || in.Parallel < 0 || in.UBatch < 0:
-		return fmt.Errorf("--max-num-seqs, --max-num-batched-tokens and --parallel must be >= 0")
+	}
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"--max-num-seqs", in.MaxNumSeqs}, {"--max-num-batched-tokens", in.MaxNumBatchedTokens}, {"--parallel", in.Parallel}, {"--ubatch", in.UBatch}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s %d must be >= 0", c.flag, c.v)
+		}
 	}
 	return nil
 }

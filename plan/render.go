@@ -34,7 +34,7 @@ func (r *Result) Verdict() string {
 	for i, p := range r.Predictions {
 		if !p.Fits {
 			if r.Inputs.Backend == LlamaCpp || r.Inputs.Backend == Ollama {
-				parts = append(parts, fmt.Sprintf("does not fit with %s KV: short by %.2f GiB (at most %s cells fit)", p.KVCacheDtype, p.ShortfallGiB, thousands(p.FitTokens)))
+				parts = append(parts, fmt.Sprintf("does not fit with %s KV: short by %.2f GiB (at most %s cells fit)", p.KVCacheDtype, p.ShortfallGiB, Thousands(p.FitTokens)))
 			} else {
 				parts = append(parts, fmt.Sprintf("does not fit with %s KV: weights and overheads exceed the memory by %.2f GiB", p.KVCacheDtype, p.ShortfallGiB))
 			}
@@ -42,15 +42,15 @@ func (r *Result) Verdict() string {
 		}
 		switch {
 		case r.Inputs.Backend == LlamaCpp || r.Inputs.Backend == Ollama:
-			s := fmt.Sprintf("%s KV %.2f MiB for %s cells = %s of %s", p.KVCacheDtype, p.KVMiB, thousands(p.Cells), plural(p.MaxConcurrency, "slot"), shortTokens(p.Context))
+			s := fmt.Sprintf("%s KV %.2f MiB for %s cells = %s of %s", p.KVCacheDtype, p.KVMiB, Thousands(p.Cells), plural(p.MaxConcurrency, "slot"), shortTokens(p.Context))
 			if i == 0 {
-				s += fmt.Sprintf(", fits (up to %s cells)", thousands(p.FitTokens))
+				s += fmt.Sprintf(", fits (up to %s cells)", Thousands(p.FitTokens))
 			}
 			parts = append(parts, s)
 		case i == 0:
 			s := fmt.Sprintf("%s tokens = %s sequences of %s with %s KV", shortTokens(p.PredictedTokens), trim1(p.MaxConcurrency), shortTokens(p.Context), p.KVCacheDtype)
 			if p.Blocks > 0 {
-				s = fmt.Sprintf("%s blocks = ", thousands(p.Blocks)) + s
+				s = fmt.Sprintf("%s blocks = ", Thousands(p.Blocks)) + s
 			}
 			parts = append(parts, s)
 		default:
@@ -73,7 +73,8 @@ func (r *Result) commonShortfall() (float64, bool) {
 
 // WriteText writes the plan as a table, dtypes side by side, then the
 // verdict and warnings.
-func (r *Result) WriteText(w io.Writer) error {
+func (r *Result) WriteText(out io.Writer) error {
+	w := &errWriter{w: out}
 	in := r.Inputs
 	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, r.gpuTitle(), in.GPUGiB, backendTitle[in.Backend])
 	if in.GPUMemoryUtilization > 0 {
@@ -92,14 +93,14 @@ func (r *Result) WriteText(w io.Writer) error {
 		fmt.Fprintln(tw)
 	}
 	row("KV dtype", func(p *Prediction) string { return p.KVCacheDtype })
-	row("bytes/token", func(p *Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
+	row("bytes/token", func(p *Prediction) string { return Thousands(int(p.BytesPerToken + 0.5)) })
 	switch in.Backend {
 	case LlamaCpp, Ollama:
-		row("cells", func(p *Prediction) string { return thousands(p.Cells) })
+		row("cells", func(p *Prediction) string { return Thousands(p.Cells) })
 		row("KV MiB", func(p *Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
 		row("compute buffer MiB (est.)", func(p *Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
-		row("max cells that fit", func(p *Prediction) string { return thousands(p.FitTokens) })
-		row(fmt.Sprintf("slots of %s", thousands(r.Predictions[0].Context)), func(p *Prediction) string { return trim1(p.MaxConcurrency) })
+		row("max cells that fit", func(p *Prediction) string { return Thousands(p.FitTokens) })
+		row(fmt.Sprintf("slots of %s", Thousands(r.Predictions[0].Context)), func(p *Prediction) string { return trim1(p.MaxConcurrency) })
 	default:
 		if in.Backend == VLLM {
 			row("activation peak GiB", func(p *Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
@@ -108,9 +109,9 @@ func (r *Result) WriteText(w io.Writer) error {
 			row("overhead GiB", func(p *Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
 		}
 		row("KV cache GiB", func(p *Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
-		row(fmt.Sprintf("blocks of %d", in.BlockSize), func(p *Prediction) string { return thousands(p.Blocks) })
-		row("tokens", func(p *Prediction) string { return thousands(p.PredictedTokens) })
-		row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+		row(fmt.Sprintf("blocks of %d", in.BlockSize), func(p *Prediction) string { return Thousands(p.Blocks) })
+		row("tokens", func(p *Prediction) string { return Thousands(p.PredictedTokens) })
+		row(fmt.Sprintf("sequences of %s", Thousands(in.Context)), func(p *Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
 	}
 	var corrected bool
 	for _, p := range r.Predictions {
@@ -127,7 +128,7 @@ func (r *Result) WriteText(w io.Writer) error {
 			if p.Correction == nil {
 				return "-"
 			}
-			return thousands(p.UncorrectedTokens)
+			return Thousands(p.UncorrectedTokens)
 		})
 	}
 	if err := tw.Flush(); err != nil {
@@ -141,12 +142,28 @@ func (r *Result) WriteText(w io.Writer) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning: "+warn)
 	}
-	_, err := fmt.Fprint(w)
-	return err
+	return w.err
 }
 
-// thousands formats n with commas.
-func thousands(n int) string {
+// errWriter keeps the first write error so that WriteText can report it
+// once instead of checking every Fprint.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// Thousands formats n with commas (158,048), as plan's and calibrate's
+// text output print token counts.
+func Thousands(n int) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
@@ -169,7 +186,7 @@ func shortTokens(n int) string {
 	case n >= 10000:
 		return fmt.Sprintf("%.0fk", float64(n)/1000)
 	}
-	return thousands(n)
+	return Thousands(n)
 }
 
 // trim1 formats x with one decimal.

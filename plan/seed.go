@@ -25,8 +25,9 @@ const (
 //	bytes_per_token = 2 × n_layers × n_kv_heads × head_dim × kv_bytes(dtype)
 //
 // The seed recorded weights_gib to three decimals (5.188 for Qwen2.5-7B
-// AWQ) and computed with that rounded figure, so this does too; with
-// unrounded weights the seed's 143,040 would come out as 143,056.
+// AWQ); this computes with that rounded figure too, so that the record's
+// weights_gib and tokens agree. (For the seed's two records the unrounded
+// 5.18816 GiB gives the same 143,040 and 286,096 tokens.)
 func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
 	var warns []string
 	if d != KVAuto && d != KVFP8 {

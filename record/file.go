@@ -89,20 +89,13 @@ type File struct {
 }
 
 // EncodeHeader writes a header line and flushes it.
-func (e *Encoder) EncodeHeader(h *Header) error { return e.encodeMarker(marker{Header: h}) }
+func (e *Encoder) EncodeHeader(h *Header) error { return e.write(marker{Header: h}) }
 
 // EncodeLevelEnd writes a level_end line and flushes it.
-func (e *Encoder) EncodeLevelEnd(l *LevelEnd) error { return e.encodeMarker(marker{LevelEnd: l}) }
+func (e *Encoder) EncodeLevelEnd(l *LevelEnd) error { return e.write(marker{LevelEnd: l}) }
 
 // EncodeRunEnd writes a run_end line and flushes it.
-func (e *Encoder) EncodeRunEnd(r *RunEnd) error { return e.encodeMarker(marker{RunEnd: r}) }
-
-func (e *Encoder) encodeMarker(m marker) error {
-	if err := e.enc.Encode(m); err != nil {
-		return err
-	}
-	return e.w.Flush()
-}
+func (e *Encoder) EncodeRunEnd(r *RunEnd) error { return e.write(marker{RunEnd: r}) }
 
 // marker is a non-Result line; exactly one field is set.
 type marker struct {

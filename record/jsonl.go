@@ -8,7 +8,8 @@ import (
 )
 
 // Encoder writes Results as JSON Lines, one per line, flushing after each so
-// that a crash loses at most the requests still in flight.
+// that a crash loses at most the requests still in flight. Each line reaches
+// the writer in one Write call. An Encoder is not safe for concurrent use.
 type Encoder struct {
 	w   *bufio.Writer
 	enc *json.Encoder
@@ -21,8 +22,12 @@ func NewEncoder(w io.Writer) *Encoder {
 }
 
 // Encode writes r as one line and flushes it.
-func (e *Encoder) Encode(r *Result) error {
-	if err := e.enc.Encode(r); err != nil {
+func (e *Encoder) Encode(r *Result) error { return e.write(r) }
+
+// write encodes v as one line and flushes it, so the line reaches the file
+// whole before the next request ends.
+func (e *Encoder) write(v any) error {
+	if err := e.enc.Encode(v); err != nil {
 		return err
 	}
 	return e.w.Flush()

@@ -64,7 +64,8 @@ type Result struct {
 	TTFTNS *int64 `json:"ttft_ns,omitempty"`
 	// E2ENS is the time to the last chunk (or to the failure).
 	E2ENS int64 `json:"e2e_ns"`
-	// ChunkOffsetsNS are the arrival times of content chunks, from start.
+	// ChunkOffsetsNS are the arrival times of content chunks, from the
+	// moment the request was written (not from the run's start).
 	ChunkOffsetsNS []int64 `json:"chunk_offsets_ns,omitempty"`
 	// ChunkTokens are per-chunk token counts where the server gives them,
 	// parallel to ChunkOffsetsNS; empty when unknown.
@@ -92,11 +93,18 @@ type Result struct {
 
 // ServerTimings are the per-request timings a server reports itself
 // (Ollama's *_duration fields, llama.cpp's timings object), in nanoseconds.
+// A nil field is one the server did not report.
 type ServerTimings struct {
+	// PromptEvalNS is the prefill time (Ollama prompt_eval_duration,
+	// llama.cpp timings.prompt_ms).
 	PromptEvalNS *int64 `json:"prompt_eval_ns,omitempty"`
-	EvalNS       *int64 `json:"eval_ns,omitempty"`
-	LoadNS       *int64 `json:"load_ns,omitempty"`
-	TotalNS      *int64 `json:"total_ns,omitempty"`
+	// EvalNS is the decode time (Ollama eval_duration, llama.cpp
+	// timings.predicted_ms); EvalNS / OutputTokens is the server's TPOT.
+	EvalNS *int64 `json:"eval_ns,omitempty"`
+	// LoadNS is the model load time (Ollama load_duration).
+	LoadNS *int64 `json:"load_ns,omitempty"`
+	// TotalNS is the server's whole request time (Ollama total_duration).
+	TotalNS *int64 `json:"total_ns,omitempty"`
 }
 
 // OK reports whether the request succeeded.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // gobenchUnits declares, in benchfmt "Unit" lines, which direction is
@@ -61,7 +62,7 @@ func WriteGoBench(w io.Writer, s *Set) error {
 func benchName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '/' || r == '=' || r <= ' ' || r == 0x7f:
+		case r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r):
 			return '_'
 		}
 		return r

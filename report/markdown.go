@@ -86,27 +86,13 @@ func MarkdownTable(t Table) string {
 
 // markdownEscaper turns HTML-significant characters into entities and
 // backslash-escapes Markdown punctuation, so text renders literally in
-// inline context and in table cells; line breaks become spaces.
+// inline context and in table cells.
 var markdownEscaper = strings.NewReplacer(
 	"&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;",
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
 	"|", `\|`, "#", `\#`, "~", `\~`, "!", `\!`,
-	"\r\n", " ", "\n", " ", "\r", " ",
 )
 
-// MarkdownEscape escapes s for Markdown inline text and table cells.
-func MarkdownEscape(s string) string { return markdownEscaper.Replace(clean2(s)) }
-
-// clean2 removes control characters other than line breaks (which the
-// escaper turns into spaces).
-func clean2(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' {
-			return r
-		}
-		if r < 0x20 || r == 0x7f {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
+// MarkdownEscape escapes s for Markdown inline text and table cells, after
+// Clean has put it on one line without control characters.
+func MarkdownEscape(s string) string { return markdownEscaper.Replace(Clean(s)) }

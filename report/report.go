@@ -13,6 +13,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -166,21 +167,28 @@ func NewSet(sources []Source, opt Options) *Set {
 	return s
 }
 
+// run returns the run of kind labelled label that src adds to, and whether
+// it existed. A label an earlier run of the other kind holds is kept apart:
+// within one document (a records file's batch run is both a sweep run and
+// batch records) as "LABEL (KIND)", across files as "LABEL (FILE)" with one
+// warning.
 func (s *Set) run(byLabel map[string]*Run, label string, kind Kind, src Source) (*Run, bool) {
-	if r, ok := byLabel[label]; ok && r.Kind != kind && r.Doc == src.Doc {
-		// A records file's batch run is both a sweep run (percentiles)
-		// and batch records (the seed method): show both, apart.
-		label += " (batch)"
-	}
-	if r, ok := byLabel[label]; ok {
-		if r.Kind == kind {
-			if !contains(r.Files, src.File) {
-				r.Files = append(r.Files, src.File)
+	if r, ok := byLabel[label]; ok && r.Kind != kind {
+		if r.Doc == src.Doc {
+			label += " (" + string(kind) + ")"
+		} else {
+			apart := label + " (" + src.File + ")"
+			if _, seen := byLabel[apart]; !seen {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s: run %q is a %s run but an earlier file has a %s run of that label; kept apart as %q", src.File, label, kind, r.Kind, apart))
 			}
-			return r, true
+			label = apart
 		}
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: run %q is a %s run but an earlier file has a %s run of that label; kept apart as %q", src.File, label, kind, r.Kind, label+" ("+src.File+")"))
-		label += " (" + src.File + ")"
+	}
+	if r, ok := byLabel[label]; ok && r.Kind == kind {
+		if !slices.Contains(r.Files, src.File) {
+			r.Files = append(r.Files, src.File)
+		}
+		return r, true
 	}
 	r := &Run{Label: label, Kind: kind, Files: []string{src.File}, Doc: src.Doc}
 	byLabel[label] = r
@@ -275,15 +283,6 @@ func levelIndex(levels []document.Level, c int) int {
 		}
 	}
 	return -1
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // normalise sorts the run's levels and fills Points.

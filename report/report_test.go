@@ -165,6 +165,39 @@ func TestMergeByLabel(t *testing.T) {
 	}
 }
 
+// TestMergeKindsApart merges a sweep run and batch records of one label
+// from two files: the batch records stay one run of their own, with one
+// warning, however many records they have.
+func TestMergeKindsApart(t *testing.T) {
+	sweep, err := document.ReadFile(filepath.Join(seedDir, "multi-backend-sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := document.ReadFile(filepath.Join(seedDir, "vllm-text-image-example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweep.Runs = sweep.Runs[:1]
+	sweep.Runs[0].Label = "text"
+	second := batch.Records[0]
+	second.Concurrency = 8
+	batch.Records = append(batch.Records, second)
+	s := NewSet([]Source{{File: "a.json", Doc: sweep}, {File: "b.json", Doc: batch}}, Options{})
+	var labels []string
+	for _, r := range s.Runs {
+		labels = append(labels, r.Label+":"+string(r.Kind))
+	}
+	if got := strings.Join(labels, " "); got != "text:sweep text (b.json):batch one_image_per_request:batch" {
+		t.Errorf("runs %s", got)
+	}
+	if r := s.Find("text (b.json)"); r == nil || len(r.Points) != 2 {
+		t.Errorf("the batch text run should hold both records: %+v", r)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], `kept apart as "text (b.json)"`) {
+		t.Errorf("warnings %q, want one", s.Warnings)
+	}
+}
+
 // TestNullsNeverZero checks that null values render as the null mark in
 // the text formats and as empty cells in CSV.
 func TestNullsNeverZero(t *testing.T) {
@@ -204,7 +237,7 @@ func TestEscaping(t *testing.T) {
 	}
 	doc.Runs = doc.Runs[:1]
 	doc.Runs[0].Model = "<script>alert(1)</script>"
-	doc.Runs[0].Label = "a|b *x* [l](http://e)\x1b[31m"
+	doc.Runs[0].Label = "a|b *x* [l](http://e)\x1b[31m\n# heading"
 	doc.Runs[0].Levels[0].Warnings = []string{"<img src=x onerror=alert(2)>"}
 	s := NewSet([]Source{{File: "evil.json", Doc: doc}}, Options{})
 	var md, text bytes.Buffer
@@ -225,6 +258,12 @@ func TestEscaping(t *testing.T) {
 	if strings.Contains(text.String(), "\x1b") {
 		t.Errorf("text output passes an escape sequence through")
 	}
+	// A line break in a label stays on the label's line in both formats.
+	for name, out := range map[string]string{"table": text.String(), "markdown": md.String()} {
+		if !strings.Contains(lineWith(out, "heading"), "http") {
+			t.Errorf("%s: the label's line break split the line:\n%s", name, out)
+		}
+	}
 }
 
 func TestGoBenchNames(t *testing.T) {
@@ -236,7 +275,7 @@ func TestGoBenchNames(t *testing.T) {
 	if n := strings.Count(b.String(), "BenchmarkServe/label=text/c=4\t1\t"); n != 3 {
 		t.Errorf("got %d lines for text c=4, want 3 (one per repeat):\n%s", n, b.String())
 	}
-	if got := benchName("a b/c=d"); got != "a_b_c_d" {
+	if got := benchName("a b/c=d\u00a0e\tf"); got != "a_b_c_d_e_f" {
 		t.Errorf("benchName = %q", got)
 	}
 }

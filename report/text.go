@@ -15,18 +15,18 @@ import (
 // server-sent name cannot move the terminal's cursor.
 func WriteText(w io.Writer, l *Layout) error {
 	ew := &errWriter{w: w}
-	ew.printf("servebench report: %s\n", clean(strings.Join(l.Files, ", ")))
+	ew.printf("servebench report: %s\n", Clean(strings.Join(l.Files, ", ")))
 	for _, d := range l.Details {
-		ew.printf("%s\n", clean(d))
+		ew.printf("%s\n", Clean(d))
 	}
 	for _, b := range l.Blocks {
-		ew.printf("\n== %s\n", clean(b.Title))
+		ew.printf("\n== %s\n", Clean(b.Title))
 		for _, d := range b.Details {
-			ew.printf("   %s\n", clean(d))
+			ew.printf("   %s\n", Clean(d))
 		}
 		writeAligned(ew, b.Table, "   ")
 		for _, wn := range b.Warnings {
-			ew.printf("   warning: %s\n", clean(wn))
+			ew.printf("   warning: %s\n", Clean(wn))
 		}
 	}
 	if l.Calibration != nil {
@@ -34,16 +34,16 @@ func WriteText(w io.Writer, l *Layout) error {
 		writeAligned(ew, *l.Calibration, "   ")
 	}
 	for _, sec := range l.Sections {
-		ew.printf("\n== %s\n", clean(sec.Title))
+		ew.printf("\n== %s\n", Clean(sec.Title))
 		writeAligned(ew, sec.Table, "   ")
 		for _, ln := range sec.Lines {
-			ew.printf("%s\n", clean(ln))
+			ew.printf("%s\n", Clean(ln))
 		}
 	}
 	if len(l.Warnings) > 0 {
 		ew.printf("\nwarnings:\n")
 		for _, wn := range l.Warnings {
-			ew.printf("   %s\n", clean(wn))
+			ew.printf("   %s\n", Clean(wn))
 		}
 	}
 	return ew.err
@@ -62,7 +62,7 @@ func AlignTable(t Table, indent string) string {
 	}
 	for _, row := range t.Rows {
 		for i, cell := range row {
-			if n := utf8.RuneCountInString(clean(cell)); n > widths[i] {
+			if n := utf8.RuneCountInString(Clean(cell)); n > widths[i] {
 				widths[i] = n
 			}
 		}
@@ -71,7 +71,7 @@ func AlignTable(t Table, indent string) string {
 	line := func(cells []string) {
 		sb.WriteString(indent)
 		for i, cell := range cells {
-			cell = clean(cell)
+			cell = Clean(cell)
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(cell))
 			if i > 0 {
 				sb.WriteString("  ")
@@ -97,11 +97,17 @@ func AlignTable(t Table, indent string) string {
 	return sb.String()
 }
 
-// clean replaces control characters (escape sequences, newlines) with
-// U+FFFD so that text from a document prints on one line and inert.
-func clean(s string) string {
+// Clean makes text from a document safe to print on one line: line breaks
+// and tabs become spaces and every other control character (escape
+// sequences included) becomes U+FFFD, so a server-sent name cannot move the
+// terminal's cursor or break a table row. Every text and Markdown writer
+// passes document strings through it.
+func Clean(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r):
 			return '\uFFFD'
 		}
 		return r

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
@@ -29,21 +28,18 @@ type Accumulator struct {
 	firstStart, lastEnd int64
 	lastStart           int64
 
-	outTokens           int
-	outReported         int
-	noOutput            int
-	expectedOut         int
-	mismatch            int
-	minOut, maxOut      int
-	promptTargetSum     int
-	promptTargetN       int
-	truncated           int
-	ttft, tpot, e2e     []float64 // nanoseconds
-	itl                 []float64 // nanoseconds per token
-	prompt              []float64 // tokens
-	lag                 []float64 // nanoseconds
-	scheduled           int
-	firstSched, lastSch int64
+	outTokens       int
+	outReported     int
+	noOutput        int
+	expectedOut     int
+	mismatch        int
+	minOut, maxOut  int
+	promptTargetSum int
+	promptTargetN   int
+	ttft, tpot, e2e []float64 // nanoseconds
+	itl             []float64 // nanoseconds per token
+	prompt          []float64 // tokens
+	lag             []float64 // send − scheduled time (rate method), nanoseconds
 }
 
 // Add counts r in the summary. Warm-up Results are ignored.
@@ -62,7 +58,7 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.lastEnd = max(a.lastEnd, end)
 	a.requests++
 	if r.ScheduledNS != nil {
-		a.addSchedule(r)
+		a.lag = append(a.lag, float64(r.StartNS-*r.ScheduledNS))
 	}
 	if r.ExpectedPromptTokens > 0 {
 		a.promptTargetSum += r.ExpectedPromptTokens
@@ -75,17 +71,6 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.addSuccess(r)
 }
 
-func (a *Accumulator) addSchedule(r *record.Result) {
-	s := *r.ScheduledNS
-	if a.scheduled == 0 {
-		a.firstSched, a.lastSch = s, s
-	}
-	a.firstSched = min(a.firstSched, s)
-	a.lastSch = max(a.lastSch, s)
-	a.scheduled++
-	a.lag = append(a.lag, float64(r.StartNS-s))
-}
-
 func (a *Accumulator) addError(r *record.Result) {
 	a.errors++
 	reason := string(r.Reason)
@@ -96,9 +81,6 @@ func (a *Accumulator) addError(r *record.Result) {
 		a.byReason = map[string]int{}
 	}
 	a.byReason[reason]++
-	if r.Reason == record.ReasonTruncated {
-		a.truncated++
-	}
 }
 
 func (a *Accumulator) addSuccess(r *record.Result) {
@@ -172,7 +154,8 @@ func (a *Accumulator) Requests() int { return a.requests }
 //   - ThroughputTokS: Σ server-reported output tokens of successful requests
 //     / wall time from the level's first send to its last finish (over all
 //     its requests, failed ones included); WallSeconds and OutputTokens are
-//     that wall time and that sum.
+//     that wall time and that sum. A level whose requests all failed has 0
+//     (nothing was generated), not null.
 //   - TTFT p50/p95/p99, TPOT p50/p95 (TPOTNS), E2E p50/p95 and ITL p50/p99
 //     in milliseconds, over successful requests, by Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
@@ -186,20 +169,9 @@ func (a *Accumulator) Requests() int { return a.requests }
 // Warnings name output-token mismatches, missing token counts, prompt
 // lengths off target by more than PromptTolerance, and truncated streams.
 func (a *Accumulator) Level() document.Level {
-	l := document.Level{Concurrency: a.level, Requests: a.requests, Errors: a.errors}
+	l := a.counts()
 	if len(a.byReason) > 0 {
 		l.ErrorsByReason = maps.Clone(a.byReason)
-	}
-	if a.started {
-		wall := float64(a.lastEnd-a.firstStart) / 1e9
-		l.WallSeconds = &wall
-		if a.outReported > 0 {
-			out := a.outTokens
-			l.OutputTokens = &out
-			if wall > 0 {
-				l.ThroughputTokS = ptr(float64(out) / wall)
-			}
-		}
 	}
 	a.latencies(&l)
 	if m, ok := Mean(a.prompt); ok {
@@ -213,6 +185,38 @@ func (a *Accumulator) Level() document.Level {
 	return l
 }
 
+// Live is the part of Level that a live progress line shows: Concurrency,
+// Requests, Errors, WallSeconds, OutputTokens, ThroughputTokS and
+// TTFTP50Ms, by the same definitions. It leaves out the other percentiles
+// (ITL's sample grows with every chunk), so it stays cheap to call while a
+// level runs.
+func (a *Accumulator) Live() document.Level {
+	l := a.counts()
+	l.TTFTP50Ms = pctMs(sorted(a.ttft), 50)
+	return l
+}
+
+// counts fills the request counts, wall time, output tokens and
+// throughput of the level.
+func (a *Accumulator) counts() document.Level {
+	l := document.Level{Concurrency: a.level, Requests: a.requests, Errors: a.errors}
+	if !a.started {
+		return l
+	}
+	wall := float64(a.lastEnd-a.firstStart) / 1e9
+	l.WallSeconds = &wall
+	if a.outReported > 0 || a.errors == a.requests {
+		// Every request failed: the level generated nothing, a measured
+		// zero. Only successes without a reported count leave it null.
+		out := a.outTokens
+		l.OutputTokens = &out
+		if wall > 0 {
+			l.ThroughputTokS = ptr(float64(out) / wall)
+		}
+	}
+	return l
+}
+
 func (a *Accumulator) latencies(l *document.Level) {
 	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
@@ -222,7 +226,7 @@ func (a *Accumulator) latencies(l *document.Level) {
 }
 
 func (a *Accumulator) schedule(l *document.Level) {
-	if a.scheduled == 0 {
+	if len(a.lag) == 0 {
 		return
 	}
 	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
@@ -246,8 +250,8 @@ func (a *Accumulator) warnings(meanPrompt *float64) []string {
 			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", *meanPrompt, dev*100, target))
 		}
 	}
-	if a.truncated > 0 {
-		w = append(w, fmt.Sprintf("%d streams ended without their end marker (counted as errors: %s)", a.truncated, record.ReasonTruncated))
+	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {
+		w = append(w, fmt.Sprintf("%d streams ended without their end marker (counted as errors: %s)", n, record.ReasonTruncated))
 	}
 	return w
 }
@@ -282,19 +286,6 @@ func Levels(rs []record.Result) []document.Level {
 		out = append(out, SummarizeLevel(groups[lv]))
 	}
 	return out
-}
-
-// ErrorReasons returns the reasons of m sorted by count (descending), then
-// name, for stable rendering.
-func ErrorReasons(m map[string]int) []string {
-	keys := slices.Collect(maps.Keys(m))
-	slices.SortFunc(keys, func(a, b string) int {
-		if m[a] != m[b] {
-			return m[b] - m[a]
-		}
-		return strings.Compare(a, b)
-	})
-	return keys
 }
 
 func sorted(xs []float64) []float64 {

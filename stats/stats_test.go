@@ -272,3 +272,39 @@ func TestBatchRecordFromResults(t *testing.T) {
 		t.Fatalf("short batch: %+v", rec)
 	}
 }
+
+// TestThroughputNullVersusZero: a level whose requests all failed
+// generated nothing (0 tok/s, measured); successes without a reported
+// token count leave throughput unknown (null).
+func TestThroughputNullVersusZero(t *testing.T) {
+	failed := record.Result{Level: 1, StartNS: 0, E2ENS: ms(500), Status: 503, Reason: record.ReasonHTTP5xx, Error: "503"}
+	l := SummarizeLevel([]record.Result{failed, failed})
+	near(t, "all failed: throughput", l.ThroughputTokS, 0)
+	if l.OutputTokens == nil || *l.OutputTokens != 0 || l.TTFTP50Ms != nil || l.TPOTP50Ms != nil {
+		t.Fatalf("all failed: output tokens %v, ttft %v, tpot %v; want 0 and nulls", l.OutputTokens, l.TTFTP50Ms, l.TPOTP50Ms)
+	}
+	noCount := ok(1, 0, 10, 100, 0, 5)
+	noCount.OutputTokens = nil
+	if l := SummarizeLevel([]record.Result{noCount, failed}); l.ThroughputTokS != nil || l.OutputTokens != nil {
+		t.Fatalf("no reported counts: throughput %v output %v, want null", l.ThroughputTokS, l.OutputTokens)
+	}
+	if l := SummarizeLevel(nil); l.ThroughputTokS != nil || l.WallSeconds != nil {
+		t.Fatal("empty level has a throughput")
+	}
+}
+
+// TestLiveMatchesLevel: the live line's figures are the report's.
+func TestLiveMatchesLevel(t *testing.T) {
+	var a Accumulator
+	for _, r := range []record.Result{ok(2, 0, 100, 1100, 11, 500), ok(2, 10, 200, 2210, 21, 510), ok(2, 20, 300, 1280, 9, 520),
+		{Level: 2, StartNS: ms(30), E2ENS: ms(50), Status: 500, Reason: record.ReasonHTTP5xx, Error: "500"}} {
+		a.Add(&r)
+	}
+	full, live := a.Level(), a.Live()
+	if live.Requests != full.Requests || live.Errors != full.Errors || live.Concurrency != full.Concurrency || *live.OutputTokens != *full.OutputTokens {
+		t.Fatalf("live %+v, level %+v", live, full)
+	}
+	near(t, "live throughput", live.ThroughputTokS, *full.ThroughputTokS)
+	near(t, "live ttft p50", live.TTFTP50Ms, *full.TTFTP50Ms)
+	near(t, "live wall", live.WallSeconds, *full.WallSeconds)
+}

@@ -6,6 +6,7 @@ package summary
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/servebench/servebench/document"
@@ -143,8 +144,8 @@ func levelResults(rs []record.Result, level int) []record.Result {
 // run_dates from the runs' start times, gpu when all runs agree on it,
 // calibration[] lifted from the runs' calibration records (launch
 // profiles), complete false when any run is incomplete, and for batch runs
-// the method in words (and, for a single run, its runtime and profile) as
-// in vllm-text-image-example.json.
+// the method in words and the top-level runtime and profile (each where all
+// runs agree on it) as in vllm-text-image-example.json.
 func Document(f *record.File) document.Document {
 	doc := document.Document{Runs: Runs(f), Records: BatchRecords(f)}
 	complete := true
@@ -167,9 +168,17 @@ func Document(f *record.File) document.Document {
 	}
 	doc.Complete = &complete
 	doc.Method = batchMethod(f)
-	if len(doc.Runs) == 1 && len(doc.Records) > 0 {
+	if len(doc.Records) > 0 {
 		// The batch shape names the server and its profile at the top.
 		doc.Runtime, doc.Profile = doc.Runs[0].Runtime, doc.Runs[0].Profile
+		for _, r := range doc.Runs[1:] {
+			if !sameString(doc.Runtime, r.Runtime) {
+				doc.Runtime = nil
+			}
+			if !reflect.DeepEqual(doc.Profile, r.Profile) {
+				doc.Profile = nil
+			}
+		}
 	}
 	return doc
 }

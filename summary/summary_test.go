@@ -71,3 +71,26 @@ func TestRunWithoutHeader(t *testing.T) {
 		t.Fatalf("runs %+v", runs)
 	}
 }
+
+// TestDocumentBatchRuntime: the batch shape's top-level runtime and profile
+// come from the runs, where they all agree.
+func TestDocumentBatchRuntime(t *testing.T) {
+	batch := func(label, runtime string, seqs int) (record.Header, record.Result) {
+		rt := runtime
+		return record.Header{Run: document.Run{Label: label, Method: "batch", Scenario: "text", MaxTokens: 4, Runtime: &rt,
+				Profile: &document.Profile{MaxNumSeqs: ip(seqs)}},
+				Levels: []record.LevelPlan{{Level: 1, Concurrency: 1, Repeats: 1}}},
+			res(label, 1, 0, 0, 10, 4)
+	}
+	h1, r1 := batch("a", "vLLM 0.11.0", 32)
+	h2, r2 := batch("b", "vLLM 0.11.0", 32)
+	doc := Document(&record.File{Headers: []record.Header{h1, h2}, Results: []record.Result{r1, r2}})
+	if doc.Runtime == nil || *doc.Runtime != "vLLM 0.11.0" || doc.Profile == nil || *doc.Profile.MaxNumSeqs != 32 {
+		t.Fatalf("runtime %v profile %+v, want the runs' shared ones", doc.Runtime, doc.Profile)
+	}
+	h3, r3 := batch("c", "vLLM 0.10.2", 64)
+	doc = Document(&record.File{Headers: []record.Header{h1, h3}, Results: []record.Result{r1, r3}})
+	if doc.Runtime != nil || doc.Profile != nil {
+		t.Fatalf("runtime %v profile %+v, want null where the runs differ", doc.Runtime, doc.Profile)
+	}
+}

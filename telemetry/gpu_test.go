@@ -15,8 +15,19 @@ import (
 // nil sampler and exactly one warning, and the nil sampler is usable.
 func TestOpenGPUNothingThere(t *testing.T) {
 	if src, err := openNVML(0); err == nil {
+		// A machine with a GPU: the same call must find it through NVML.
 		src.close()
-		t.Skip("NVML loads on this machine: the no-GPU path cannot be shown here")
+		g, warns := OpenGPU(context.Background(), GPUConfig{Mode: GPUAuto})
+		if g == nil {
+			t.Fatalf("NVML loads but OpenGPU found no GPU: %q", warns)
+		}
+		defer g.Close()
+		if dev, ok := g.Device(); !ok {
+			t.Fatalf("NVML sampler (%s) reports no device", g.Source())
+		} else {
+			t.Logf("GPU through %s: %+v", g.Source(), dev)
+		}
+		return
 	}
 	t.Setenv("PATH", t.TempDir())
 	g, warns := OpenGPU(context.Background(), GPUConfig{Mode: GPUAuto})

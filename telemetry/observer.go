@@ -239,8 +239,14 @@ func (o *Observer) GPUMemoryMiB(ctx context.Context) *float64 {
 	return ptr(r.UsedMiB)
 }
 
-// Close releases the GPU library; the observer is done.
-func (o *Observer) Close() { o.gpu.Close() }
+// Close releases the GPU library and the scraper's idle connections; the
+// observer is done.
+func (o *Observer) Close() {
+	o.gpu.Close()
+	if o.scraper != nil {
+		o.scraper.client.CloseIdleConnections()
+	}
+}
 
 // round2 rounds to two decimals, as the seeds print GiB.
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -17,7 +17,6 @@
 package tinymodel
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -58,6 +57,7 @@ type FieldError struct {
 	Msg   string
 }
 
+// Error is "--FIELD: MSG", naming the flag to fix.
 func (e *FieldError) Error() string { return "--" + e.Field + ": " + e.Msg }
 
 // Validate reports the first invalid field of s as a *FieldError.
@@ -265,10 +265,4 @@ func WriteFile(path string, spec Spec) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
-}
-
-// IsSpecError reports whether err is an invalid Spec field.
-func IsSpecError(err error) bool {
-	var fe *FieldError
-	return errors.As(err, &fe)
 }

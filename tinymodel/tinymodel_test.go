@@ -160,7 +160,8 @@ func TestWriteFileLeavesNothingOnError(t *testing.T) {
 	dir := t.TempDir()
 	spec := DefaultSpec()
 	spec.Heads = 3
-	if err := WriteFile(filepath.Join(dir, "bad.gguf"), spec); !IsSpecError(err) {
+	var fe *FieldError
+	if err := WriteFile(filepath.Join(dir, "bad.gguf"), spec); !errors.As(err, &fe) {
 		t.Fatalf("WriteFile = %v, want a spec error", err)
 	}
 	entries, _ := os.ReadDir(dir)

@@ -30,13 +30,18 @@ const (
 
 // Spec describes the requests of a run.
 type Spec struct {
-	Scenario     Scenario
+	// Scenario picks the number of images per request.
+	Scenario Scenario
+	// PromptTokens is the target prompt length as the server counts it;
+	// 0 sends prompts of unmeasured length.
 	PromptTokens int
-	MaxTokens    int
-	Seed         int64
-	ImageWidth   int
-	ImageHeight  int
-	ImageFormat  ImageFormat
+	// MaxTokens is the number of output tokens every request asks for.
+	MaxTokens int
+	// Seed makes prompts and images deterministic.
+	Seed int64
+	// ImageWidth, ImageHeight and ImageFormat describe generated images.
+	ImageWidth, ImageHeight int
+	ImageFormat             ImageFormat
 }
 
 // Item is one prepared request and the prompt length it aims at.
@@ -225,14 +230,15 @@ func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
 }
 
 // exactVariants is how many filler variants exactText tries before it
-// settles for the closest length below the target.
+// settles for variant 0's longest prefix below the target.
 const exactVariants = 4
 
 // exactText returns a prompt for request seq that the server tokenizes to
 // exactly target tokens: the shortest prefix of the request's word stream
 // that reaches target, by binary search on its length; where adding one
 // character jumps past target, the next filler variant is tried, and after
-// exactVariants the longest prefix below target is taken.
+// exactVariants variant 0's longest prefix below target is taken (its
+// shortfall shows in the report's achieved prompt length).
 func (b *Builder) exactText(ctx context.Context, seq, target int) (string, error) {
 	if target <= 0 {
 		return b.prompts.Text(seq, 1), nil

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"strings"
 
@@ -52,6 +53,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	}
 	if f.fit && f.calibration == "" {
 		return usagef("calibrate: --fit needs --calibration FILE")
+	}
+	if f.model == "" && f.serverModel == "" {
+		return usagef("calibrate: --model is required (or --server-model with --url for Ollama)")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -120,6 +124,9 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 		if cmp.Record.ActualTokens == 0 {
 			return fmt.Errorf("calibrate: --fit: %s gave no token capacity to fit", actual.Source)
 		}
+		if cmp.Record.PredictedTokens <= 0 {
+			return fmt.Errorf("calibrate: --fit: the prediction is 0 tokens (the model does not fit), so there is no factor to fit")
+		}
 		cf, err := plan.LoadCalibration(f.calibration)
 		if err != nil {
 			return usagef("calibrate: --calibration: %v", err)
@@ -152,6 +159,7 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 // also returns the model's GGUF metadata from /api/show.
 func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, notes *[]string) (map[string]any, error) {
 	url := strings.TrimRight(f.url, "/")
+	shown := redactURL(url) // for the record, notes and errors
 	switch f.backend {
 	case "vllm", "seed":
 		names, _ := telemetry.NamesFor(backend.VLLM)
@@ -161,9 +169,9 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 		}
 		c := smp.Cache
 		if c.Blocks == nil || c.BlockSize == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", url)
+			return nil, fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
 		}
-		actual.Tokens, actual.Source = *c.Blocks**c.BlockSize, url+"/metrics cache_config_info"
+		actual.Tokens, actual.Source = *c.Blocks**c.BlockSize, shown+"/metrics cache_config_info"
 		if f.blockSize == 16 {
 			f.blockSize = *c.BlockSize
 		}
@@ -173,7 +181,7 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 		if c.GPUMemoryUtilization != nil && f.util == 0 {
 			f.util = *c.GPUMemoryUtilization
 		}
-		*notes = append(*notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", url, *c.Blocks, *c.BlockSize))
+		*notes = append(*notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
 		return nil, nil
 	case "ollama":
 		name := f.serverModel
@@ -183,14 +191,14 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 		cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
 		id := backend.Probe(ctx, cfg)
 		if id.Server.SizeBytes == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", url, name, joinWarnings(id.Warnings))
+			return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
 		}
 		mib := float64(*id.Server.SizeBytes) / plan.MiB
 		actual.TotalMiB = &mib
 		if actual.Source == "" {
-			actual.Source = url + "/api/ps"
+			actual.Source = shown + "/api/ps"
 		} else {
-			actual.Source += " and " + url + "/api/ps"
+			actual.Source += " and " + shown + "/api/ps"
 		}
 		if id.Runtime != nil {
 			*notes = append(*notes, "server: "+*id.Runtime)
@@ -217,6 +225,16 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 	return nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
 }
 
+// redactURL hides the password of a URL's user info
+// (http://user:xxxxx@host), which must not reach a calibration record.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	return u.Redacted()
+}
+
 func joinWarnings(w []string) string {
 	if len(w) == 0 {
 		return ""
@@ -225,11 +243,12 @@ func joinWarnings(w []string) string {
 }
 
 // writeComparison prints prediction, actual and error, then any fit.
-func writeComparison(w io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
+func writeComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
+	w := &strings.Builder{}
 	r, p := c.Record, res.Predictions[0]
 	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, res.Inputs.Backend, r.GPUGiB, r.KVCacheDtype)
 	if r.ActualTokens > 0 {
-		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", commas(r.PredictedTokens), commas(r.ActualTokens), r.Source, r.ErrorPct)
+		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", plan.Thousands(r.PredictedTokens), plan.Thousands(r.ActualTokens), r.Source, r.ErrorPct)
 	}
 	if r.ActualKVMiB != nil && c.KVErrorPct != nil {
 		fmt.Fprintf(w, "predicted KV %.2f MiB, actual %.2f MiB: error %+.1f%%\n", *r.PredictedKVMiB, *r.ActualKVMiB, *c.KVErrorPct)
@@ -247,7 +266,8 @@ func writeComparison(w io.Writer, res *plan.Result, c plan.Comparison, notes []s
 	if fitted != nil {
 		fmt.Fprintf(w, "stored correction ×%.4f for (%s, %s, %s) in %s\n", fitted.Factor, fitted.Backend, fitted.GPU, fitted.KVDtype, file)
 	}
-	return nil
+	_, err := io.WriteString(out, w.String())
+	return err
 }
 
 // writeCalibrationDoc writes a result document holding the record, in the
@@ -265,13 +285,4 @@ func writeCalibrationDoc(path string, res *plan.Result, rec document.Calibration
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-// commas formats n with thousands separators.
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

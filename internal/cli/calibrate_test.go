@@ -172,7 +172,8 @@ func TestCalibrateBadInput(t *testing.T) {
 	}{
 		{"no source", []string{"--model", "qwen2-7b", "--gpu-gib", "16"}, "--log FILE or --url URL"},
 		{"fit without file", []string{"--log", "x", "--fit", "--model", "qwen2-7b"}, "--fit needs --calibration"},
-		{"missing log", []string{"--log", "/nonexistent/log", "--model", "qwen2-7b", "--gpu-gib", "16"}, "--log"},
+		{"missing log", []string{"--log", "/nonexistent/log", "--model", "qwen2-7b", "--gpu-gib", "16"}, "--log: open /nonexistent/log"},
+		{"no model", []string{"--log", logFixture("vllm-v0-phi4.log"), "--gpu-gib", "16"}, "--model is required"},
 		{"log without capacity", []string{"--log", "calibrate_test.go", "--model", "qwen2-7b", "--gpu-gib", "16"}, "no KV-cache capacity line"},
 	}
 	for _, c := range cases {
@@ -182,5 +183,17 @@ func TestCalibrateBadInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestRedactURL: a password in --url never reaches a calibration record.
+func TestRedactURL(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"http://127.0.0.1:8000", "http://127.0.0.1:8000"},
+		{"http://admin:s3cret@gpu-box:8000", "http://admin:xxxxx@gpu-box:8000"},
+	} {
+		if got := redactURL(c.in); got != c.want {
+			t.Errorf("redactURL(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

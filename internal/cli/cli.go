@@ -17,6 +17,7 @@ import (
 // line. It maps to exit status 2.
 type UsageError struct{ Msg string }
 
+// Error is the message, which names the flag, argument or file.
 func (e *UsageError) Error() string { return e.Msg }
 
 // usagef returns a *UsageError with a formatted message.

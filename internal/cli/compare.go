@@ -51,23 +51,25 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(pairs) == 0 {
 		return usagef("compare: no run of %s has a partner in %s by %s", a.Name, b.Name, by)
 	}
-	ew := &cliWriter{w: stdout}
+	var sb strings.Builder
 	md := *format == "markdown"
 	for i, p := range pairs {
 		title, table := compare.Title(p), compare.Table(compare.Rows(p))
 		if md {
-			ew.printf("## %s\n\n%s\n", report.MarkdownEscape(title), report.MarkdownTable(table))
+			fmt.Fprintf(&sb, "## %s\n\n%s\n", report.MarkdownEscape(title), report.MarkdownTable(table))
 			continue
 		}
 		if i > 0 {
-			ew.printf("\n")
+			sb.WriteString("\n")
 		}
-		ew.printf("%s\n%s", title, report.AlignTable(table, "   "))
+		// Labels and file names come from documents: Clean keeps them inert.
+		fmt.Fprintf(&sb, "%s\n%s", report.Clean(title), report.AlignTable(table, "   "))
 	}
 	for _, u := range unpaired {
-		fmt.Fprintf(stderr, "servebench: note: %s\n", u)
+		fmt.Fprintf(stderr, "servebench: note: %s\n", report.Clean(u))
 	}
-	return ew.err
+	_, err = io.WriteString(stdout, sb.String())
+	return err
 }
 
 // loadSide reads one side of a comparison: FILE, or FILE#LABEL for one
@@ -87,16 +89,4 @@ func loadSide(arg string) (compare.Side, error) {
 		side.Runs = []*report.Run{r}
 	}
 	return side, nil
-}
-
-// cliWriter keeps the first write error.
-type cliWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *cliWriter) printf(format string, args ...any) {
-	if c.err == nil {
-		_, c.err = fmt.Fprintf(c.w, format, args...)
-	}
 }

@@ -114,7 +114,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"unknown gpu", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 9999"}, 2, "unknown --gpu"},
 		{"bad dtype", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--kv-dtype", "fp4"}, 2, "--kv-dtype"},
 		{"bad quant", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--quant", "int3"}, 2, "--quant"},
-		{"bad config field", []string{"--model", bad, "--gpu-gib", "16"}, 2, "num_hidden_layers"},
+		{"bad config field", []string{"--model", bad, "--gpu-gib", "16"}, 2, bad + ": field num_hidden_layers"},
 		{"bad utilization", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpu-memory-utilization", "1.5"}, 2, "--gpu-memory-utilization"},
 	}
 	for _, c := range cases {

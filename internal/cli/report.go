@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/document"
@@ -40,7 +41,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(files) == 0 {
 		return usagef("report: no input files (want one or more result documents)")
 	}
-	if !oneOf(*format, reportFormats) {
+	if !slices.Contains(reportFormats, *format) {
 		return usagef("report: --format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
 	}
 	var bounds []slo.Bound
@@ -83,6 +84,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err != nil {
+			// Leave no half-written report behind.
+			os.Remove(*outPath)
+			return fmt.Errorf("report: --out %s: %w", *outPath, err)
+		}
 	}
 	if err != nil {
 		return err
@@ -91,11 +97,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// Formats for machines carry no warnings lines; say them on stderr.
 		for _, b := range layout.Blocks {
 			for _, w := range b.Warnings {
-				fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", b.Run.Label, w)
+				fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
 			}
 		}
 		for _, w := range layout.Warnings {
-			fmt.Fprintf(stderr, "servebench: warning: %s\n", w)
+			fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
 		}
 	}
 	return nil
@@ -108,6 +114,8 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "csv":
 		return report.WriteCSV(w, set)
 	case "json":
+		// A nil *slo.Answer in the interface would not be omitted: pass a
+		// nil interface when there is no answer.
 		if answer != nil {
 			return report.WriteJSON(w, set, answer)
 		}
@@ -153,13 +161,4 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
-}
-
-func oneOf(s string, set []string) bool {
-	for _, x := range set {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }

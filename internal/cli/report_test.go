@@ -63,13 +63,17 @@ func TestReportSLO(t *testing.T) {
 	if !strings.Contains(out, "\nbest chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s\n") {
 		t.Errorf("no best-run line:\n%s", out)
 	}
+	found := false
 	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "ollama-q4km  ") && strings.Contains(l, "chat") {
-			f := strings.Fields(l)
+		if f := strings.Fields(l); len(f) >= 6 && f[0] == "ollama-q4km" && f[2] == "chat" {
+			found = true
 			if f[3] != "1" || f[4] != "118.4" || f[5] != "4" {
 				t.Errorf("ollama-q4km line %q: want holds 1 at 118.4 tok/s, breaks at 4", l)
 			}
 		}
+	}
+	if !found {
+		t.Errorf("no SLO row for ollama-q4km:\n%s", out)
 	}
 }
 

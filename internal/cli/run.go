@@ -112,7 +112,8 @@ var runFlagHooks []func(fs *flag.FlagSet) func(cfg *runConfig) error
 // runObserverFactories make the per-level observers of a run (telemetry).
 // run_telemetry.go appends one in its init. A factory is called once per
 // run, before the first level; it may fill run-level fields of run (GPU,
-// KV cache, capacity), and returns nil when it has nothing to observe.
+// KV cache, capacity), and returns nil when it has nothing to observe. An
+// observer with a Close method is closed when its run ends.
 var runObserverFactories []func(ctx context.Context, cfg *runConfig, run *document.Run) (load.Observer, error)
 
 // newClient makes the backend client; tests may replace it.
@@ -131,6 +132,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	out, err := openOut(cfg.Out)
+	if err != nil {
+		rec.close()
+		return err
+	}
 	prog := newProgress(stderr, cfg.Quiet)
 	env := &runEnv{rec: rec, progress: prog}
 	var runErr error
@@ -143,12 +149,19 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	prog.close()
+	// Stopped before every target was swept (Ctrl-C, possibly before a
+	// run's header was written, or an error): the report is partial.
+	stopped := ctx.Err() != nil || runErr != nil
 	if err := rec.close(); err != nil && runErr == nil {
 		runErr = err
 	}
 	doc := summary.Document(rec.file)
 	doc.Tool = "servebench " + moduleVersion()
-	if err := writeDocument(cfg.Out, stdout, &doc); err != nil {
+	if stopped {
+		incomplete := false
+		doc.Complete = &incomplete
+	}
+	if err := writeDocument(out, stdout, &doc); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -171,8 +184,7 @@ func runTargetSweep(ctx context.Context, t runTarget, env *runEnv) error {
 			defer teardown()
 		}
 	}
-	_, err := runSweep(ctx, t.cfg, env)
-	return err
+	return runSweep(ctx, t.cfg, env)
 }
 
 // runEnv is what the runs of one invocation share.
@@ -182,16 +194,17 @@ type runEnv struct {
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
-// workload, writes the run's header, runs the levels in order and returns
-// the run as the report shows it (built from the lines it recorded, as
-// `servebench report` would). It may be called once per launch profile.
-func runSweep(ctx context.Context, cfg runConfig, env *runEnv) (document.Run, error) {
+// workload, writes the run's header, runs the levels in order and closes
+// the run with its run_end line; the report is built from those lines
+// afterwards, as `servebench report` would. It may be called once per
+// launch profile.
+func runSweep(ctx context.Context, cfg runConfig, env *runEnv) error {
 	client, err := newClient(backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
 		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
 	})
 	if err != nil {
-		return document.Run{}, &UsageError{Msg: "run: " + err.Error()}
+		return &UsageError{Msg: "run: " + err.Error()}
 	}
 	run := newRunDoc(cfg, client.Warnings())
 	builder := workload.NewBuilder(workload.Spec{
@@ -200,16 +213,23 @@ func runSweep(ctx context.Context, cfg runConfig, env *runEnv) (document.Run, er
 	}, client)
 	if err := builder.Calibrate(ctx); err != nil {
 		if ctx.Err() != nil {
-			return run, nil
+			return nil // interrupted: runRun marks the report incomplete
 		}
-		return run, fmt.Errorf("run %s: %w", cfg.Label, err)
+		return fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
 	run.Warnings = append(run.Warnings, builder.Notes()...)
 	var observers []load.Observer
+	defer func() {
+		for _, o := range observers {
+			if c, ok := o.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+	}()
 	for _, f := range runObserverFactories {
 		o, err := f(ctx, &cfg, &run)
 		if err != nil {
-			return run, err
+			return err
 		}
 		if o != nil {
 			observers = append(observers, o)
@@ -228,11 +248,7 @@ func runSweep(ctx context.Context, cfg runConfig, env *runEnv) (document.Run, er
 		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
 	}
 	env.rec.runEnd(end)
-	runs := summary.Runs(env.rec.runFile(cfg.Label))
-	if len(runs) == 0 {
-		return run, err
-	}
-	return runs[0], err
+	return err
 }
 
 // newRunDoc is the run's metadata before any level ran.
@@ -274,20 +290,39 @@ func levelPlans(ls []load.Level) []record.LevelPlan {
 	return out
 }
 
-// writeDocument writes doc as indented JSON to path, or to stdout when
-// path is "" or "-".
-func writeDocument(path string, stdout io.Writer, doc *document.Document) error {
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
+// openOut creates the --out report file before the run, so that a path
+// that cannot be written is a usage error at once rather than after the
+// benchmark; nil (no error) means standard output ("" or "-").
+func openOut(path string) (*os.File, error) {
 	if path == "" || path == "-" {
-		_, err = stdout.Write(b)
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("run: --out: %v", err)
+	}
+	return f, nil
+}
+
+// writeDocument writes doc as indented JSON to out and closes it, or to
+// stdout when out is nil.
+func writeDocument(out *os.File, stdout io.Writer, doc *document.Document) error {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	b = append(b, '\n')
+	if out == nil {
+		if err == nil {
+			_, err = stdout.Write(b)
+		}
 		return err
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("run: --out: %w", err)
+	if err == nil {
+		_, err = out.Write(b)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("run: --out %s: %w", out.Name(), err)
 	}
 	return nil
 }
@@ -320,30 +355,12 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 			return cfg, err
 		}
 	}
-	if len(cfg.Profiles) == 0 {
-		if err := requireServer(&cfg); err != nil {
-			return cfg, err
-		}
-	}
-	return cfg, nil
-}
-
-// requireServer checks that the server flags were given (they are
-// optional only when launch profiles name the servers) and sets the
-// default label.
-func requireServer(cfg *runConfig) error {
-	switch {
-	case cfg.Backend == "":
-		return usagef("run: --backend is required (one of %v)", backend.Kinds)
-	case cfg.URL == "":
-		return usagef("run: --url is required (the server's base URL)")
-	case cfg.Model == "":
-		return usagef("run: --model is required (the model name the server serves)")
-	}
-	if cfg.Label == "" {
+	// runFlags.server checked --backend, --url and --model unless
+	// --profile names the servers (and their labels).
+	if len(cfg.Profiles) == 0 && cfg.Label == "" {
 		cfg.Label = string(cfg.Backend) + "-" + string(cfg.Scenario)
 	}
-	return nil
+	return cfg, nil
 }
 
 // runFlags holds the raw flag values.
@@ -366,7 +383,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		model:          fs.String("model", "", "model name the server serves (required)"),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
-		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk"),
+		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
 		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),

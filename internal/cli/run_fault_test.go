@@ -166,3 +166,24 @@ func TestRunKeepsAPIKeyOutOfOutputs(t *testing.T) {
 		t.Fatalf("errors %v", l.ErrorsByReason)
 	}
 }
+
+// TestRunCancelledBeforeAnyRun: Ctrl-C before the first run wrote its
+// header still leaves a report, marked incomplete, and exits 1 (nothing
+// succeeded).
+func TestRunCancelledBeforeAnyRun(t *testing.T) {
+	srv, n := faultServer(t, time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	report := filepath.Join(t.TempDir(), "report.json")
+	_, _, err := cliRun(ctx, "run", "--backend", "openai", "--url", srv.URL, "--model", "m",
+		"--prompt-tokens", "0", "--quiet", "--out", report)
+	if err == nil || ExitCode(err, new(strings.Builder)) != 1 {
+		t.Fatalf("err %v, want exit 1", err)
+	}
+	if doc := readDoc(t, report); doc.Complete == nil || *doc.Complete || len(doc.Runs) != 0 {
+		t.Fatalf("complete %v runs %d, want an incomplete report without runs", doc.Complete, len(doc.Runs))
+	}
+	if n.Load() != 0 {
+		t.Fatalf("%d requests sent after Ctrl-C", n.Load())
+	}
+}

@@ -160,6 +160,9 @@ func TestRunProfileServerKilled(t *testing.T) {
 		"--concurrency", "2,4", "--requests", "40", "--warmup", "1", "--max-tokens", "32",
 		"--records", records, "--out", out, "--quiet"}, &stdout, &stderr)
 	pid := <-killed
+	if pid == 0 {
+		t.Fatalf("the victim server was never launched: %v\n%s", err, stderr.String())
+	}
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}

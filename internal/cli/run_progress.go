@@ -108,7 +108,7 @@ func (p *progress) add(r *record.Result) {
 	p.acc.Add(r)
 	now := time.Now()
 	if now.Sub(p.snapAt) >= 100*time.Millisecond {
-		p.view.set(p.acc.Level())
+		p.view.set(p.acc.Live())
 		p.snapAt = now
 	}
 	plain := !p.tty && now.Sub(p.lastOut) >= plainInterval
@@ -128,7 +128,7 @@ func (p *progress) levelEnd() {
 		return
 	}
 	p.mu.Lock()
-	snap := p.acc.Level()
+	snap := p.acc.Live()
 	p.view.set(snap)
 	bar, total := p.bar, p.total
 	p.bar = nil

@@ -62,32 +62,6 @@ func (r *recorder) runEnd(l *record.RunEnd) {
 	r.write(func(e *record.Encoder) error { return e.EncodeRunEnd(l) })
 }
 
-// runFile is the part of the recorded lines that belongs to run label.
-func (r *recorder) runFile(label string) *record.File {
-	f := &record.File{}
-	for _, h := range r.file.Headers {
-		if h.Run.Label == label {
-			f.Headers = append(f.Headers, h)
-		}
-	}
-	for _, x := range r.file.Results {
-		if x.Run == label {
-			f.Results = append(f.Results, x)
-		}
-	}
-	for _, x := range r.file.LevelEnds {
-		if x.Run == label {
-			f.LevelEnds = append(f.LevelEnds, x)
-		}
-	}
-	for _, x := range r.file.RunEnds {
-		if x.Run == label {
-			f.RunEnds = append(f.RunEnds, x)
-		}
-	}
-	return f
-}
-
 // close closes the records file and returns the first write error.
 func (r *recorder) close() error {
 	if r.out != nil {

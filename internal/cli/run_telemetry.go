@@ -127,6 +127,9 @@ func (t telemetryLevels) LevelEnd(ctx context.Context, _ load.Level) *document.L
 	return t.o.End(ctx)
 }
 
+// Close releases the GPU library (NVML) when the run ends.
+func (t telemetryLevels) Close() { t.o.Close() }
+
 // RepeatEnd reads the GPU memory after one batch (gpu_memory_mib_after).
 func (t telemetryLevels) RepeatEnd(ctx context.Context, _ load.Level, _ int) *float64 {
 	return t.o.GPUMemoryMiB(ctx)

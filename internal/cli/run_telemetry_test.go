@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/stats"
 )
 
 func TestRunTelemetryFlagErrors(t *testing.T) {
@@ -235,10 +235,6 @@ func BenchmarkScrapeOverhead(b *testing.B) {
 }
 
 func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
+	m, _ := stats.Percentile(xs, 50)
+	return m
 }

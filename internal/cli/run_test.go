@@ -63,6 +63,8 @@ func TestRunFlagErrors(t *testing.T) {
 		{"timeout", append(slices.Clone(base), "--timeout", "-1s"), "--timeout"},
 		{"unknown flag", append(slices.Clone(base), "--bogus"), "-bogus"},
 		{"argument", append(slices.Clone(base), "extra"), `unexpected argument "extra"`},
+		{"out not writable", append(slices.Clone(base), "--out", "/nonexistent-dir/report.json"), "--out"},
+		{"records not writable", append(slices.Clone(base), "--records", "/nonexistent-dir/records.jsonl"), "--records"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

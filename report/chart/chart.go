@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -156,7 +157,7 @@ func ForSet(s *report.Set) []Chart {
 func subtitle(s *report.Set) string {
 	var gpus []string
 	for _, src := range s.Sources {
-		if g := src.Doc.GPU; g != nil && !contains(gpus, *g) {
+		if g := src.Doc.GPU; g != nil && !slices.Contains(gpus, *g) {
 			gpus = append(gpus, *g)
 		}
 	}
@@ -170,15 +171,6 @@ func subtitle(s *report.Set) string {
 	}
 	parts = append(parts, strings.Join(files, ", "))
 	return strings.Join(parts, " · ")
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // SVG draws the chart as a standalone SVG document.

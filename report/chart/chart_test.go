@@ -173,3 +173,21 @@ func TestWriteDir(t *testing.T) {
 		}
 	}
 }
+
+// TestPNGConcurrent draws the charts of a set on several goroutines at
+// once, as a caller may (run with -race).
+func TestPNGConcurrent(t *testing.T) {
+	charts := ForSet(loadSeed(t, "vllm-text-image-example.json"))
+	errs := make(chan error, len(charts))
+	for _, c := range charts {
+		go func() {
+			_, err := c.PNG()
+			errs <- err
+		}()
+	}
+	for range charts {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}

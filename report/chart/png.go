@@ -25,12 +25,13 @@ import (
 // golang.org/x/image/font/opentype. No SVG rasterizer and no system font
 // is needed, so the output is the same on every machine.
 
+// The parsed fonts are immutable and shared; a font.Face keeps scratch
+// buffers and is not safe for concurrent use, so each PNG drawing makes
+// its own faces (faceCache), and Chart.PNG may run on several goroutines.
 var (
 	fontsOnce         sync.Once
 	regularFont, bold *opentype.Font
 	fontsErr          error
-	facesMu           sync.Mutex
-	faces             = map[faceKey]font.Face{}
 )
 
 type faceKey struct {
@@ -38,7 +39,10 @@ type faceKey struct {
 	bold bool
 }
 
-func face(size float64, isBold bool) (font.Face, error) {
+// faceCache holds the faces of one PNG drawing.
+type faceCache map[faceKey]font.Face
+
+func (faces faceCache) face(size float64, isBold bool) (font.Face, error) {
 	fontsOnce.Do(func() {
 		if regularFont, fontsErr = opentype.Parse(goregular.TTF); fontsErr != nil {
 			return
@@ -48,8 +52,6 @@ func face(size float64, isBold bool) (font.Face, error) {
 	if fontsErr != nil {
 		return nil, fontsErr
 	}
-	facesMu.Lock()
-	defer facesMu.Unlock()
 	k := faceKey{size, isBold}
 	if fc, ok := faces[k]; ok {
 		return fc, nil
@@ -71,6 +73,7 @@ func (s *scene) png(scale float64) ([]byte, error) {
 	w, h := int(math.Ceil(s.W*scale)), int(math.Ceil(s.H*scale))
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	faces := faceCache{}
 	for _, it := range s.items {
 		switch v := it.(type) {
 		case *rect:
@@ -90,7 +93,7 @@ func (s *scene) png(scale float64) ([]byte, error) {
 		case *circle:
 			fillPolygons(img, [][]pt{disc(pt{v.C.X * scale, v.C.Y * scale}, v.R*scale)}, v.Color)
 		case *text:
-			if err := drawText(img, v, scale); err != nil {
+			if err := drawText(img, faces, v, scale); err != nil {
 				return nil, err
 			}
 		}
@@ -233,8 +236,8 @@ func dashes(pts []pt, dash []float64) [][]pt {
 
 // drawText sets t in the Go font; vertical text is set into a mask and
 // rotated a quarter turn counter-clockwise about its anchor.
-func drawText(img *image.RGBA, t *text, scale float64) error {
-	fc, err := face(t.Size*scale, t.Bold)
+func drawText(img *image.RGBA, faces faceCache, t *text, scale float64) error {
+	fc, err := faces.face(t.Size*scale, t.Bold)
 	if err != nil {
 		return fmt.Errorf("chart: font: %w", err)
 	}

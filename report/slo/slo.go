@@ -137,14 +137,14 @@ func parseValue(b Bound, v string) (float64, error) {
 		}
 		return float64(d) / float64(time.Millisecond), nil
 	case b.Metric == ThroughputMin:
-		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "tok/s"), 64)
+		f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "tok/s")), 64)
 		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
 			return 0, fmt.Errorf("want tokens per second ≥ 0, e.g. 500")
 		}
 		return f, nil
 	default:
 		pct := strings.HasSuffix(v, "%")
-		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, "%")), 64)
 		if pct {
 			f /= 100
 		}
@@ -189,8 +189,7 @@ func (b Break) String() string {
 	if b.Bound.Metric == ThroughputMin {
 		rel = "<"
 	}
-	limit := b.Bound
-	return fmt.Sprintf("%s %s %s %s", b.Bound.Metric, b.Bound.format(*b.Value), rel, limit.format(limit.Value))
+	return fmt.Sprintf("%s %s %s %s", b.Bound.Metric, b.Bound.format(*b.Value), rel, b.Bound.format(b.Bound.Value))
 }
 
 // RunAnswer is the SLO answer for one run.

@@ -73,16 +73,21 @@ func TestSeveralBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := Evaluate(loadSeed(t, "multi-backend-sweep.json"), bounds)
+	found := false
 	for _, r := range a.Runs {
 		if r.Label == "vllm-fp16kv-chat" {
+			found = true
 			// c=1: TPOT 8.15 holds; c=4: 8.72 holds; c=16: 10.65 breaks.
 			if r.Holds != 4 || r.FirstBreak != 16 || len(r.BrokenBy) != 1 || r.BrokenBy[0].Bound.Metric != TPOTP50 {
-				t.Errorf("vllm-fp16kv-chat: %+v", r)
+				t.Fatalf("vllm-fp16kv-chat: %+v", r)
 			}
 			if got := r.BrokenBy[0].String(); got != "tpot_p50 10.65 ms > 9 ms" {
 				t.Errorf("break text %q", got)
 			}
 		}
+	}
+	if !found {
+		t.Errorf("no answer for vllm-fp16kv-chat")
 	}
 }
 
@@ -110,6 +115,7 @@ func TestParse(t *testing.T) {
 		{"ttft_p95=1.5s,tpot_p50=50ms", []Bound{{TTFTP95, 1500}, {TPOTP50, 50}}},
 		{"ttft_p50=250ms", []Bound{{TTFTP50, 250}}},
 		{"throughput_min=500", []Bound{{ThroughputMin, 500}}},
+		{"throughput_min=500 tok/s", []Bound{{ThroughputMin, 500}}},
 		{"error_rate=0.01", []Bound{{ErrorRate, 0.01}}},
 		{"error_rate=2%", []Bound{{ErrorRate, 0.02}}},
 	}
