@@ -65,12 +65,11 @@ func isTimeout(err error) bool {
 
 // statusFailure reads a short excerpt of an error response's body and
 // classifies the status: 429 → ReasonHTTP429, 5xx → ReasonHTTP5xx, any other
-// non-2xx → ReasonHTTP4xx. The API key is redacted before the excerpt is
-// cut, so a key the server echoed near the cut cannot leak in part.
+// non-2xx → ReasonHTTP4xx. The API key is redacted (excerpt).
 func statusFailure(resp *http.Response, apiKey string) *failure {
 	buf := make([]byte, maxExcerpt+len(apiKey))
 	n, _ := io.ReadFull(resp.Body, buf)
-	body := excerpt([]byte(redact(string(buf[:n]), apiKey)))
+	body := excerpt(buf[:n], apiKey)
 	reason := record.ReasonHTTP4xx
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -96,8 +95,15 @@ func sanitize(b []byte) string {
 	return strings.TrimSpace(s)
 }
 
-// excerpt returns at most maxExcerpt bytes of b, sanitized.
-func excerpt(b []byte) string {
+// excerpt returns at most maxExcerpt bytes of b, sanitized, with the API
+// key redacted before the cut: a key the server echoed across the cut
+// cannot leak in part. Only the first maxExcerpt+len(key) bytes are looked
+// at; a key starting later is cut off anyway.
+func excerpt(b []byte, key string) string {
+	if len(b) > maxExcerpt+len(key) {
+		b = b[:maxExcerpt+len(key)]
+	}
+	b = []byte(redact(string(b), key))
 	if len(b) > maxExcerpt {
 		b = b[:maxExcerpt]
 	}

@@ -290,3 +290,36 @@ func TestKeyCutAtExcerptEdge(t *testing.T) {
 		t.Errorf("Reason=%q Error=%q: want http_4xx without any part of the key", res.Reason, res.Error)
 	}
 }
+
+// TestChunkKeyCutAtExcerptEdge: a key the server echoes in a stream chunk
+// where the error excerpt is cut leaks not even in part (malformed chunk,
+// error chunk, cut last line; SSE and NDJSON).
+func TestChunkKeyCutAtExcerptEdge(t *testing.T) {
+	pad := func(n int) string { return strings.Repeat("x", n) }
+	cases := []struct {
+		name   string
+		kind   Kind
+		body   string // %s is the key, placed across the excerpt's cut
+		reason record.Reason
+	}{
+		{"openai malformed", VLLM, "data: " + pad(maxExcerpt-8) + "%s\n\ndata: [DONE]\n\n", record.ReasonMalformed},
+		{"openai error chunk", VLLM, "data: {\"error\":\"" + pad(maxExcerpt-9) + "%s\"}\n\n", record.ReasonStreamError},
+		{"openai last line cut", VLLM, "data: " + pad(maxExcerpt-8) + "%s", record.ReasonTruncated},
+		{"ollama malformed", Ollama, pad(maxExcerpt-8) + "%s\n", record.ReasonMalformed},
+		{"ollama error chunk", Ollama, "{\"error\":\"" + pad(maxExcerpt-9) + "%s\"}\n", record.ReasonStreamError},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, tc.body, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+			}))
+			defer srv.Close()
+			c, _ := New(Config{Kind: tc.kind, BaseURL: srv.URL, Model: "m", APIKey: testKey})
+			var res record.Result
+			c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+			if res.Reason != tc.reason || strings.Contains(res.Error, testKey[:6]) {
+				t.Errorf("Reason=%q Error=%q: want %s without any part of the key", res.Reason, res.Error, tc.reason)
+			}
+		})
+	}
+}

@@ -31,7 +31,7 @@ func parseAll(data []byte, fr framing, dec decoder) (*record.Result, error) {
 	defer lr.release()
 	err := readStream(lr, fr, dec, st)
 	f, _ := err.(*failure)
-	st.finish(f, "")
+	st.finish(f)
 	return res, err
 }
 

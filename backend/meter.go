@@ -35,6 +35,9 @@ type stream struct {
 	prompt, output int // as reported; -1 when unknown
 	finishReason   string
 	timings        timings
+
+	// apiKey is redacted from failure messages (excerpt, finish).
+	apiKey string
 }
 
 // timings are server-reported durations in nanoseconds; -1 when unknown.
@@ -74,7 +77,7 @@ func (st *stream) content(now time.Time, cum int) {
 
 // finish writes the stream into the Result. f is the failure, nil on a
 // stream that ended with its end marker.
-func (st *stream) finish(f *failure, apiKey string) {
+func (st *stream) finish(f *failure) {
 	res := st.res
 	if f == nil && len(st.offsets) == 0 {
 		f = failf(record.ReasonEmptyResponse, "stream ended with no generated content")
@@ -94,7 +97,7 @@ func (st *stream) finish(f *failure, apiKey string) {
 	res.Server = st.timings.record()
 	if f != nil {
 		res.Reason = f.reason
-		res.Error = redact(f.msg, apiKey)
+		res.Error = redact(f.msg, st.apiKey)
 	}
 }
 

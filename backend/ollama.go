@@ -102,11 +102,11 @@ type ollamaDecoder struct {
 
 func (d *ollamaDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
 	if err := d.decode(data); err != nil {
-		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data))
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.apiKey))
 	}
 	l := &d.l
 	if l.errRaw != nil {
-		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw))
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw, st.apiKey))
 	}
 	if l.content {
 		st.content(now, -1)

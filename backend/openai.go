@@ -163,11 +163,11 @@ type openAIDecoder struct {
 
 func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
 	if err := d.decode(data); err != nil {
-		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data))
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.apiKey))
 	}
 	c := &d.c
 	if c.errRaw != nil {
-		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw))
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw, st.apiKey))
 	}
 	cum := int(c.completion)
 	if cum < 0 {

@@ -90,8 +90,9 @@ func (b *base) post(ctx context.Context, rq *Request, res *record.Result, path s
 	defer cancel()
 
 	st := newStream(res, rq.MaxTokens)
+	st.apiKey = b.cfg.APIKey
 	f := b.exchange(ctx, reqCtx, cancel, rq, path, body, fr, dec, st)
-	st.finish(f, b.cfg.APIKey)
+	st.finish(f)
 }
 
 // exchange does the HTTP round trip and the stream loop; it returns the
@@ -163,7 +164,7 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 			done, f := dec.chunk(data, now, st)
 			if f != nil {
 				if rerr == io.EOF && f.reason == record.ReasonMalformed {
-					return errTruncated("last line cut: " + excerpt(data))
+					return errTruncated("last line cut: " + excerpt(data, st.apiKey))
 				}
 				return f
 			}

@@ -77,7 +77,7 @@ func (b *base) postJSON(ctx context.Context, path string, in, out any) error {
 		return fmt.Errorf("%s: reading answer: %v", path, err)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s: bad answer: %v: %s", path, err, excerpt(data))
+		return fmt.Errorf("%s: bad answer: %v: %s", path, err, excerpt(data, b.cfg.APIKey))
 	}
 	return nil
 }

@@ -45,6 +45,57 @@ func RedactArgv(argv []string) []string {
 	return out
 }
 
+// secretAssign matches a secret flag or field and its value as servers
+// print their arguments in their logs: a flag of secretFlag as "--api-key
+// K" or "--api-key=K", and a field "api_key=K", "api_key='K'", "'api_key':
+// 'K'", "'api_key': ['K']" or "\"api_key\": \"K\"" (a bare "token" field is
+// left alone: llama.cpp logs "EOS token = 2"). Group 1 is the name and
+// separator, group 2 the value.
+var secretAssign = regexp.MustCompile(`(?i)((?:(?:^|\s)--?(?:api[-_]?key|hf[-_]?token|auth[-_]?token|token|password|secret)(?:=|\s+))|` +
+	`(?:\b(?:api[-_]?key|hf[-_]?token|auth[-_]?token|password|secret)['"]?\s*[:=]\s*\[?['"]?))([^'"\s,)\]}]+)`)
+
+// minSecretLen is the shortest env value redacted wherever it appears in a
+// log line: shorter values of secret-looking names are flags such as
+// TOKENIZERS_PARALLELISM=false, not keys, and replacing them everywhere
+// would garble the line.
+const minSecretLen = 6
+
+// secretValues are the values the spec passes to the server that must not
+// be quoted: those of secret flags in Argv and of secret-looking names in
+// Env (the profile's env and knobs).
+func (s *Spec) secretValues() []string {
+	var out []string
+	red := RedactArgv(s.Argv)
+	for i, a := range s.Argv {
+		if red[i] == a {
+			continue
+		}
+		if name, v, inline := strings.Cut(a, "="); inline && secretFlag.MatchString(name) {
+			a = v
+		}
+		out = append(out, a)
+	}
+	for _, kv := range s.Env {
+		if k, v, _ := strings.Cut(kv, "="); secretName.MatchString(k) && len(v) >= minSecretLen {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// redactLine replaces in a server's log line the secret values the spec
+// passed (secretValues) and any value printed after a secret flag or field
+// name (secretAssign) with <redacted>. It is for log lines quoted in error
+// messages; the log file itself is left as the server wrote it.
+func (s *Spec) redactLine(line string) string {
+	for _, v := range s.secretValues() {
+		if v != "" {
+			line = strings.ReplaceAll(line, v, "<redacted>")
+		}
+	}
+	return secretAssign.ReplaceAllString(line, "${1}<redacted>")
+}
+
 // WriteDryRun prints what launching s would run: the argument list one
 // element a line, the environment it adds (secrets redacted) and removes,
 // the health URL and deadline, and a copy-pasteable shell line. Secret

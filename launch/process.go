@@ -190,9 +190,15 @@ func healthy(ctx context.Context, c *http.Client, url string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Tail returns the last n lines of the server's log.
+// Tail returns the last n lines of the server's log for an error message,
+// with secrets redacted: servers print their arguments (an --api-key
+// among them) at start-up.
 func (s *Server) Tail(n int) []string {
-	return tailFile(s.LogPath, n)
+	lines := tailFile(s.LogPath, n)
+	for i, l := range lines {
+		lines[i] = s.Spec.redactLine(l)
+	}
+	return lines
 }
 
 // tailFile reads at most the last 64 KiB of path and returns its last n

@@ -43,6 +43,14 @@ func helperMain(mode string) {
 			signal.Ignore(syscall.SIGTERM)
 		}
 		select {}
+	case "leaky":
+		// Prints its arguments and settings as vLLM does at start-up.
+		fmt.Println("args:", strings.Join(os.Args[1:], " "))
+		fmt.Println("INFO non-default args: {'model': 'm', 'api_key': ['sk-list-5e6f7a'], 'hf_token': 'hf_tok_1b2c3d'}")
+		fmt.Println("INFO args: Namespace(api_key='sk-ns-9a8b7c', port=8000)")
+		fmt.Println("using credential " + os.Getenv("MY_SERVICE_TOKEN"))
+		fmt.Println("print_info: EOS token        = 2 '</s>'")
+		os.Exit(3)
 	case "crash":
 		fmt.Println("loading model")
 		fmt.Fprintln(os.Stderr, "error: out of memory allocating KV cache")
@@ -204,6 +212,44 @@ func TestExitBeforeHealthy(t *testing.T) {
 	}
 	if ee.Status != "code 3" || !strings.Contains(err.Error(), "out of memory allocating KV cache") {
 		t.Errorf("error lacks the exit code or the log tail: %v", err)
+	}
+}
+
+// TestExitErrorRedactsSecrets: the log lines an error quotes have the
+// secrets the server printed redacted (flag values, profile env values,
+// api_key fields); the log file keeps what the server wrote.
+func TestExitErrorRedactsSecrets(t *testing.T) {
+	s := helperSpec("leaky", freePort(t))
+	s.Argv = append(s.Argv, "--api-key", "sk-argv-3c4d5e", "--hf-token=hf_inline_6f7a8b")
+	s.Env = append(s.Env, "MY_SERVICE_TOKEN=tok-env-2e3f4a", "TOKENIZERS_PARALLELISM=false")
+	logPath := t.TempDir() + "/helper.log"
+	srv, err := Start(s, logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	err = srv.WaitHealthy(context.Background())
+	if err == nil {
+		t.Fatal("leaky helper became healthy")
+	}
+	msg := err.Error()
+	secrets := []string{"sk-argv-3c4d5e", "hf_inline_6f7a8b", "tok-env-2e3f4a", "sk-list-5e6f7a", "hf_tok_1b2c3d", "sk-ns-9a8b7c"}
+	for _, k := range secrets {
+		if strings.Contains(msg, k) {
+			t.Errorf("error quotes secret %q:\n%s", k, msg)
+		}
+	}
+	for _, want := range []string{"--api-key <redacted>", "--hf-token=<redacted>", "credential <redacted>",
+		"'api_key': ['<redacted>']", "api_key='<redacted>', port=8000", "EOS token        = 2 '</s>'"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	b, _ := os.ReadFile(logPath)
+	for _, k := range secrets {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("log file lost %q: it must stay as the server wrote it", k)
+		}
 	}
 }
 

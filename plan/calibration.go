@@ -194,19 +194,19 @@ type Comparison struct {
 }
 
 // Compare holds prediction p of res against a. The record's error_pct is
-// on tokens when a.Tokens is known.
+// on tokens when a.Tokens is known. Otherwise actual_tokens stays 0
+// (unknown) and error_pct is the KV-size error when both KV sizes are
+// known, else the total-size error, and the record's source says which,
+// so that a 0 never reads as "no error"; with neither it is an error.
 func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, error) {
 	if a.Tokens <= 0 && a.KVMiB == nil && a.TotalMiB == nil {
 		return Comparison{}, fmt.Errorf("the server reported no capacity figure")
 	}
 	c := Comparison{Record: CalibrationRecord(res.Model.Name, preset, &res.Inputs, p, a.Tokens, a.Source)}
-	if a.Tokens <= 0 {
-		c.Record.ActualTokens, c.Record.ErrorPct = 0, 0
-	}
-	if a.KVMiB != nil && p.KVMiB > 0 {
+	if a.KVMiB != nil && *a.KVMiB > 0 && p.KVMiB > 0 {
 		pk, ak := p.KVMiB, *a.KVMiB
 		c.Record.PredictedKVMiB, c.Record.ActualKVMiB = &pk, &ak
-		e := math.Round((pk-*a.KVMiB) / *a.KVMiB * 1000) / 10
+		e := math.Round((pk-ak)/ak*1000) / 10
 		c.KVErrorPct = &e
 	}
 	if a.TotalMiB != nil && *a.TotalMiB > 0 {
@@ -217,6 +217,22 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 		c.PredictedTotalMiB, c.ActualTotalMiB = &t, a.TotalMiB
 		e := math.Round((t-*a.TotalMiB) / *a.TotalMiB * 1000) / 10
 		c.TotalErrorPct = &e
+	}
+	if a.Tokens <= 0 {
+		c.Record.ActualTokens = 0
+		note := func(s string) {
+			c.Record.Source = strings.TrimPrefix(c.Record.Source+"; "+s, "; ")
+		}
+		switch {
+		case c.KVErrorPct != nil:
+			c.Record.ErrorPct = *c.KVErrorPct
+			note("no token capacity: error_pct is on the KV size in MiB")
+		case c.TotalErrorPct != nil:
+			c.Record.ErrorPct = *c.TotalErrorPct
+			note("no token capacity: error_pct is on the total size in MiB")
+		default:
+			return Comparison{}, fmt.Errorf("the server reported no token capacity and no size the prediction has (predicted KV %.2f MiB)", p.KVMiB)
+		}
 	}
 	return c, nil
 }

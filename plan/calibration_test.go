@@ -168,3 +168,35 @@ func FuzzParseCalibration(f *testing.F) {
 		}
 	})
 }
+
+// TestCompareWithoutTokens: with only MiB figures, error_pct is the size
+// error and the source says so, never a 0 that reads as "no error"; with
+// no figure the prediction has, Compare fails.
+func TestCompareWithoutTokens(t *testing.T) {
+	res := &Result{Model: ModelSpec{Name: "m"}}
+	p := &Prediction{PredictedTokens: 4096, KVMiB: 512, WeightsGiB: 1}
+	kv, total := 400.0, 1600.0
+	c, err := Compare(res, p, Actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Record.ActualTokens != 0 || c.Record.ErrorPct != 28 || *c.KVErrorPct != 28 ||
+		c.Record.Source != "log x; no token capacity: error_pct is on the KV size in MiB" {
+		t.Errorf("KV only: record %+v, kv error %v", c.Record, *c.KVErrorPct)
+	}
+	c, err = Compare(res, p, Actual{TotalMiB: &total}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := *c.TotalErrorPct; want == 0 || c.Record.ErrorPct != want ||
+		c.Record.Source != "no token capacity: error_pct is on the total size in MiB" {
+		t.Errorf("total only: record %+v, total error %v", c.Record, want)
+	}
+	c, err = Compare(res, p, Actual{Tokens: 4000, KVMiB: &kv, Source: "log x"}, "")
+	if err != nil || c.Record.ErrorPct != 2.4 || c.Record.Source != "log x" {
+		t.Errorf("tokens known: record %+v, err %v", c.Record, err)
+	}
+	if _, err := Compare(res, &Prediction{PredictedTokens: 4096}, Actual{KVMiB: &kv}, ""); err == nil {
+		t.Error("no comparable figure: want an error, got a record")
+	}
+}

@@ -185,25 +185,31 @@ func TestVLLMRecords(t *testing.T) {
 			actual: r.actualTokens(), targetPct: 5,
 		})
 	}
-	for _, c := range loadSeed(t).Calibration {
+	seed := loadSeed(t)
+	seedGPU := ""
+	if seed.GPU != nil {
+		seedGPU = *seed.GPU
+	}
+	for _, c := range seed.Calibration {
 		m, _ := Preset(c.Preset)
 		dt, _ := ParseKVDtype(c.KVCacheDtype)
 		r := row{
 			name: "seed " + c.Model + " " + c.KVCacheDtype,
-			in: Inputs{Model: m, Backend: VLLM, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization, Quant: "awq",
-				KVDtypes: []KVDtype{dt}, Context: 32768},
+			in: Inputs{Model: m, Backend: VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
+				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768},
 			actual: c.ActualTokens, targetPct: 3,
 		}
 		if dt == KVFP8 {
 			// The seed's fp8 server had 1.17 GiB less for KV than its fp16
 			// server with the same model, GPU and utilization (9,878 blocks
-			// of 0.875 MiB vs 17,019 of 0.4375 MiB), and peaked 0.3–0.4 GiB
-			// lower in VRAM: something dtype-dependent (likely the attention
-			// backend vLLM picks for an fp8 cache on this GPU) took memory
-			// in profiling. The model has no such term; this is a known miss
-			// (a related open report: vllm-project/vllm#46985, "Why does
-			// kv-cache-dtype=fp8 OOM more easily than bf16/fp16").
-			r.targetPct, r.knownMiss = 20, "fp8 attention backend memory not modelled"
+			// of 0.875 MiB vs 17,019 of 0.4375 MiB). VLLMFlashInferGiB
+			// charges 0.66 GiB of it (FlashInfer, which an fp8 cache forces
+			// on an RTX 5070 Ti, sm_120); the other 0.5 GiB is not
+			// modelled (likely: the profiling's per-graph extrapolation
+			// measures cudaMalloc growth, and PyTorch's allocator takes an
+			// 8 MiB request as a 20 MiB segment; unverified). Held to the
+			// +10.1% reached.
+			r.targetPct, r.knownMiss = 11, "FlashInfer buffers modelled, 0.5 GiB of the fp8 gap is not"
 		}
 		rows = append(rows, r)
 	}
@@ -247,4 +253,29 @@ func presetForLog(model string) (ModelSpec, error) {
 		}
 	}
 	return ModelSpec{}, fmt.Errorf("no preset for %q", model)
+}
+
+// TestVLLMFlashInfer: an fp8 KV cache off Hopper costs FlashInfer's
+// 394 MiB workspace plus 8 MiB per full decode graph (35 graphs at vLLM's
+// defaults of 256 sequences and 2,048 batched tokens: 1, 2, 4, 8…248,
+// 256); auto KV and Hopper (FA3 takes fp8) cost nothing.
+func TestVLLMFlashInfer(t *testing.T) {
+	if n := vllmFullDecodeGraphs(256, 2048); n != 35 {
+		t.Errorf("full decode graphs at 256 seqs: %d, want 35", n)
+	}
+	if n := vllmFullDecodeGraphs(4, 2048); n != 3 {
+		t.Errorf("full decode graphs at 4 seqs: %d, want 3 (1, 2, 4)", n)
+	}
+	want := float64(394<<20+35*8<<20) / GiB
+	if got := VLLMFlashInferGiB("NVIDIA GeForce RTX 5070 Ti", KVFP8, 256, 2048); got != want {
+		t.Errorf("RTX 5070 Ti fp8: %.4f GiB, want %.4f", got, want)
+	}
+	for _, c := range []struct {
+		gpu string
+		d   KVDtype
+	}{{"NVIDIA GeForce RTX 5070 Ti", KVAuto}, {"NVIDIA H100 80GB HBM3", KVFP8}, {"NVIDIA H200", KVFP8}} {
+		if got := VLLMFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
+			t.Errorf("%s %s: %.4f GiB, want 0", c.gpu, c.d, got)
+		}
+	}
 }

@@ -112,6 +112,10 @@ type Prediction struct {
 	OverheadGiB   float64 `json:"overhead_gib,omitempty"`
 	ActivationGiB float64 `json:"activation_peak_gib,omitempty"`
 	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
+	// AttentionBackendGiB is, for vLLM, the attention backend's buffers
+	// its profiling charges (FlashInfer under an fp8 cache off Hopper,
+	// see VLLMFlashInferGiB).
+	AttentionBackendGiB float64 `json:"attention_backend_gib,omitempty"`
 	// KVMiB and Cells are llama.cpp's "KV self size" and cell count;
 	// ComputeBufferMiB its compute-buffer estimate.
 	KVMiB            float64 `json:"kv_mib,omitempty"`

@@ -105,6 +105,12 @@ func (r *Result) WriteText(out io.Writer) error {
 		if in.Backend == VLLM {
 			row("activation peak GiB", func(p *Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
 			row("non-torch GiB", func(p *Prediction) string { return fmt.Sprintf("%.2f", p.NonTorchGiB) })
+			for _, p := range r.Predictions {
+				if p.AttentionBackendGiB > 0 {
+					row("FlashInfer buffers GiB", func(p *Prediction) string { return fmt.Sprintf("%.3f", p.AttentionBackendGiB) })
+					break
+				}
+			}
 		} else {
 			row("overhead GiB", func(p *Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
 		}

@@ -77,6 +77,80 @@ func VLLMActivation(m *ModelSpec, tokens, seqs int, s Sampler) (forward, sampler
 	return forward, sampler
 }
 
+// FlashInfer's device buffers in vLLM (vllm/v1/attention/backends/
+// flashinfer.py, FlashInferMetadataBuilder): one float workspace of
+// VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE (default 394 MiB, vllm/envs.py)
+// per builder (_get_workspace_buffer), and every FlashInfer wrapper it
+// creates allocates an 8 MiB int workspace on the GPU (flashinfer/
+// decode.py and prefill.py, _int_workspace_buffer). For full CUDA-graph
+// decode the builder keeps one BatchDecodeWithPagedKVCacheWrapper per
+// captured batch size (_decode_wrappers_cudagraph).
+const (
+	flashInferWorkspaceBytes    = 394 << 20
+	flashInferIntWorkspaceBytes = 8 << 20
+)
+
+// vllmFullDecodeGraphs is how many full CUDA graphs of uniform decode
+// batches vLLM captures by default (cudagraph_mode FULL_AND_PIECEWISE):
+// the capture sizes [1, 2, 4] + range(8, 256, 8) + range(256, max+1, 16)
+// with max = min(2 × max_num_seqs, 512, max_num_batched_tokens)
+// (vllm/config/vllm.py, _set_cudagraph_sizes), those of at most
+// max_num_seqs tokens (one token per request).
+func vllmFullDecodeGraphs(seqs, batched int) int {
+	top := min(2*seqs, 512, batched)
+	n := 0
+	for s := 1; s <= min(top, seqs); s++ {
+		if s == 1 || s == 2 || s == 4 || (s < 256 && s%8 == 0) || (s >= 256 && s%16 == 0) {
+			n++
+		}
+	}
+	return n
+}
+
+// vllmUsesFlashInferForFP8 reports whether vLLM must take FlashInfer as
+// the attention backend for an fp8 KV cache on this GPU. Its first
+// choice off Blackwell datacenter parts is FlashAttention
+// (vllm/platforms/cuda.py, _get_backend_priorities), which takes an fp8
+// cache only as FA3 on Hopper (vllm/attention/utils/fa_utils.py,
+// flash_attn_supports_fp8: FA version 3 and compute capability 9.x).
+// Everywhere else (Ampere, Ada, Blackwell: RTX 50xx are sm_120) fp8
+// falls through to FlashInfer.
+func vllmUsesFlashInferForFP8(gpuName string) bool {
+	n := strings.ToLower(gpuName)
+	for _, hopper := range []string{"h100", "h200", "h800", "h20", "gh200"} {
+		if strings.Contains(n, hopper) {
+			return false
+		}
+	}
+	return true
+}
+
+// VLLMFlashInferGiB is the memory vLLM's profiling charges to the
+// FlashInfer attention backend when an fp8 KV cache forces it (see
+// vllmUsesFlashInferForFP8); 0 otherwise. Recent V1 workers run
+// profile_cudagraph_memory inside determine_available_memory and
+// subtract its estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by
+// default): it captures the largest full decode graph, whose warm-up
+// creates the builder's workspace and first cudagraph decode wrapper, and
+// one more, and extrapolates that second graph's cost (its new 8 MiB
+// wrapper) to the other full graphs (gpu_model_runner.py,
+// profile_cudagraph_memory). The term is the workspace plus one int
+// workspace per full decode graph. FlashAttention allocates no such
+// buffers, so the auto/fp16 cache does not pay it; the CUDA graphs
+// themselves, common to both, are not modelled. Not modelled either:
+// Blackwell datacenter parts (sm_100), where vLLM prefers FlashInfer for
+// every dtype, and --enforce-eager (no graphs, workspace only). The term
+// is applied whatever the version; versions without the CUDA-graph
+// estimate allocated these buffers after the KV cache, so for them an
+// fp8 figure would come out up to this much low (no such log to check).
+func VLLMFlashInferGiB(gpuName string, d KVDtype, seqs, batched int) float64 {
+	if d != KVFP8 || !vllmUsesFlashInferForFP8(gpuName) {
+		return 0
+	}
+	b := flashInferWorkspaceBytes + vllmFullDecodeGraphs(seqs, batched)*flashInferIntWorkspaceBytes
+	return float64(b) / GiB
+}
+
 // vllmBytesPerToken is vLLM's KV page bytes per token over all layers:
 // full attention 2 × kv_heads × head_dim per layer; MLA one latent of
 // kv_lora_rank + qk_rope_head_dim per layer.
@@ -89,6 +163,7 @@ func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
 //
 //	requested  = total_gpu_memory × gpu_memory_utilization
 //	available  = requested − weights − activation peak − non-torch
+//	             − FlashInfer buffers (fp8 KV off Hopper, VLLMFlashInferGiB)
 //	num_blocks = ⌊available / (block_size × bytes_per_token)⌋
 //	"GPU KV cache size" = num_blocks × block_size tokens
 //	"Maximum concurrency for L tokens per request"
@@ -113,11 +188,13 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	bpt := vllmBytesPerToken(&in.Model, kb)
 	req := in.GPUGiB * in.Utilization
 	w := float64(weightsBytes) / GiB
-	avail := req - w - act - VLLMNonTorchGiB
+	fi := VLLMFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
+	avail := req - w - act - VLLMNonTorchGiB - fi
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
 		WeightsGiB: round(w, 3), BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(req, 3), ActivationGiB: round(act, 3), NonTorchGiB: VLLMNonTorchGiB, Fits: true,
+		RequestedGiB: round(req, 3), ActivationGiB: round(act, 3), NonTorchGiB: VLLMNonTorchGiB,
+		AttentionBackendGiB: round(fi, 3), Fits: true,
 	}
 	if avail <= 0 {
 		p.Fits, p.ShortfallGiB = false, round(-avail, 2)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/servebench/servebench/document"
@@ -108,11 +109,21 @@ type marker struct {
 type fileLine struct {
 	marker
 	Result
+	// Seq and StartNS shadow the Result's fields of the same keys, which
+	// every Result line has (Encode always writes them): a line with
+	// neither a marker nor these keys, such as {}, is not a Result.
+	Seq     *int   `json:"seq"`
+	StartNS *int64 `json:"start_ns"`
 }
 
+// errNotALine is the error of a JSON object that is neither a marker nor
+// a Result.
+var errNotALine = errors.New(`neither a marker line (header, level_end, run_end) nor a request record ("seq" and "start_ns")`)
+
 // DecodeFile reads a records file: Results, headers and level/run ends.
-// Blank lines are skipped; a malformed line is a *DecodeError carrying its
-// line number, returned with everything read before it.
+// Blank lines are skipped; a malformed line, or a JSON object that is
+// neither a marker nor a Result, is a *DecodeError carrying its line
+// number, returned with everything read before it.
 func DecodeFile(r io.Reader) (*File, error) {
 	f := &File{}
 	sc := bufio.NewScanner(r)
@@ -135,7 +146,10 @@ func DecodeFile(r io.Reader) (*File, error) {
 			f.LevelEnds = append(f.LevelEnds, *l.LevelEnd)
 		case l.RunEnd != nil:
 			f.RunEnds = append(f.RunEnds, *l.RunEnd)
+		case l.Seq == nil || l.StartNS == nil:
+			return f, &DecodeError{Line: n, Err: errNotALine}
 		default:
+			l.Result.Seq, l.Result.StartNS = *l.Seq, *l.StartNS
 			f.Results = append(f.Results, l.Result)
 		}
 	}

@@ -53,9 +53,12 @@ func TestDecodeFileErrors(t *testing.T) {
 		line int
 		n    int
 	}{
-		{"bad json on line 3", "{\"seq\":1}\n\n{nope\n", 3, 1},
+		{"bad json on line 3", "{\"seq\":1,\"start_ns\":0}\n\n{nope\n", 3, 1},
 		{"wrong type", "{\"header\": 5}\n", 1, 0},
-		{"truncated last line", "{\"seq\":1}\n{\"seq\":", 2, 1},
+		{"truncated last line", "{\"seq\":1,\"start_ns\":0}\n{\"seq\":", 2, 1},
+		{"empty object", "{\"seq\":0,\"start_ns\":0}\n{}\n", 2, 1},
+		{"unrelated object", "{\"name\":\"x\",\"seq\":3}\n", 1, 0},
+		{"JSON null", "null\n", 1, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,7 +75,7 @@ func TestDecodeFileErrors(t *testing.T) {
 }
 
 func FuzzDecodeFile(f *testing.F) {
-	f.Add([]byte(`{"header":{"run":{"label":"a"},"levels":[{"level":1,"concurrency":1}],"warmup":0}}` + "\n" + `{"run":"a","seq":0,"level":1,"e2e_ns":5,"output_tokens":3}`))
+	f.Add([]byte(`{"header":{"run":{"label":"a"},"levels":[{"level":1,"concurrency":1}],"warmup":0}}` + "\n" + `{"run":"a","seq":0,"level":1,"start_ns":0,"e2e_ns":5,"output_tokens":3}`))
 	f.Add([]byte(`{"level_end":{"run":"a","level":1,"fields":{"concurrency":0,"requests":0,"errors":0,"peak_vram_gib":1.5}}}`))
 	f.Add([]byte(`{"run_end":{"run":"a","complete":false}}` + "\n\n"))
 	f.Add([]byte("{\"seq\":\n"))

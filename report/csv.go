@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // csvHeader names the CSV columns; units are in the names, as in the seeds.
@@ -16,7 +17,8 @@ var csvHeader = []string{
 
 // WriteCSV writes one row per run and concurrency level with full
 // precision. A missing value is an empty cell, never 0; repeat_tok_s lists
-// the per-repeat throughputs separated by spaces.
+// the per-repeat throughputs separated by spaces. Text cells are guarded
+// against formula injection (csvText).
 func WriteCSV(w io.Writer, s *Set) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
@@ -32,7 +34,7 @@ func WriteCSV(w io.Writer, s *Set) error {
 				samples += g(&v)
 			}
 			row := []string{
-				r.Files[0], r.Label, string(r.Kind), r.Backend, r.Workload, r.Model, strconv.Itoa(p.Concurrency),
+				csvText(r.Files[0]), csvText(r.Label), string(r.Kind), csvText(r.Backend), csvText(r.Workload), csvText(r.Model), strconv.Itoa(p.Concurrency),
 				ip(p.Requests), ip(p.Errors), g(p.ThroughputTokS), g(p.PerRequestTokS),
 				g(p.TTFTP50Ms), g(p.TTFTP95Ms), g(p.TPOTP50Ms), g(p.BatchTPOTMs),
 				g(p.PeakVRAMGiB), g(p.PeakKVCacheUsage), g(p.Preemptions), samples,
@@ -44,6 +46,22 @@ func WriteCSV(w io.Writer, s *Set) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvText guards a text cell that comes from a file name, a label or a
+// server (model, backend, workload) against spreadsheet formula injection
+// (OWASP "CSV Injection"): a cell starting with =, +, -, @, a tab or a
+// carriage return gets a leading single quote, so that a spreadsheet shows
+// it as text instead of evaluating it. A cell that is a number (-1.5) is
+// left as it is.
+func csvText(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 func g(v *float64) string {

@@ -100,7 +100,7 @@ func TestRecordsFile(t *testing.T) {
 func TestRecordsFileErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte("{\"run\":\"a\",\"seq\":0}\nnot json\n"), 0o644)
+	os.WriteFile(bad, []byte("{\"run\":\"a\",\"seq\":0,\"start_ns\":0}\nnot json\n"), 0o644)
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, []byte("\n"), 0o644)
 	cases := map[string]string{

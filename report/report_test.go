@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"os"
 	"path/filepath"
@@ -263,6 +264,36 @@ func TestEscaping(t *testing.T) {
 		if !strings.Contains(lineWith(out, "heading"), "http") {
 			t.Errorf("%s: the label's line break split the line:\n%s", name, out)
 		}
+	}
+}
+
+// TestCSVFormulaInjection: text cells from servers and labels that a
+// spreadsheet would evaluate as formulas are quoted; numbers are not.
+func TestCSVFormulaInjection(t *testing.T) {
+	doc, err := document.ReadFile(filepath.Join(seedDir, "multi-backend-sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Runs = doc.Runs[:1]
+	doc.Runs[0].Label = `=HYPERLINK("http://e","x")`
+	doc.Runs[0].Model = "@SUM(A1)"
+	doc.Runs[0].Backend = "+cmd"
+	doc.Runs[0].Scenario = "-1.5"
+	s := NewSet([]Source{{File: "-evil.json", Doc: doc}}, Options{})
+	var out bytes.Buffer
+	if err := WriteCSV(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"'-evil.json", `'=HYPERLINK("http://e","x")`, "sweep", "'+cmd", "-1.5", "'@SUM(A1)"}
+	if got := rows[1][:6]; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("text cells %q, want %q", got, want)
+	}
+	if rows[1][6] != "1" {
+		t.Errorf("concurrency cell %q", rows[1][6])
 	}
 }
 

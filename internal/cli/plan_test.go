@@ -53,7 +53,7 @@ func TestPlanGolden(t *testing.T) {
 // both dtypes, as the example does.
 func TestPlanVerdictLine(t *testing.T) {
 	_, stdout, _ := run(t, "plan", "--model", "qwen2.5-7b", "--gpu", "RTX 5070 Ti", "--quant", "awq", "--context", "32768")
-	if !strings.Contains(stdout, "qwen2.5-7b on RTX 5070 Ti with vLLM: 10,138 blocks = 162k tokens = 5.0 sequences of 32k with auto KV; 9.9 with fp8") {
+	if !strings.Contains(stdout, "qwen2.5-7b on RTX 5070 Ti with vLLM: 10,138 blocks = 162k tokens = 5.0 sequences of 32k with auto KV; 9.2 with fp8") {
 		t.Errorf("verdict line missing:\n%s", stdout)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/servebench/servebench/backend"
@@ -92,10 +93,12 @@ type runConfig struct {
 
 // runTarget is one server to sweep. The default is the server at --url;
 // run_profile.go may turn each launch profile into a target whose setup
-// starts the server (and whose teardown stops it).
+// starts the server (and whose teardown stops it). A teardown error (a
+// server that left processes behind) becomes a warning of the run: the
+// measurements stand.
 type runTarget struct {
 	cfg   runConfig
-	setup func(ctx context.Context) (teardown func(), err error) // nil: already running
+	setup func(ctx context.Context) (teardown func() error, err error) // nil: already running
 }
 
 // runTargets expands a configuration into the servers to sweep, in order.
@@ -138,7 +141,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet)
-	env := &runEnv{rec: rec, progress: prog}
+	env := &runEnv{rec: rec, progress: prog, stderr: stderr}
 	var runErr error
 	for _, t := range targets {
 		if ctx.Err() != nil {
@@ -173,32 +176,51 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// runTargetSweep sets up a target's server if needed and sweeps it.
+// runTargetSweep sets up a target's server if needed and sweeps it. The
+// sweep tears the server down before writing its run_end line, so that a
+// teardown error lands in the run's warnings; the deferred call covers the
+// paths that end before (errors, panics) and does nothing after the first.
 func runTargetSweep(ctx context.Context, t runTarget, env *runEnv) error {
+	var stop func() []string
 	if t.setup != nil {
 		teardown, err := t.setup(ctx)
 		if err != nil {
 			return err
 		}
 		if teardown != nil {
-			defer teardown()
+			var once sync.Once
+			var warns []string
+			stop = func() []string {
+				once.Do(func() {
+					if err := teardown(); err != nil {
+						w := "stopping the server: " + err.Error()
+						fmt.Fprintf(env.stderr, "servebench: warning: run %s: %s\n", t.cfg.Label, w)
+						warns = []string{w}
+					}
+				})
+				return warns
+			}
+			defer stop()
 		}
 	}
-	return runSweep(ctx, t.cfg, env)
+	return runSweep(ctx, t.cfg, env, stop)
 }
 
 // runEnv is what the runs of one invocation share.
 type runEnv struct {
 	rec      *recorder
 	progress *progress
+	// stderr takes warnings that must be seen even with --quiet.
+	stderr io.Writer
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
 // workload, writes the run's header, runs the levels in order and closes
 // the run with its run_end line; the report is built from those lines
 // afterwards, as `servebench report` would. It may be called once per
-// launch profile.
-func runSweep(ctx context.Context, cfg runConfig, env *runEnv) error {
+// launch profile. stop, when not nil, stops the launched server before
+// run_end is written; its warnings go into run_end.
+func runSweep(ctx context.Context, cfg runConfig, env *runEnv, stop func() []string) error {
 	client, err := newClient(backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
 		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
@@ -246,6 +268,9 @@ func runSweep(ctx context.Context, cfg runConfig, env *runEnv) error {
 	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil}
 	if err != nil {
 		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
+	}
+	if stop != nil {
+		end.Warnings = append(end.Warnings, stop()...)
 	}
 	env.rec.runEnd(end)
 	return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -186,4 +187,42 @@ func TestRunCancelledBeforeAnyRun(t *testing.T) {
 	if n.Load() != 0 {
 		t.Fatalf("%d requests sent after Ctrl-C", n.Load())
 	}
+}
+
+// TestRunTeardownErrorIsAWarning: a launched server whose teardown fails
+// (process group members left behind) leaves the run successful, with the
+// error as a warning of the run in the report and on stderr.
+func TestRunTeardownErrorIsAWarning(t *testing.T) {
+	srv, _ := faultServer(t, time.Second)
+	plain := runTargets
+	runTargets = func(ctx context.Context, cfg runConfig) ([]runTarget, error) {
+		ts, err := plain(ctx, cfg)
+		for i := range ts {
+			ts[i].setup = func(context.Context) (func() error, error) {
+				return func() error { return errors.New("stop x: process group 42 still has members after 5s") }, nil
+			}
+		}
+		return ts, err
+	}
+	defer func() { runTargets = plain }()
+	dir := t.TempDir()
+	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+	_, stderr, err := cliRun(context.Background(), "run", "--backend", "openai", "--url", srv.URL, "--model", "m",
+		"--concurrency", "1", "--requests", "5", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "4",
+		"--timeout", "300ms", "--out", report, "--records", recs, "--quiet")
+	if err != nil {
+		t.Fatalf("a teardown error must not fail the run: %v\n%s", err, stderr)
+	}
+	const want = "stopping the server: stop x: process group 42 still has members"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q lacks %q", stderr, want)
+	}
+	run := readDoc(t, report).Runs[0]
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), want) {
+		t.Errorf("run warnings %q lack %q", run.Warnings, want)
+	}
+	if run.Complete == nil || !*run.Complete {
+		t.Errorf("run complete %v, want true", run.Complete)
+	}
+	checkRebuild(t, report, readRecords(t, recs))
 }

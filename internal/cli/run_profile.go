@@ -168,7 +168,7 @@ func profileTargets(cfg runConfig) ([]runTarget, error) {
 		logPath := filepath.Join(dir, tc.Label+".log")
 		targets = append(targets, runTarget{
 			cfg:   tc,
-			setup: func(ctx context.Context) (func(), error) { return launchTarget(ctx, tc, spec, logPath) },
+			setup: func(ctx context.Context) (func() error, error) { return launchTarget(ctx, tc, spec, logPath) },
 		})
 	}
 	return targets, nil
@@ -220,21 +220,23 @@ func (r *launchRegistry) run(label string) *launchedServer {
 }
 
 // launchTarget starts the server of one profile and readies it for the
-// sweep; the returned teardown stops it.
-func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (func(), error) {
+// sweep; the returned teardown stops it and returns Stop's error (members
+// of the server's process group left behind).
+func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (func() error, error) {
 	srv, err := launch.Start(spec, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
 	ls := &launchedServer{srv: srv, warnings: append([]string{}, srv.Warnings...)}
-	teardown := func() {
+	teardown := func() error {
 		launched.remove(cfg.Label, cfg.URL)
-		_ = srv.Stop()
+		return srv.Stop()
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			teardown()
+			// The launch already failed; its error is the one to report.
+			_ = teardown()
 		}
 	}()
 	if err := srv.WaitHealthy(ctx); err != nil {
