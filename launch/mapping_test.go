@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/testenv"
+
 	"github.com/servebench/servebench/backend"
 )
 
@@ -190,18 +192,7 @@ func TestDryRunGolden(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update to accept):\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	testenv.Golden(t, path, got, *update, "go test ./launch -update")
 }
 
 // TestDryRunRedactsSecretFlags: an API key given in the profile's command

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/testenv"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -38,20 +39,7 @@ func loadSeeds(t testing.TB, names ...string) *Set {
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n got:\n%s", name, got)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), got, *update, "go test ./report -update")
 }
 
 func TestGolden(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/testenv"
+
 	"github.com/servebench/servebench/launch"
 )
 
@@ -69,16 +71,7 @@ func TestLaunchDryRunGolden(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	golden := filepath.Join("testdata", "launch-dry-run.golden")
-	if *updateLaunch {
-		os.WriteFile(golden, []byte(stdout), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update-launch)", err)
-	}
-	if stdout != string(want) {
-		t.Errorf("dry run differs from %s (go test -update-launch):\n%s", golden, stdout)
-	}
+	testenv.Golden(t, golden, []byte(stdout), *updateLaunch, "go test ./internal/cli -update-launch")
 }
 
 // TestLaunchServesUntilInterrupt starts the testbed's Ollama through

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/testenv"
+
 	"github.com/servebench/servebench/tinymodel"
 )
 
@@ -33,18 +35,7 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			golden := filepath.Join("testdata", "plan-"+c.name+".golden")
-			if *updatePlan {
-				if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test -update-plan)", err)
-			}
-			if stdout != string(want) {
-				t.Errorf("output differs from %s (go test -update-plan):\n%s", golden, stdout)
-			}
+			testenv.Golden(t, golden, []byte(stdout), *updatePlan, "go test ./internal/cli -run TestPlanGolden -update-plan")
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/internal/testenv"
+
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
@@ -49,20 +51,7 @@ func TestSVGGolden(t *testing.T) {
 		for _, c := range ForSet(loadSeed(t, seed)) {
 			name := strings.TrimSuffix(seed, ".json") + "." + c.Name + ".svg"
 			path := filepath.Join("testdata", name)
-			got := c.SVG()
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update creates it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the golden file (go test -update rewrites it)", name)
-			}
+			testenv.Golden(t, path, c.SVG(), *update, "go test ./report/chart -update")
 		}
 	}
 }

@@ -56,19 +56,7 @@ func TestGolden(t *testing.T) {
 	for _, seed := range []string{"multi-backend-sweep.json", "vllm-text-image-example.json"} {
 		got := render(t, loadSeed(t, seed), "ttft_p95=1.5s")
 		path := filepath.Join("testdata", strings.TrimSuffix(seed, ".json")+".html.golden")
-		if *update {
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update creates it)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from the golden file (go test -update rewrites it)", path)
-		}
+		testenv.Golden(t, path, got, *update, "go test ./report/html -update")
 	}
 }
 
