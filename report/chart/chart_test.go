@@ -10,22 +10,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/report/reporttest"
+
 	"github.com/servebench/servebench/internal/testenv"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-func loadSeed(t testing.TB, name string) *report.Set {
-	t.Helper()
-	doc, err := document.ReadFile(filepath.Join("../../../shared/seeds", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
-}
+// loadSeed reads a reference document of ../shared/seeds as a report set.
+func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 func names(cs []Chart) string {
 	var n []string

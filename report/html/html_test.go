@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/report/reporttest"
+
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/report"
@@ -24,14 +26,8 @@ var (
 	screenshot = flag.String("screenshot", "", "also save the chromium screenshot of the sweep page to this PNG file")
 )
 
-func loadSeed(t testing.TB, name string) *report.Set {
-	t.Helper()
-	doc, err := document.ReadFile(filepath.Join("../../../shared/seeds", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
-}
+// loadSeed reads a reference document of ../shared/seeds as a report set.
+func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 // render writes the page of s, with the SLO answer when bounds is given.
 func render(t testing.TB, s *report.Set, bounds string) []byte {

@@ -1,22 +1,16 @@
 package slo
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/report/reporttest"
+
 	"github.com/servebench/servebench/report"
 )
 
-func loadSeed(t *testing.T, name string) *report.Set {
-	t.Helper()
-	doc, err := document.ReadFile(filepath.Join("../../../shared/seeds", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
-}
+// loadSeed reads a reference document of ../shared/seeds as a report set.
+func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 // TestSeedAnswer is the acceptance answer: with ttft_p95 ≤ 1.5 s the best
 // chat run of the multi-backend sweep is vllm-fp8kv-chat at concurrency 16
