@@ -158,25 +158,38 @@ func ollamaTargets(t *testing.T) []struct{ name, backend, url string } {
 	}
 }
 
+// sweepOllama runs levels 1,2,4 against target tg of the testbed with the
+// method flags given, then checks what every method must give: a complete
+// report (perLevel requests per level, 0 for any), every request verified at
+// the requested output tokens and, on the native path, client TPOT against
+// Ollama's own eval timings. It returns the report path, the report, the
+// records and stderr.
+func sweepOllama(t *testing.T, tg struct{ name, backend, url string }, model string, perLevel int, method ...string) (string, document.Document, *record.File, string) {
+	t.Helper()
+	dir := t.TempDir()
+	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+	args := append([]string{"run", "--backend", tg.backend, "--url", tg.url, "--model", model,
+		"--concurrency", "1,2,4", "--warmup", "1", "--max-tokens", itoa(integrationMaxTokens),
+		"--out", report, "--records", recs}, method...)
+	_, stderr, err := cliRun(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	doc := readDoc(t, report)
+	f := readRecords(t, recs)
+	checkComplete(t, doc, []int{1, 2, 4}, perLevel)
+	checkVerified(t, f, integrationMaxTokens)
+	if tg.backend == "ollama" {
+		checkTPOTAgainstEval(t, f)
+	}
+	return report, doc, f, stderr
+}
+
 func TestRunPoolOnOllama(t *testing.T) {
 	_, model := testenv.Ollama(t)
 	for _, tg := range ollamaTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
-			dir := t.TempDir()
-			report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
-			_, stderr, err := cliRun(context.Background(), "run", "--backend", tg.backend, "--url", tg.url, "--model", model,
-				"--concurrency", "1,2,4", "--method", "pool", "--requests", "12", "--warmup", "1",
-				"--max-tokens", itoa(integrationMaxTokens), "--out", report, "--records", recs)
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr)
-			}
-			doc := readDoc(t, report)
-			f := readRecords(t, recs)
-			checkComplete(t, doc, []int{1, 2, 4}, 12)
-			checkVerified(t, f, integrationMaxTokens)
-			if tg.backend == "ollama" {
-				checkTPOTAgainstEval(t, f)
-			}
+			report, doc, f, stderr := sweepOllama(t, tg, model, 12, "--method", "pool", "--requests", "12")
 			lv := doc.Runs[0].Levels
 			if *lv[2].ThroughputTokS <= *lv[0].ThroughputTokS {
 				t.Errorf("throughput at concurrency 4 (%.1f tok/s) not above concurrency 1 (%.1f tok/s)", *lv[2].ThroughputTokS, *lv[0].ThroughputTokS)
@@ -203,23 +216,9 @@ func TestRunBatchOnOllama(t *testing.T) {
 	_, model := testenv.Ollama(t)
 	for _, tg := range ollamaTargets(t) {
 		t.Run(tg.name, func(t *testing.T) {
-			dir := t.TempDir()
-			report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
-			_, stderr, err := cliRun(context.Background(), "run", "--backend", tg.backend, "--url", tg.url, "--model", model,
-				"--concurrency", "1,2,4", "--method", "batch", "--repeats", "3", "--warmup", "1",
-				"--max-tokens", itoa(integrationMaxTokens), "--out", report, "--records", recs, "--quiet")
-			if err != nil {
-				t.Fatalf("run: %v\n%s", err, stderr)
-			}
+			report, doc, f, stderr := sweepOllama(t, tg, model, 0, "--method", "batch", "--repeats", "3", "--quiet")
 			if stderr != "" {
 				t.Errorf("--quiet wrote to stderr: %q", stderr)
-			}
-			doc := readDoc(t, report)
-			f := readRecords(t, recs)
-			checkComplete(t, doc, []int{1, 2, 4}, 0)
-			checkVerified(t, f, integrationMaxTokens)
-			if tg.backend == "ollama" {
-				checkTPOTAgainstEval(t, f)
 			}
 			if len(doc.Records) != 3 {
 				t.Fatalf("%d batch records, want 3", len(doc.Records))
