@@ -178,6 +178,28 @@ type Actual struct {
 	KVMiB, TotalMiB *float64
 	// Source names where the figures came from (a log path, a URL).
 	Source string
+	// Terms are the memory terms a vLLM log states, for Compare's
+	// term-by-term table; the zero value when there is no log.
+	Terms MemoryTerms
+}
+
+// MemoryTerms are the GiB a vLLM server's start-up log gives each part of
+// its memory ("Model loading took", the profiling summary, "Estimated
+// CUDA graph memory", "Available KV cache memory"); nil where the log is
+// silent. GraphsCharged says whether the log states that the CUDA-graph
+// estimate was subtracted from the KV cache (nil: not stated).
+type MemoryTerms struct {
+	Weights, Activation, NonTorch, CUDAGraphs, AvailableKV *float64
+	GraphsCharged                                          *bool
+}
+
+// TermComparison is one memory term, predicted and as the log states it
+// (GiB); DiffGiB is predicted − log.
+type TermComparison struct {
+	Term         string  `json:"term"`
+	PredictedGiB float64 `json:"predicted_gib"`
+	LogGiB       float64 `json:"log_gib"`
+	DiffGiB      float64 `json:"diff_gib"`
 }
 
 // Comparison is one prediction held against the real capacity.
@@ -191,6 +213,9 @@ type Comparison struct {
 	PredictedTotalMiB *float64 `json:"predicted_total_mib,omitempty"`
 	ActualTotalMiB    *float64 `json:"actual_total_mib,omitempty"`
 	TotalErrorPct     *float64 `json:"total_error_pct,omitempty"`
+	// Terms holds every vLLM memory term both the prediction and the log
+	// give, so that an error can be traced to the term that makes it.
+	Terms []TermComparison `json:"memory_terms,omitempty"`
 }
 
 // Compare holds prediction p of res against a. The record's error_pct is
@@ -218,6 +243,7 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 		e := math.Round((t-*a.TotalMiB) / *a.TotalMiB * 1000) / 10
 		c.TotalErrorPct = &e
 	}
+	c.Terms = compareTerms(res.Inputs.Backend, p, a.Terms)
 	if a.Tokens <= 0 {
 		c.Record.ActualTokens = 0
 		note := func(s string) {
@@ -237,12 +263,44 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 	return c, nil
 }
 
+// compareTerms pairs the vLLM prediction's memory terms with the log's.
+// The CUDA-graph term is the part of vLLM's graph estimate the model
+// charges (the FlashInfer buffers); it is compared only when the log says
+// the estimate was charged, or gives the estimate at all and does not say
+// it was not.
+func compareTerms(b Backend, p *Prediction, t MemoryTerms) []TermComparison {
+	if b != VLLM {
+		return nil
+	}
+	var out []TermComparison
+	add := func(name string, predicted float64, logged *float64) {
+		if logged == nil {
+			return
+		}
+		out = append(out, TermComparison{Term: name, PredictedGiB: round(predicted, 3), LogGiB: *logged,
+			DiffGiB: round(predicted-*logged, 3)})
+	}
+	add("weights", p.WeightsGiB, t.Weights)
+	add("activation peak", p.ActivationGiB, t.Activation)
+	add("non-torch", p.NonTorchGiB, t.NonTorch)
+	if t.GraphsCharged == nil || *t.GraphsCharged {
+		add("CUDA graphs charged", p.AttentionBackendGiB, t.CUDAGraphs)
+	}
+	add("KV cache", p.KVGiB, t.AvailableKV)
+	return out
+}
+
 // LogInputs are inputs a server log states, used where the command line
 // left them unset.
 type LogInputs struct {
 	GPUGiB, Utilization *float64
 	NCtx, NSeq          *int
 	TypeK               string
+	// VLLMVersion is the vLLM release the log names ("" if none);
+	// GraphsCharged whether it says the CUDA-graph estimate was subtracted
+	// from the KV cache (nil: not said).
+	VLLMVersion   string
+	GraphsCharged *bool
 }
 
 // ApplyLog fills in's unset fields from what the server's log states: for
@@ -284,6 +342,19 @@ func ApplyLog(in *Inputs, l LogInputs, set map[string]bool) []string {
 		if l.Utilization != nil && !set["gpu-memory-utilization"] {
 			in.Utilization = *l.Utilization
 			note(fmt.Sprintf("gpu_memory_utilization %.2f", in.Utilization))
+		}
+		if l.VLLMVersion != "" && !set["vllm-version"] {
+			if v, err := ParseVLLMVersion(l.VLLMVersion); err == nil {
+				in.VLLMVersion = v
+				note("vLLM " + v.String())
+			}
+		}
+		if l.GraphsCharged != nil && !set["graph-estimate"] && !set["enforce-eager"] {
+			in.GraphEstimate = GraphEstimateOff
+			if *l.GraphsCharged {
+				in.GraphEstimate = GraphEstimateOn
+			}
+			note(fmt.Sprintf("CUDA-graph estimate charged to the KV cache: %v", *l.GraphsCharged))
 		}
 	}
 	return notes

@@ -200,3 +200,62 @@ func TestCompareWithoutTokens(t *testing.T) {
 		t.Error("no comparable figure: want an error, got a record")
 	}
 }
+
+// TestCompareMemoryTerms: a vLLM log's memory terms are set beside the
+// prediction's, term by term; the CUDA-graph term only where the log does
+// not say the estimate went uncharged; terms the log lacks are left out.
+func TestCompareMemoryTerms(t *testing.T) {
+	m, _ := Preset("qwen2.5-7b")
+	res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+		Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(x float64) *float64 { return &x }
+	no, yes := false, true
+	terms := MemoryTerms{Weights: f(5.19), Activation: f(0.38), CUDAGraphs: f(1.39), AvailableKV: f(7.27), GraphsCharged: &yes}
+	c, err := Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "qwen2.5-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tc := range c.Terms {
+		names = append(names, tc.Term)
+		if tc.DiffGiB != round(tc.PredictedGiB-tc.LogGiB, 3) {
+			t.Errorf("%s: diff %v, want predicted − log", tc.Term, tc.DiffGiB)
+		}
+	}
+	if strings.Join(names, ",") != "weights,activation peak,CUDA graphs charged,KV cache" {
+		t.Errorf("terms %v", names)
+	}
+	if g := c.Terms[2]; g.PredictedGiB != 0.658 || g.DiffGiB != -0.732 {
+		t.Errorf("CUDA graphs: %+v", g)
+	}
+	terms.GraphsCharged = &no
+	c, _ = Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "")
+	for _, tc := range c.Terms {
+		if tc.Term == "CUDA graphs charged" {
+			t.Error("compared a CUDA-graph estimate the log says was not charged")
+		}
+	}
+	res.Inputs.Backend = LlamaCpp
+	if c, _ := Compare(res, &res.Predictions[0], Actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
+		t.Error("memory terms for a llama.cpp plan")
+	}
+}
+
+// TestApplyLogVLLM: the version and the CUDA-graph charge a vLLM log
+// states become inputs unless their flags were given.
+func TestApplyLogVLLM(t *testing.T) {
+	no := false
+	in := Inputs{Backend: VLLM}
+	notes := ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{})
+	if in.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
+		t.Errorf("version %v estimate %q notes %q", in.VLLMVersion, in.GraphEstimate, notes)
+	}
+	in = Inputs{Backend: VLLM, GraphEstimate: GraphEstimateAuto}
+	ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{"vllm-version": true, "graph-estimate": true})
+	if !in.VLLMVersion.Latest() || in.GraphEstimate != GraphEstimateAuto {
+		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)
+	}
+}

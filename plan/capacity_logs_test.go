@@ -177,11 +177,15 @@ func TestVLLMRecords(t *testing.T) {
 			sampler = SamplerPyTorch
 		}
 		dt, _ := ParseKVDtype(r.KVCacheDtype)
+		ver, err := ParseVLLMVersion(r.VLLMVersion)
+		if err != nil {
+			t.Fatalf("%s: %v", r.Model, err)
+		}
 		rows = append(rows, row{
 			name: fmt.Sprintf("%s %s %s", r.Model, r.GPU, r.VLLMVersion),
 			in: Inputs{Model: m, Backend: VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
 				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
-				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler},
+				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler, VLLMVersion: ver},
 			actual: r.actualTokens(), targetPct: 5,
 		})
 	}
@@ -202,13 +206,16 @@ func TestVLLMRecords(t *testing.T) {
 		if dt == KVFP8 {
 			// The seed's fp8 server had 1.17 GiB less for KV than its fp16
 			// server with the same model, GPU and utilization (9,878 blocks
-			// of 0.875 MiB vs 17,019 of 0.4375 MiB). VLLMFlashInferGiB
-			// charges 0.66 GiB of it (FlashInfer, which an fp8 cache forces
-			// on an RTX 5070 Ti, sm_120); the other 0.5 GiB is not
-			// modelled (likely: the profiling's per-graph extrapolation
-			// measures cudaMalloc growth, and PyTorch's allocator takes an
-			// 8 MiB request as a 20 MiB segment; unverified). Held to the
-			// +10.1% reached.
+			// of 0.875 MiB vs 17,019 of 0.4375 MiB). The seed names no
+			// vLLM version; a gap this size exists only where vLLM charges
+			// its CUDA-graph estimate (v0.21.0 and later), so the records
+			// run as the current version. VLLMFlashInferGiB charges
+			// 0.66 GiB of it (FlashInfer, which an fp8 cache forces on an
+			// RTX 5070 Ti, sm_120). The other 0.51 GiB is measured by
+			// vLLM's estimator in FlashInfer's first graph captures and
+			// follows from nothing in its source (see the plan notes in
+			// README); without a DEBUG log of that estimator on this GPU
+			// it stays unmodelled. Held to the +10.1% reached.
 			r.targetPct, r.knownMiss = 11, "FlashInfer buffers modelled, 0.5 GiB of the fp8 gap is not"
 		}
 		rows = append(rows, r)
@@ -277,5 +284,90 @@ func TestVLLMFlashInfer(t *testing.T) {
 		if got := VLLMFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
 			t.Errorf("%s %s: %.4f GiB, want 0", c.gpu, c.d, got)
 		}
+	}
+}
+
+// TestVLLMGraphCharge: the FlashInfer term applies only where vLLM charges
+// its CUDA-graph estimate to the KV cache (v0.21.0 on, graphs on), and
+// then comes with a warning; older versions and --enforce-eager leave the
+// buffers to the headroom.
+func TestVLLMGraphCharge(t *testing.T) {
+	m, _ := Preset("qwen2.5-7b")
+	for _, c := range []struct {
+		name      string
+		version   string
+		eager     bool
+		estimate  GraphEstimate
+		wantGiB   float64
+		wantWarns bool
+	}{
+		{"latest", "", false, "", 0.658, true},
+		{"v0.21.0", "0.21.0", false, GraphEstimateAuto, 0.658, true},
+		{"v0.27.1", "v0.27.1", false, "", 0.658, true},
+		{"v0.20.2 (opt-in estimate)", "0.20.2", false, "", 0, false},
+		{"v0.20.2, estimate opted in", "0.20.2", false, GraphEstimateOn, 0.658, true},
+		{"v0.10.2", "0.10.2", false, "", 0, false},
+		{"latest, estimate off", "", false, GraphEstimateOff, 0, false},
+		{"latest, --enforce-eager", "latest", true, "", 0, false},
+		{"--enforce-eager beats on", "latest", true, GraphEstimateOn, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v, err := ParseVLLMVersion(c.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+				Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768, VLLMVersion: v, EnforceEager: c.eager, GraphEstimate: c.estimate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := res.Predictions[0]
+			if p.AttentionBackendGiB != c.wantGiB {
+				t.Errorf("FlashInfer term %.3f GiB, want %.3f", p.AttentionBackendGiB, c.wantGiB)
+			}
+			warned := false
+			for _, w := range res.Warnings {
+				warned = warned || strings.Contains(w, "FlashInfer")
+			}
+			if warned != c.wantWarns {
+				t.Errorf("FlashInfer warning %v, want %v (warnings: %q)", warned, c.wantWarns, res.Warnings)
+			}
+			if res.Inputs.VLLMVersion != v.String() || res.Inputs.EnforceEager != c.eager || res.Inputs.GraphsCharged == nil ||
+				*res.Inputs.GraphsCharged != (c.wantGiB > 0) {
+				t.Errorf("inputs out: version %q eager %v charged %v", res.Inputs.VLLMVersion, res.Inputs.EnforceEager, res.Inputs.GraphsCharged)
+			}
+		})
+	}
+}
+
+// TestParseVLLMVersion: release strings as vLLM prints them.
+func TestParseVLLMVersion(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want VLLMVersion
+		err  bool
+	}{
+		{"", VLLMVersion{}, false},
+		{"latest", VLLMVersion{}, false},
+		{"0.21.0", VLLMVersion{0, 21, 0}, false},
+		{"v0.8.5.post1", VLLMVersion{0, 8, 5}, false},
+		{"0.26.1rc2", VLLMVersion{0, 26, 1}, false},
+		{"0.10", VLLMVersion{0, 10, 0}, false},
+		{"0.11.1+cu128", VLLMVersion{0, 11, 1}, false},
+		{"0.0.0", VLLMVersion{}, true},
+		{"eleven", VLLMVersion{}, true},
+		{"1", VLLMVersion{}, true},
+		{"0.3x", VLLMVersion{}, true},
+		{"0.10.1.1", VLLMVersion{0, 10, 1}, false},
+		{"0.21.0.dev123+g1234abc", VLLMVersion{0, 21, 0}, false},
+	} {
+		got, err := ParseVLLMVersion(c.in)
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("ParseVLLMVersion(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+	if !(VLLMVersion{0, 21, 0}).AtLeast(vllmGraphEstimateDefault) || (VLLMVersion{0, 20, 9}).AtLeast(vllmGraphEstimateDefault) ||
+		!(VLLMVersion{1, 0, 0}).AtLeast(vllmGraphEstimateDefault) || !(VLLMVersion{}).AtLeast(VLLMVersion{9, 9, 9}) {
+		t.Error("AtLeast orders versions wrongly")
 	}
 }

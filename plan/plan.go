@@ -66,6 +66,13 @@ type Inputs struct {
 	MaxNumBatchedTokens int
 	// Sampler is vLLM's top-k/top-p implementation during profiling.
 	Sampler Sampler
+	// VLLMVersion is the vLLM release whose accounting to follow (zero:
+	// the current one); EnforceEager is its --enforce-eager (no CUDA
+	// graphs, so nothing is charged for them); GraphEstimate its
+	// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS ("" = auto).
+	VLLMVersion   VLLMVersion
+	EnforceEager  bool
+	GraphEstimate GraphEstimate
 	// Parallel is llama.cpp --parallel / OLLAMA_NUM_PARALLEL (slots).
 	Parallel int
 	// UBatch is llama.cpp's n_ubatch.
@@ -113,8 +120,8 @@ type Prediction struct {
 	ActivationGiB float64 `json:"activation_peak_gib,omitempty"`
 	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
 	// AttentionBackendGiB is, for vLLM, the attention backend's buffers
-	// its profiling charges (FlashInfer under an fp8 cache off Hopper,
-	// see VLLMFlashInferGiB).
+	// its CUDA-graph estimate charges to the KV budget (FlashInfer under
+	// an fp8 cache off Hopper, from v0.21.0; see VLLMFlashInferGiB).
 	AttentionBackendGiB float64 `json:"attention_backend_gib,omitempty"`
 	// KVMiB and Cells are llama.cpp's "KV self size" and cell count;
 	// ComputeBufferMiB its compute-buffer estimate.
@@ -161,9 +168,15 @@ type InputsOut struct {
 	MaxNumSeqs           int      `json:"max_num_seqs,omitempty"`
 	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens,omitempty"`
 	Sampler              Sampler  `json:"sampler,omitempty"`
-	Parallel             int      `json:"parallel,omitempty"`
-	UBatch               int      `json:"n_ubatch,omitempty"`
-	FlashAttention       bool     `json:"flash_attention,omitempty"`
+	VLLMVersion          string   `json:"vllm_version,omitempty"`
+	EnforceEager         bool     `json:"enforce_eager,omitempty"`
+	GraphEstimate        string   `json:"graph_estimate,omitempty"`
+	// GraphsCharged says whether this vLLM subtracts its CUDA-graph
+	// estimate from the KV cache, as the three settings above resolve.
+	GraphsCharged  *bool `json:"graphs_charged,omitempty"`
+	Parallel       int   `json:"parallel,omitempty"`
+	UBatch         int   `json:"n_ubatch,omitempty"`
+	FlashAttention bool  `json:"flash_attention,omitempty"`
 }
 
 // Defaults fills the zero fields of in with the backend's defaults.
@@ -193,6 +206,9 @@ func (in *Inputs) Defaults() {
 		}
 		if in.Sampler == "" {
 			in.Sampler = SamplerFlashInfer
+		}
+		if in.GraphEstimate == "" {
+			in.GraphEstimate = GraphEstimateAuto
 		}
 		if in.Context == 0 {
 			in.Context = in.Model.MaxContext
@@ -293,6 +309,9 @@ func Plan(in Inputs) (*Result, error) {
 		o := &res.Inputs
 		o.GPUMemoryUtilization, o.BlockSize, o.MaxNumSeqs, o.MaxNumBatchedTokens, o.Sampler =
 			in.Utilization, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens, in.Sampler
+		o.VLLMVersion, o.EnforceEager, o.GraphEstimate = in.VLLMVersion.String(), in.EnforceEager, string(in.GraphEstimate)
+		charged := vllmChargesGraphs(&in)
+		o.GraphsCharged = &charged
 		p = func(d KVDtype) (Prediction, []string) { return vllmPredict(&in, wb, d) }
 	case LlamaCpp, Ollama:
 		o := &res.Inputs

@@ -77,6 +77,12 @@ func (r *Result) WriteText(out io.Writer) error {
 	w := &errWriter{w: out}
 	in := r.Inputs
 	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, r.gpuTitle(), in.GPUGiB, backendTitle[in.Backend])
+	if in.VLLMVersion != "" {
+		fmt.Fprintf(w, " %s", in.VLLMVersion)
+		if in.EnforceEager {
+			fmt.Fprint(w, " --enforce-eager")
+		}
+	}
 	if in.GPUMemoryUtilization > 0 {
 		fmt.Fprintf(w, ", gpu_memory_utilization %.2f", in.GPUMemoryUtilization)
 	}

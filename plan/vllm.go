@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"strings"
 )
@@ -125,30 +126,62 @@ func vllmUsesFlashInferForFP8(gpuName string) bool {
 	return true
 }
 
-// VLLMFlashInferGiB is the memory vLLM's profiling charges to the
-// FlashInfer attention backend when an fp8 KV cache forces it (see
-// vllmUsesFlashInferForFP8); 0 otherwise. Recent V1 workers run
-// profile_cudagraph_memory inside determine_available_memory and
-// subtract its estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by
-// default): it captures the largest full decode graph, whose warm-up
-// creates the builder's workspace and first cudagraph decode wrapper, and
-// one more, and extrapolates that second graph's cost (its new 8 MiB
-// wrapper) to the other full graphs (gpu_model_runner.py,
-// profile_cudagraph_memory). The term is the workspace plus one int
-// workspace per full decode graph. FlashAttention allocates no such
-// buffers, so the auto/fp16 cache does not pay it; the CUDA graphs
-// themselves, common to both, are not modelled. Not modelled either:
-// Blackwell datacenter parts (sm_100), where vLLM prefers FlashInfer for
-// every dtype, and --enforce-eager (no graphs, workspace only). The term
-// is applied whatever the version; versions without the CUDA-graph
-// estimate allocated these buffers after the KV cache, so for them an
-// fp8 figure would come out up to this much low (no such log to check).
+// VLLMFlashInferGiB is the memory vLLM's CUDA-graph estimate charges to
+// the FlashInfer attention backend when an fp8 KV cache forces it (see
+// vllmUsesFlashInferForFP8); 0 otherwise. From v0.21.0 the V1 worker runs
+// profile_cudagraph_memory inside determine_available_memory and subtracts
+// its estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default):
+// it captures the largest full decode graph, whose warm-up creates the
+// builder's workspace and first cudagraph decode wrapper, and one more,
+// and extrapolates that second graph's cost (its new 8 MiB wrapper) to
+// the other full graphs (gpu_model_runner.py, profile_cudagraph_memory).
+// The term is the workspace plus one int workspace per full decode graph.
+// FlashAttention allocates no such buffers, so the auto/fp16 cache does
+// not pay it; the CUDA graphs themselves, common to both, are not
+// modelled. Not modelled either: Blackwell datacenter parts (sm_100),
+// where vLLM prefers FlashInfer for every dtype. Callers apply the term
+// only where vLLM charges graphs at all (vllmChargesGraphs): before
+// v0.21.0, or with --enforce-eager, these buffers come out of the
+// (1 − utilization) headroom, not the KV cache.
 func VLLMFlashInferGiB(gpuName string, d KVDtype, seqs, batched int) float64 {
 	if d != KVFP8 || !vllmUsesFlashInferForFP8(gpuName) {
 		return 0
 	}
 	b := flashInferWorkspaceBytes + vllmFullDecodeGraphs(seqs, batched)*flashInferIntWorkspaceBytes
 	return float64(b) / GiB
+}
+
+// vllmChargesGraphs reports whether in's vLLM subtracts its CUDA-graph
+// estimate from the KV budget: as VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
+// says, whose default is on from v0.21.0; never with --enforce-eager (no
+// graphs).
+func vllmChargesGraphs(in *Inputs) bool {
+	switch {
+	case in.EnforceEager || in.GraphEstimate == GraphEstimateOff:
+		return false
+	case in.GraphEstimate == GraphEstimateOn:
+		return true
+	}
+	return in.VLLMVersion.AtLeast(vllmGraphEstimateDefault)
+}
+
+// flashInferFP8Warning says how far the FlashInfer term can be trusted.
+// The one published record of the case (the seed's Qwen2.5-7B AWQ with
+// fp8 KV on an RTX 5070 Ti, vLLM of October 2026) had 1.17 GiB less KV
+// memory than its auto twin; the buffers vLLM's source accounts for
+// explain 0.66 GiB, and the prediction came out 10.1% high.
+func flashInferFP8Warning(gpu string, gib float64) string {
+	return fmt.Sprintf("fp8 KV on %s: vLLM runs it on FlashInfer and charges FlashInfer's CUDA-graph buffers to the KV cache; "+
+		"%.2f GiB of them are modelled, but on the one published record of this case (RTX 5070 Ti) vLLM took 0.51 GiB more "+
+		"and the figure came out 10%% high: read it as an upper bound, or correct it with servebench calibrate --fit against your server's log",
+		gpuOrDefault(gpu), gib)
+}
+
+func gpuOrDefault(gpu string) string {
+	if gpu == "" {
+		return "this GPU"
+	}
+	return gpu
 }
 
 // vllmBytesPerToken is vLLM's KV page bytes per token over all layers:
@@ -163,15 +196,20 @@ func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
 //
 //	requested  = total_gpu_memory × gpu_memory_utilization
 //	available  = requested − weights − activation peak − non-torch
-//	             − FlashInfer buffers (fp8 KV off Hopper, VLLMFlashInferGiB)
+//	             − FlashInfer buffers (fp8 KV off Hopper, v0.21.0 and later;
+//	               VLLMFlashInferGiB)
 //	num_blocks = ⌊available / (block_size × bytes_per_token)⌋
 //	"GPU KV cache size" = num_blocks × block_size tokens
 //	"Maximum concurrency for L tokens per request"
 //	           = num_blocks / ⌈L / block_size⌉
 //
+// Before v0.21.0 (the versions whose logs are in kv-capacity-logs.json)
 // CUDA graphs are captured after the KV cache is allocated and come out
-// of the (1 − utilization) headroom in the versions whose logs are in
-// kv-capacity-logs.json, so they are not subtracted. One block is vLLM
+// of the (1 − utilization) headroom. From v0.21.0 vLLM subtracts an
+// estimate of them; of it only the FlashInfer buffers are modelled (see
+// VLLMFlashInferGiB): the graphs common to every KV dtype are not, and
+// the figure is high by their size (the seed's auto record comes out
+// 0.22 GiB, 2.6%, high, which they may explain). One block is vLLM
 // V1's null block (never holds tokens); it is inside num_blocks as the
 // server reports it.
 func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
@@ -188,7 +226,10 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	bpt := vllmBytesPerToken(&in.Model, kb)
 	req := in.GPUGiB * in.Utilization
 	w := float64(weightsBytes) / GiB
-	fi := VLLMFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
+	fi := 0.0
+	if vllmChargesGraphs(in) {
+		fi = VLLMFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
+	}
 	avail := req - w - act - VLLMNonTorchGiB - fi
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
@@ -199,6 +240,9 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	if avail <= 0 {
 		p.Fits, p.ShortfallGiB = false, round(-avail, 2)
 		return p, warns
+	}
+	if fi > 0 {
+		warns = append(warns, flashInferFP8Warning(in.GPUName, fi))
 	}
 	p.Blocks = int(math.Floor(avail * GiB / (float64(in.BlockSize) * bpt)))
 	p.PredictedTokens = p.Blocks * in.BlockSize

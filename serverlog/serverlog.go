@@ -1,9 +1,12 @@
 // Package serverlog reads the KV-cache capacity an LLM server reports in
 // its start-up log: vLLM's "GPU KV cache size: N tokens" (V1), "# GPU
 // blocks: N" (V0), "Maximum concurrency for L tokens per request: Xx" and
-// its memory-profiling lines; llama.cpp's (and Ollama's, which runs
-// llama.cpp) "KV self size = X MiB" and "llama_kv_cache…: size = X MiB
-// (N cells, …)". The launch code and `servebench calibrate` both use it.
+// its memory-profiling lines, including the CUDA-graph memory estimate
+// and measurement of v0.18 and later (subtracted from the KV budget by
+// default since v0.21), its version and attention backend; llama.cpp's
+// (and Ollama's, which runs llama.cpp) "KV self size = X MiB" and
+// "llama_kv_cache…: size = X MiB (N cells, …)". The launch code and
+// `servebench calibrate` both use it.
 package serverlog
 
 import (
@@ -29,7 +32,11 @@ const (
 
 // Capacity is everything the log said about KV-cache capacity. Nil fields
 // were not in the log. When a log holds several start-ups, the last one
-// wins.
+// wins as a whole: a line that begins a new server start-up (vLLM's
+// "vLLM API server version …" and "Initializing a V1 LLM engine (v…)",
+// llama.cpp's "llama_model_loader: loaded meta data …") clears everything
+// found so far, Lines included, once a capacity figure has been found, so
+// no field of an earlier start-up is mixed into a later one.
 type Capacity struct {
 	Format Format
 	// Tokens is vLLM's "GPU KV cache size" (V1), or blocks × block size
@@ -48,7 +55,16 @@ type Capacity struct {
 	AvailableKVGiB *float64
 	// WeightsGiB is vLLM's "Model loading took X GiB"; ActivationGiB,
 	// NonTorchGiB, TotalGPUGiB and Utilization come from its profiling
-	// summary where printed.
+	// summaries where printed: V0's "total_gpu_memory (…) x
+	// gpu_memory_utilization (…)" and "… takes XGiB" lines, V1's DEBUG
+	// "Memory profiling takes … torch peak memory increase: XGiB;
+	// non-torch forward increase memory: XGiB; weights memory: XGiB." and
+	// the post-capture "Free memory on device (F/T GiB) on startup. Desired
+	// GPU memory utilization is (U, X GiB). Actual usage is …". Those two
+	// V1 lines set WeightsGiB only when "Model loading took" did not (it
+	// has more digits). Utilization is also read, when not yet known, from
+	// the current --gpu-memory-utilization of the CUDA-graph profiling
+	// lines.
 	WeightsGiB, ActivationGiB, NonTorchGiB, TotalGPUGiB, Utilization *float64
 	// KVMiB is llama.cpp's KV buffer in MiB (summed over the full and
 	// sliding-window caches of an iSWA model); Cells its cell count;
@@ -58,8 +74,64 @@ type Capacity struct {
 	TypeK, TypeV      string
 	// NCtx and NSeq are llama.cpp's n_ctx and n_seq_max (slots).
 	NCtx, NSeq *int
+
+	// VLLMVersion is the vLLM version without its leading "v", from
+	// "Initializing a V1 LLM engine (v0.24.0) with config: …" (older:
+	// "Initializing an LLM engine (v0.8.1) with config: …") or "vLLM API
+	// server version 0.24.0".
+	VLLMVersion string
+	// AttentionBackend is the attention backend vLLM chose, by its enum
+	// name: from "Using FLASHINFER attention backend out of potential
+	// backends: […]", or from the older V1 lines "Using Flash Attention
+	// backend on V1 engine." (FLASH_ATTN) and "Using FlashInfer backend on
+	// V1 engine." (FLASHINFER).
+	AttentionBackend string
+	// DecodeBackend is the decode_backend of vLLM's "FlashInfer resolved
+	// query dtypes: prefill=…, decode=…, decode_backend=xqa, …" ("" when
+	// the line has no decode_backend).
+	DecodeBackend string
+	// GraphsPiecewise and GraphsFull are the CUDA-graph counts of vLLM's
+	// "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35
+	// (largest=256)"; either may be missing from the line.
+	GraphsPiecewise, GraphsFull *int
+	// CUDAGraphEstimateGiB is vLLM's "Estimated CUDA graph memory: X GiB
+	// total" (v0.18 and later), or the "(estimated)" figure of "CUDA graph
+	// pool memory: …" when that line is all there is.
+	CUDAGraphEstimateGiB *float64
+	// GraphSamples are vLLM's DEBUG lines "Estimated PIECEWISE CUDA graph
+	// memory: A MiB first-capture + (N-1) × B MiB per-graph", one per mode
+	// (the last line for a mode wins, so tensor-parallel ranks do not
+	// repeat it), in the order the modes first appear.
+	GraphSamples []GraphSample
+	// CUDAGraphEstimateApplied says whether vLLM subtracted the CUDA-graph
+	// estimate from the KV budget: true from "CUDA graph memory profiling
+	// is enabled …" (the default since v0.21.0), false from "CUDA graph
+	// memory profiling is disabled (VLLM_MEMORY_PROFILER_ESTIMATE_
+	// CUDAGRAPHS=0). …" and from the opt-in era's "In v0.19, CUDA graph
+	// memory profiling will be enabled by default …".
+	CUDAGraphEstimateApplied *bool
+	// UtilizationWithoutGraphs is the "equivalent to
+	// --gpu-memory-utilization=X without CUDA graph memory profiling" of
+	// the "CUDA graph memory profiling is enabled" line.
+	UtilizationWithoutGraphs *float64
+	// CUDAGraphActualGiB is the CUDA-graph memory vLLM measured at capture:
+	// "CUDA graph pool memory: X GiB (actual), …", "Graph capturing
+	// finished in N secs, took X GiB", or the "X GiB for CUDAGraph memory"
+	// of the "Free memory on device (…) on startup. …" summary. It may be
+	// negative: vLLM measures it as a difference of free memory.
+	CUDAGraphActualGiB *float64
 	// Lines are the matched lines, verbatim, for the record.
 	Lines []string
+}
+
+// GraphSample is one vLLM DEBUG line "Estimated <Mode> CUDA graph memory:
+// <FirstCaptureMiB> MiB first-capture + (<Graphs>-1) × <PerGraphMiB> MiB
+// per-graph" (vllm/v1/worker/gpu_model_runner.py, profile_cudagraph_memory).
+type GraphSample struct {
+	Mode            string
+	FirstCaptureMiB float64
+	Graphs          int
+	PerGraphMiB     float64
 }
 
 // Found reports whether any capacity figure was found.
@@ -114,7 +186,44 @@ var (
 	reNSeq     = regexp.MustCompile(`(?:llama_init_from_model|llama_new_context_with_model|llama_context):\s+n_seq_max\s+=\s+` + num)
 	reISWA     = regexp.MustCompile(`llama_kv_cache\w*iswa: creating\s+(non-SWA|SWA) KV cache`)
 	maxLineLen = 1 << 20
+
+	// sflt is flt with an optional minus sign, for figures vLLM computes
+	// as differences of free memory.
+	sflt = `(-?[0-9]+(?:\.[0-9]+)?)`
+
+	reEngineVersion = regexp.MustCompile(`Initializing an? (?:V[0-9]+ )?LLM engine \(v([^)\s]+)\)`)
+	reAPIVersion    = regexp.MustCompile(`vLLM API server version v?([0-9][^\s,;]*)`)
+	reBackendEnum   = regexp.MustCompile(`Using ([A-Z][A-Z0-9_]*) attention backend out of potential backends`)
+	reBackendV1     = regexp.MustCompile(`Using (Flash Attention|FlashInfer) backend on V1 engine`)
+	reFIDtypes      = regexp.MustCompile(`FlashInfer resolved query dtypes:(.*)`)
+	reDecodeBackend = regexp.MustCompile(`\bdecode_backend=([^,\s]+)`)
+	reGraphCounts   = regexp.MustCompile(`Profiling CUDA graph memory:(.*)`)
+	rePiecewise     = regexp.MustCompile(`\bPIECEWISE=([0-9]+)`)
+	reFull          = regexp.MustCompile(`\bFULL=([0-9]+)`)
+	reGraphEstimate = regexp.MustCompile(`Estimated CUDA graph memory: ` + sflt + ` GiB total`)
+	reGraphSample   = regexp.MustCompile(`Estimated (\w+) CUDA graph memory: ` + sflt + ` MiB first-capture \+ \(([0-9]+)-1\) (?:×|x) ` + flt + ` MiB per-graph`)
+	reGraphEnabled  = regexp.MustCompile(`CUDA graph memory profiling is enabled\b.*?--gpu-memory-utilization=` + flt + ` is equivalent to --gpu-memory-utilization=` + sflt)
+	reGraphDisabled = regexp.MustCompile(`CUDA graph memory profiling (?:is disabled \(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0\)|will be enabled by default)(?:.*?--gpu-memory-utilization from ` + flt + ` to)?`)
+	reGraphPool     = regexp.MustCompile(`CUDA graph pool memory: ` + sflt + ` GiB \(actual\)(?:, ` + sflt + ` GiB \(estimated\))?`)
+	reGraphCapture  = regexp.MustCompile(`Graph capturing finished in [0-9.]+ secs?, took ` + sflt + ` GiB`)
+	reFreeOnDevice  = regexp.MustCompile(`Free memory on device \(` + flt + `/` + flt + ` GiB\) on startup\. Desired GPU memory utilization is \(` + flt + `, ` + flt + ` GiB\)\. Actual usage is (.*)`)
+	reUsageWeight   = regexp.MustCompile(sflt + ` GiB for weight\b`)
+	reUsageAct      = regexp.MustCompile(sflt + ` GiB for peak activation\b`)
+	reUsageNonTorch = regexp.MustCompile(sflt + ` GiB for non-torch memory\b`)
+	reUsageGraph    = regexp.MustCompile(sflt + ` GiB for CUDAGraph memory\b`)
+	reProfileV1     = regexp.MustCompile(`torch peak memory increase: ` + sflt + `\s*GiB; non-torch forward increase memory: ` + sflt + `\s*GiB(?:; weights memory: ` + flt + `\s*GiB)?`)
+
+	// reStartup marks the first lines of a server start-up.
+	reStartup = regexp.MustCompile(`Initializing an? (?:V[0-9]+ )?LLM engine|vLLM API server version|llama_model_loader: loaded meta data`)
 )
+
+// attentionBackendV1 maps the names of vLLM's older "Using … backend on V1
+// engine." lines (vllm/platforms/cuda.py before the "out of potential
+// backends" message) to the enum names the newer line prints.
+var attentionBackendV1 = map[string]string{
+	"Flash Attention": "FLASH_ATTN",
+	"FlashInfer":      "FLASHINFER",
+}
 
 // Parse scans a server log for capacity lines. It reads lines of up to 1
 // MiB (longer ones are skipped), never fails on content, and returns an
@@ -142,6 +251,10 @@ func Parse(r io.Reader) (Capacity, error) {
 			line = strings.TrimSpace(prev) + line
 		}
 		prev = line
+		if c.holdsCapacity() && isStartup(line) {
+			// a new start-up: forget the earlier one entirely
+			c, iswa = Capacity{}, ""
+		}
 		if m := reISWA.FindStringSubmatch(line); m != nil {
 			iswa = m[1]
 		}
@@ -162,8 +275,23 @@ func ParseFile(path string) (Capacity, error) {
 	return Parse(f)
 }
 
+// isStartup reports whether line is one of those that begin a server
+// start-up (the substring tests spare most lines the regexp).
+func isStartup(line string) bool {
+	return (strings.Contains(line, "LLM engine") || strings.Contains(line, "API server version") ||
+		strings.Contains(line, "loaded meta data")) && reStartup.MatchString(line)
+}
+
+// holdsCapacity reports whether c already holds a capacity figure: what
+// marks a start-up as begun-and-sized, so that the next start-up line
+// resets c. AvailableKVGiB and Cells count too: a start-up that died
+// after sizing the KV budget must not lend it to the next one.
+func (c *Capacity) holdsCapacity() bool {
+	return c.Found() || c.Cells != nil || c.AvailableKVGiB != nil
+}
+
 func (c *Capacity) parseVLLM(line string) bool {
-	hit := false
+	hit := c.parseVLLMGraphs(line)
 	if m := reKVTokens.FindStringSubmatch(line); m != nil {
 		c.Tokens, hit = intp(m[1]), true
 	}
@@ -194,10 +322,112 @@ func (c *Capacity) parseVLLM(line string) bool {
 	if m := reActivation.FindStringSubmatch(line); m != nil {
 		c.ActivationGiB, hit = fltp(m[1]), true
 	}
+	if m := reProfileV1.FindStringSubmatch(line); m != nil {
+		c.ActivationGiB, c.NonTorchGiB, hit = fltp(m[1]), fltp(m[2]), true
+		if c.WeightsGiB == nil && m[3] != "" {
+			c.WeightsGiB = fltp(m[3])
+		}
+	}
+	if m := reEngineVersion.FindStringSubmatch(line); m != nil {
+		c.VLLMVersion, hit = m[1], true
+	}
+	if m := reAPIVersion.FindStringSubmatch(line); m != nil {
+		c.VLLMVersion, hit = m[1], true
+	}
+	if m := reBackendEnum.FindStringSubmatch(line); m != nil {
+		c.AttentionBackend, hit = m[1], true
+	}
+	if m := reBackendV1.FindStringSubmatch(line); m != nil {
+		c.AttentionBackend, hit = attentionBackendV1[m[1]], true
+	}
+	if m := reFIDtypes.FindStringSubmatch(line); m != nil {
+		c.DecodeBackend, hit = "", true
+		if d := reDecodeBackend.FindStringSubmatch(m[1]); d != nil {
+			c.DecodeBackend = d[1]
+		}
+	}
 	if hit {
 		c.Format = VLLM
 	}
 	return hit
+}
+
+// parseVLLMGraphs reads vLLM's CUDA-graph memory lines (v0.18 and later)
+// and the post-capture "Free memory on device" summary.
+func (c *Capacity) parseVLLMGraphs(line string) bool {
+	if !strings.Contains(line, "CUDA graph") && !strings.Contains(line, "Graph capturing") &&
+		!strings.Contains(line, "Free memory on device") {
+		return false
+	}
+	hit := false
+	if m := reGraphCounts.FindStringSubmatch(line); m != nil {
+		c.GraphsPiecewise, c.GraphsFull, hit = nil, nil, true
+		if p := rePiecewise.FindStringSubmatch(m[1]); p != nil {
+			c.GraphsPiecewise = intp(p[1])
+		}
+		if f := reFull.FindStringSubmatch(m[1]); f != nil {
+			c.GraphsFull = intp(f[1])
+		}
+	}
+	if m := reGraphEstimate.FindStringSubmatch(line); m != nil {
+		c.CUDAGraphEstimateGiB, hit = fltp(m[1]), true
+	}
+	if m := reGraphSample.FindStringSubmatch(line); m != nil {
+		first, per, n := fltp(m[2]), fltp(m[4]), intp(m[3])
+		if first != nil && per != nil && n != nil {
+			c.addGraphSample(GraphSample{Mode: m[1], FirstCaptureMiB: *first, Graphs: *n, PerGraphMiB: *per})
+			hit = true
+		}
+	}
+	if m := reGraphEnabled.FindStringSubmatch(line); m != nil {
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(true), fltp(m[2]), true
+		if c.Utilization == nil {
+			c.Utilization = fltp(m[1])
+		}
+	}
+	if m := reGraphDisabled.FindStringSubmatch(line); m != nil {
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(false), nil, true
+		if c.Utilization == nil && m[1] != "" {
+			c.Utilization = fltp(m[1])
+		}
+	}
+	if m := reGraphPool.FindStringSubmatch(line); m != nil {
+		c.CUDAGraphActualGiB, hit = fltp(m[1]), true
+		if c.CUDAGraphEstimateGiB == nil && m[2] != "" {
+			c.CUDAGraphEstimateGiB = fltp(m[2])
+		}
+	}
+	if m := reGraphCapture.FindStringSubmatch(line); m != nil {
+		c.CUDAGraphActualGiB, hit = fltp(m[1]), true
+	}
+	if m := reFreeOnDevice.FindStringSubmatch(line); m != nil {
+		c.TotalGPUGiB, c.Utilization, hit = fltp(m[2]), fltp(m[3]), true
+		usage := m[5]
+		if u := reUsageWeight.FindStringSubmatch(usage); u != nil && c.WeightsGiB == nil {
+			c.WeightsGiB = fltp(u[1])
+		}
+		if u := reUsageAct.FindStringSubmatch(usage); u != nil {
+			c.ActivationGiB = fltp(u[1])
+		}
+		if u := reUsageNonTorch.FindStringSubmatch(usage); u != nil {
+			c.NonTorchGiB = fltp(u[1])
+		}
+		if u := reUsageGraph.FindStringSubmatch(usage); u != nil {
+			c.CUDAGraphActualGiB = fltp(u[1])
+		}
+	}
+	return hit
+}
+
+// addGraphSample records s, replacing an earlier sample of the same mode.
+func (c *Capacity) addGraphSample(s GraphSample) {
+	for i := range c.GraphSamples {
+		if c.GraphSamples[i].Mode == s.Mode {
+			c.GraphSamples[i] = s
+			return
+		}
+	}
+	c.GraphSamples = append(c.GraphSamples, s)
 }
 
 func (c *Capacity) parseLlama(line string, iswa *string) bool {
@@ -247,6 +477,8 @@ func intp(s string) *int {
 	}
 	return &n
 }
+
+func boolp(b bool) *bool { return &b }
 
 func fltp(s string) *float64 {
 	f, err := strconv.ParseFloat(s, 64)

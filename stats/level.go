@@ -27,6 +27,9 @@ type Accumulator struct {
 
 	firstStart, lastEnd int64
 	lastStart           int64
+	// spans is the first send and last finish of each repeat (batch
+	// method; pool and rate levels have only repeat 0).
+	spans map[int]span
 
 	outTokens       int
 	outReported     int
@@ -56,6 +59,7 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.firstStart = min(a.firstStart, r.StartNS)
 	a.lastStart = max(a.lastStart, r.StartNS)
 	a.lastEnd = max(a.lastEnd, end)
+	a.addSpan(r.Repeat, r.StartNS, end)
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.lag = append(a.lag, float64(r.StartNS-*r.ScheduledNS))
@@ -69,6 +73,37 @@ func (a *Accumulator) Add(r *record.Result) {
 		return
 	}
 	a.addSuccess(r)
+}
+
+// span is the wall-clock extent of one repeat, in nanoseconds since the
+// run's start.
+type span struct{ start, end int64 }
+
+func (a *Accumulator) addSpan(repeat int, start, end int64) {
+	if a.spans == nil {
+		a.spans = map[int]span{}
+	}
+	sp, ok := a.spans[repeat]
+	if !ok {
+		a.spans[repeat] = span{start, end}
+		return
+	}
+	a.spans[repeat] = span{min(sp.start, start), max(sp.end, end)}
+}
+
+// wallNS is the level's wall time: first send to last finish, or for a
+// level of several batches the sum of each batch's own wall time, so that
+// the pauses between batches (GPU memory reads, releasing the next batch)
+// do not count as time the server had work.
+func (a *Accumulator) wallNS() int64 {
+	if len(a.spans) <= 1 {
+		return a.lastEnd - a.firstStart
+	}
+	var sum int64
+	for _, sp := range a.spans {
+		sum += sp.end - sp.start
+	}
+	return sum
 }
 
 func (a *Accumulator) addError(r *record.Result) {
@@ -153,8 +188,10 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     also per Reason in ErrorsByReason.
 //   - ThroughputTokS: Σ server-reported output tokens of successful requests
 //     / wall time from the level's first send to its last finish (over all
-//     its requests, failed ones included); WallSeconds and OutputTokens are
-//     that wall time and that sum. A level whose requests all failed has 0
+//     its requests, failed ones included); for the batch method, the sum
+//     of each batch's first send to last finish, so the pauses between
+//     batches do not count. WallSeconds and OutputTokens are that wall
+//     time and that sum. A level whose requests all failed has 0
 //     (nothing was generated), not null.
 //   - TTFT p50/p95/p99, TPOT p50/p95 (TPOTNS), E2E p50/p95 and ITL p50/p99
 //     in milliseconds, over successful requests, by Percentile.
@@ -203,7 +240,7 @@ func (a *Accumulator) counts() document.Level {
 	if !a.started {
 		return l
 	}
-	wall := float64(a.lastEnd-a.firstStart) / 1e9
+	wall := float64(a.wallNS()) / 1e9
 	l.WallSeconds = &wall
 	if a.outReported > 0 || a.errors == a.requests {
 		// Every request failed: the level generated nothing, a measured

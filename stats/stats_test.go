@@ -266,6 +266,11 @@ func TestBatchRecordFromResults(t *testing.T) {
 	if rec.AggregateOutputTokS != 16.0/3 || rec.PerRequestOutputTokS != 16.0/6 || rec.MeanCompletionSeconds != 1.5 || rec.MeanTPOTMs != 375 || *rec.PeakObservedGPUMemoryMiB != 120 {
 		t.Fatalf("derived %+v", rec)
 	}
+	// The level's throughput counts each batch's own wall time, not the
+	// 3 s pause between them: it equals the batch record's aggregate.
+	l := SummarizeLevel(rs)
+	near(t, "batch level wall", l.WallSeconds, 3)
+	near(t, "batch level throughput", l.ThroughputTokS, rec.AggregateOutputTokS)
 	// A short batch is a warning, not silently averaged in.
 	*rs[0].OutputTokens = 3
 	if rec := BatchRecord("text", 2, 4, rs, nil); len(rec.Warnings) != 1 || rec.PeakObservedGPUMemoryMiB != nil {

@@ -9,6 +9,7 @@ import (
 	neturl "net/url"
 	"os"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
@@ -78,7 +79,11 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 		if !c.Found() {
 			return usagef("calibrate: --log %s: no KV-cache capacity line (vLLM \"GPU KV cache size\" / \"# GPU blocks\", llama.cpp \"KV self size\" / \"llama_kv_cache: size\")", f.log)
 		}
-		li = plan.LogInputs{GPUGiB: c.TotalGPUGiB, Utilization: c.Utilization, NCtx: c.NCtx, NSeq: c.NSeq, TypeK: c.TypeK}
+		li = plan.LogInputs{GPUGiB: c.TotalGPUGiB, Utilization: c.Utilization, NCtx: c.NCtx, NSeq: c.NSeq, TypeK: c.TypeK,
+			VLLMVersion: c.VLLMVersion, GraphsCharged: c.CUDAGraphEstimateApplied}
+		actual.Terms = plan.MemoryTerms{Weights: c.WeightsGiB, Activation: c.ActivationGiB, NonTorch: c.NonTorchGiB,
+			CUDAGraphs: c.CUDAGraphEstimateGiB, AvailableKV: c.AvailableKVGiB, GraphsCharged: c.CUDAGraphEstimateApplied}
+		notes = append(notes, logGraphNotes(&c)...)
 		if li.NCtx == nil {
 			li.NCtx = c.Cells
 		}
@@ -225,6 +230,36 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 	return nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
 }
 
+// logGraphNotes says what a vLLM log tells of its attention backend and
+// CUDA-graph estimate: the figures to hold a FlashInfer term against.
+func logGraphNotes(c *serverlog.Capacity) []string {
+	var notes []string
+	if c.AttentionBackend != "" {
+		n := "attention backend " + c.AttentionBackend
+		if c.DecodeBackend != "" {
+			n += ", decode backend " + c.DecodeBackend
+		}
+		notes = append(notes, "from the server log: "+n)
+	}
+	if c.GraphsPiecewise != nil || c.GraphsFull != nil {
+		count := func(p *int) string {
+			if p == nil {
+				return "0"
+			}
+			return fmt.Sprint(*p)
+		}
+		notes = append(notes, fmt.Sprintf("from the server log: CUDA graphs profiled PIECEWISE=%s FULL=%s", count(c.GraphsPiecewise), count(c.GraphsFull)))
+	}
+	for _, g := range c.GraphSamples {
+		notes = append(notes, fmt.Sprintf("from the server log: %s graphs estimated at %.2f MiB first capture + (%d−1) × %.2f MiB per graph",
+			g.Mode, g.FirstCaptureMiB, g.Graphs, g.PerGraphMiB))
+	}
+	if c.CUDAGraphActualGiB != nil {
+		notes = append(notes, fmt.Sprintf("from the server log: CUDA graphs took %.2f GiB once captured", *c.CUDAGraphActualGiB))
+	}
+	return notes
+}
+
 // redactURL hides the password of a URL's user info
 // (http://user:xxxxx@host), which must not reach a calibration record.
 func redactURL(raw string) string {
@@ -256,6 +291,14 @@ func writeComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes [
 	if c.ActualTotalMiB != nil {
 		fmt.Fprintf(w, "predicted total %.1f MiB (weights %.2f GiB + KV + compute buffer %.1f MiB), server size %.1f MiB: error %+.1f%%\n",
 			*c.PredictedTotalMiB, p.WeightsGiB, p.ComputeBufferMiB, *c.ActualTotalMiB, *c.TotalErrorPct)
+	}
+	if len(c.Terms) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "memory term\tpredicted GiB\tlog GiB\tpredicted − log\t")
+		for _, t := range c.Terms {
+			fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%+.2f\t\n", t.Term, t.PredictedGiB, t.LogGiB, t.DiffGiB)
+		}
+		tw.Flush()
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, "note: "+n)

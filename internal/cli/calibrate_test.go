@@ -39,6 +39,13 @@ func TestCalibrateFromLogs(t *testing.T) {
 		{"llama.cpp unified (Llama-3.1-8B, n_ctx 16384)", []string{"--backend", "llamacpp", "--log", logFixture("llamacpp-vulkan-unified.log"),
 			"--model", "llama-3.1-8b", "--gpu", "RTX 4080"},
 			[]string{"actual 16,384 tokens", "predicted KV 2048.00 MiB, actual 2048.00 MiB: error +0.0%"}},
+		// vLLM ≥ 0.21 charges its CUDA-graph estimate: the table sets the
+		// log's 0.52 GiB beside what the model charges (nothing for auto KV
+		// on FlashAttention), so the miss is traced to that term.
+		{"vLLM 0.21 CUDA-graph estimate (Qwen3-8B, RTX A5000)", []string{"--backend", "vllm", "--log", logFixture("vllm-0.21-lmcache-3430.log"),
+			"--model", "qwen3-8b", "--gpu-gib", "23.55", "--context", "16384"},
+			[]string{"actual 46,368 tokens", "CUDA graphs charged          0.000     0.52            -0.52",
+				"CUDA graphs profiled PIECEWISE=51 FULL=35", "CUDA-graph estimate charged to the KV cache: true"}},
 		{"Ollama 0.6.5 testbed log", []string{"--backend", "ollama", "--log", logFixture("ollama-0.6.5-testbed.log"),
 			"--model", tiny, "--gpu-gib", "16"},
 			[]string{"predicted 8,192 tokens, actual 8,192 tokens", "predicted KV 2.00 MiB, actual 2.00 MiB: error +0.0%", "4 slots"}},

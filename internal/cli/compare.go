@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/servebench/servebench/report"
@@ -73,9 +74,15 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // loadSide reads one side of a comparison: FILE, or FILE#LABEL for one
-// run of it.
+// run of it. An existing file whose name holds a "#" is taken whole;
+// otherwise the label follows the last "#".
 func loadSide(arg string) (compare.Side, error) {
-	file, label, hasLabel := strings.Cut(arg, "#")
+	file, label, hasLabel := arg, "", false
+	if _, err := os.Stat(arg); err != nil {
+		if i := strings.LastIndex(arg, "#"); i >= 0 {
+			file, label, hasLabel = arg[:i], arg[i+1:], true
+		}
+	}
 	set, err := loadSet([]string{file})
 	if err != nil {
 		return compare.Side{}, err

@@ -22,9 +22,10 @@ func init() {
 // planFlags are the flags plan and calibrate share.
 type planFlags struct {
 	model, backend, gpu, quant, kvDtype, sampler, calibration string
+	vllmVersion, graphEstimate                                string
 	gpuGiB, util, weightsGiB                                  float64
 	context, blockSize, maxSeqs, maxBatched, parallel, ubatch int
-	flashAttn                                                 bool
+	flashAttn, enforceEager                                   bool
 }
 
 func (f *planFlags) register(fs interface {
@@ -45,6 +46,9 @@ func (f *planFlags) register(fs interface {
 	fs.IntVar(&f.blockSize, "block-size", 16, "vLLM KV block size in tokens")
 	fs.IntVar(&f.maxSeqs, "max-num-seqs", 0, "vLLM max_num_seqs (default 256)")
 	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "vLLM max_num_batched_tokens (default 2048)")
+	fs.StringVar(&f.vllmVersion, "vllm-version", "latest", "vLLM release whose memory accounting to follow (from 0.21.0 it charges its CUDA-graph estimate to the KV cache)")
+	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs, so nothing is charged for them")
+	fs.StringVar(&f.graphEstimate, "graph-estimate", "auto", "vLLM VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: auto (on from 0.21.0), on (=1) or off (=0)")
 	fs.StringVar(&f.sampler, "sampler", "", "vLLM sampler in profiling: flashinfer (V1 default) or pytorch (V0, or V1 without FlashInfer)")
 	fs.IntVar(&f.parallel, "parallel", 0, "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 1 / 4)")
 	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
@@ -98,6 +102,13 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	default:
 		return in, usagef("%s: --sampler %q: want flashinfer or pytorch", cmd, f.sampler)
 	}
+	if in.VLLMVersion, err = plan.ParseVLLMVersion(f.vllmVersion); err != nil {
+		return in, usagef("%s: %v", cmd, err)
+	}
+	if in.GraphEstimate, err = plan.ParseGraphEstimate(f.graphEstimate); err != nil {
+		return in, usagef("%s: %v", cmd, err)
+	}
+	in.EnforceEager = f.enforceEager
 	in.Context, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
 	in.Parallel, in.UBatch, in.FlashAttention = f.parallel, f.ubatch, f.flashAttn
 	if f.calibration != "" {

@@ -135,6 +135,32 @@ func TestCompareTextImage(t *testing.T) {
 	}
 }
 
+// TestCompareHashInFileName: a file whose name holds "#" is read whole,
+// and FILE#LABEL still picks a run of such a file (the label follows the
+// last "#").
+func TestCompareHashInFileName(t *testing.T) {
+	b, err := os.ReadFile(seedFile("vllm-text-image-example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := filepath.Join(t.TempDir(), "run#2.json")
+	if err := os.WriteFile(ex, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, "compare", ex+"#text", ex+"#one_image_per_request")
+	if code != 0 || !strings.Contains(out, "0.539×") {
+		t.Errorf("labels of a file named run#2.json: exit %d %s\n%s", code, stderr, out)
+	}
+	code, out, stderr = run(t, "compare", ex, ex)
+	if code != 0 || !strings.Contains(out, "A = text") {
+		t.Errorf("whole file named run#2.json: exit %d %s\n%s", code, stderr, out)
+	}
+	code, _, stderr = run(t, "compare", ex+"#nosuch", ex)
+	if code != 2 || !strings.Contains(stderr, `no run "nosuch"`) {
+		t.Errorf("unknown label: exit %d %s", code, stderr)
+	}
+}
+
 // TestReportRecordsFromOllama measures the real Ollama testbed with
 // `servebench run`, then rebuilds the report from the saved records file
 // alone and checks it agrees with the run's own document.

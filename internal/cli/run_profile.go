@@ -221,8 +221,10 @@ func (r *launchRegistry) run(label string) *launchedServer {
 
 // launchTarget starts the server of one profile and readies it for the
 // sweep; the returned teardown stops it and returns Stop's error (members
-// of the server's process group left behind).
-func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (func() error, error) {
+// of the server's process group left behind). When readying fails, the
+// server is stopped at once and a Stop error joins the launch error, so
+// that processes left behind are never silent.
+func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (_ func() error, err error) {
 	srv, err := launch.Start(spec, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
@@ -235,8 +237,9 @@ func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath
 	ok := false
 	defer func() {
 		if !ok {
-			// The launch already failed; its error is the one to report.
-			_ = teardown()
+			if stopErr := teardown(); stopErr != nil {
+				err = errors.Join(err, fmt.Errorf("run %s: stopping the server: %w", cfg.Label, stopErr))
+			}
 		}
 	}()
 	if err := srv.WaitHealthy(ctx); err != nil {
