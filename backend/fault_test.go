@@ -57,6 +57,12 @@ func serveFault(w http.ResponseWriter, r *http.Request, mode string) {
 	case "404":
 		http.Error(w, `{"error":"model not found"}`, 404)
 		return
+	case "json":
+		// A server (or proxy) that ignores stream: true answers with one
+		// chat.completion document, pretty-printed as some proxies do.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, "{\n  \"object\": \"chat.completion\",\n  \"choices\": [{\"index\": 0, \"message\": {\"role\": \"assistant\", \"content\": \"hi\"}, \"finish_reason\": \"length\"}],\n  \"usage\": {\"prompt_tokens\": 5, \"completion_tokens\": 8}\n}\n")
+		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	for i := 0; i < 3; i++ {
@@ -115,6 +121,7 @@ func TestFaultsFailAlone(t *testing.T) {
 		"malformed":        {record.ReasonMalformed, "malformed chunk", 200},
 		"streamerr":        {record.ReasonStreamError, "CUDA out of memory", 200},
 		"streamerr-object": {record.ReasonStreamError, "engine dead", 200},
+		"json":             {record.ReasonNotStreamed, "not streamed", 200},
 	}
 	var modes []string
 	for m := range want {

@@ -151,15 +151,23 @@ func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, 
 // readStream runs the per-chunk loop. It must stay cheap: no allocation per
 // line beyond what the decoder needs.
 func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
+	// jsonBody is whether the response opened with "{" before any payload
+	// line: at the end of such a response, it was one JSON document, not a
+	// stream.
+	jsonBody, payloads := false, false
 	for {
 		line, rerr := lr.next()
 		if rerr != nil && rerr != io.EOF {
 			return rerr
 		}
+		if !payloads && !jsonBody {
+			jsonBody = len(bytes.TrimLeft(line, " \t\r")) > 0 && bytes.TrimLeft(line, " \t\r")[0] == '{'
+		}
 		if data, ok, end := fr.payload(line); end {
 			st.end = time.Now()
 			return nil
 		} else if ok {
+			payloads = true
 			now := time.Now()
 			done, f := dec.chunk(data, now, st)
 			if f != nil {
@@ -174,6 +182,9 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 			}
 		}
 		if rerr == io.EOF {
+			if jsonBody && !payloads {
+				return failf(record.ReasonNotStreamed, "not streamed: the response was one JSON body (the server or a proxy ignored stream: true)")
+			}
 			return errTruncated("")
 		}
 	}

@@ -29,6 +29,10 @@ const (
 	// ReasonInvalidRequest: the request cannot be expressed for this server
 	// and API (e.g. images on a text-only completions API); nothing was sent.
 	ReasonInvalidRequest Reason = "invalid_request"
+	// ReasonNotStreamed: a 2xx response held one JSON body instead of an
+	// SSE stream (the server, or a proxy before it, ignored stream: true),
+	// so there is no time to first token to measure.
+	ReasonNotStreamed Reason = "not_streamed"
 )
 
 // Result is one request's record.
