@@ -161,7 +161,8 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 			return rerr
 		}
 		if !payloads && !jsonBody {
-			jsonBody = len(bytes.TrimLeft(line, " \t\r")) > 0 && bytes.TrimLeft(line, " \t\r")[0] == '{'
+			t := bytes.TrimLeft(line, " \t\r")
+			jsonBody = len(t) > 0 && t[0] == '{'
 		}
 		if data, ok, end := fr.payload(line); end {
 			st.end = time.Now()

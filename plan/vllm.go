@@ -167,9 +167,10 @@ func vllmChargesGraphs(in *Inputs) bool {
 
 // flashInferFP8Warning says how far the FlashInfer term can be trusted.
 // The one published record of the case (the seed's Qwen2.5-7B AWQ with
-// fp8 KV on an RTX 5070 Ti, vLLM of October 2026) had 1.17 GiB less KV
-// memory than its auto twin; the buffers vLLM's source accounts for
-// explain 0.66 GiB, and the prediction came out 10.1% high.
+// fp8 KV on an RTX 5070 Ti, run in October 2026 with a vLLM the seed does
+// not name) had 1.17 GiB less KV memory than its auto twin; the buffers
+// vLLM's source accounts for explain 0.66 GiB, and the prediction came
+// out 10.1% high.
 func flashInferFP8Warning(gpu string, gib float64) string {
 	return fmt.Sprintf("fp8 KV on %s: vLLM runs it on FlashInfer and charges FlashInfer's CUDA-graph buffers to the KV cache; "+
 		"%.2f GiB of them are modelled, but on the one published record of this case (RTX 5070 Ti) vLLM took 0.51 GiB more "+
@@ -177,6 +178,7 @@ func flashInferFP8Warning(gpu string, gib float64) string {
 		gpuOrDefault(gpu), gib)
 }
 
+// gpuOrDefault names the GPU in a message, or "this GPU" when unnamed.
 func gpuOrDefault(gpu string) string {
 	if gpu == "" {
 		return "this GPU"

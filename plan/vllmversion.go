@@ -17,9 +17,9 @@ type VLLMVersion struct {
 // vllmGraphEstimateDefault is the first release whose KV-cache sizing
 // subtracts vLLM's estimate of the CUDA graphs' memory by default
 // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; its log says "CUDA graph
-// memory profiling is enabled (default since v0.21.0)"). From v0.14 to
-// v0.20 the estimate was opt-in and the graphs came out of the
-// (1 − utilization) headroom instead.
+// memory profiling is enabled (default since v0.21.0)"). Before, from the
+// estimate's introduction (vLLM PR #30515, December 2025), it was opt-in
+// and the graphs came out of the (1 − utilization) headroom instead.
 var vllmGraphEstimateDefault = VLLMVersion{0, 21, 0}
 
 // vllmVersionRe matches a vLLM version: major.minor[.patch[.fix]] and the
@@ -88,8 +88,8 @@ type GraphEstimate string
 const (
 	// GraphEstimateAuto follows the version's default: on from v0.21.0.
 	GraphEstimateAuto GraphEstimate = "auto"
-	// GraphEstimateOn is VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1
-	// (opt-in from v0.14).
+	// GraphEstimateOn is VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (the
+	// opt-in of the releases before v0.21.0 that have the estimate).
 	GraphEstimateOn GraphEstimate = "on"
 	// GraphEstimateOff is VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.
 	GraphEstimateOff GraphEstimate = "off"
