@@ -118,6 +118,29 @@ func (s *jsonScan) member(n int) (key []byte, more bool, err error) {
 	return key, true, nil
 }
 
+// fields reads the members of the object just opened up to its closing
+// brace, handing each key to field, which must consume the value. It
+// stops at the first error.
+func (s *jsonScan) fields(field func(key []byte) error) error {
+	for n := 0; ; n++ {
+		key, more, err := s.member(n)
+		if err != nil || !more {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+	}
+}
+
+// object reads an object, or null, member by member (see fields).
+func (s *jsonScan) object(field func(key []byte) error) error {
+	if null, err := s.open('{'); err != nil || null {
+		return err
+	}
+	return s.fields(field)
+}
+
 // element positions on the n-th element of the array just opened, or
 // returns more=false at the closing bracket.
 func (s *jsonScan) element(n int) (more bool, err error) {

@@ -130,72 +130,59 @@ func (d *ollamaDecoder) decode(data []byte) error {
 	s := &d.s
 	s.reset(data)
 	d.l = emptyOllamaLine
-	l := &d.l
 	if err := openObject(s); err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			if err == nil {
-				err = s.end()
-			}
-			return err
-		}
-		var has bool
-		switch string(key) {
-		case "message":
-			err = d.message()
-		case "response", "thinking":
-			has, err = s.nonEmptyString()
-		case "done":
-			l.done, err = s.boolean()
-		case "done_reason":
-			l.doneReason, err = s.stringOrNull()
-		case "prompt_eval_count":
-			l.promptEvalCount, err = s.integer()
-		case "eval_count":
-			l.evalCount, err = s.integer()
-		case "prompt_eval_duration":
-			l.promptEvalDuration, err = s.integer()
-		case "eval_duration":
-			l.evalDuration, err = s.integer()
-		case "load_duration":
-			l.loadDuration, err = s.integer()
-		case "total_duration":
-			l.totalDuration, err = s.integer()
-		case "error":
-			l.errRaw, err = rawNonNull(s)
-		default:
-			err = s.skip()
-		}
-		l.content = l.content || has
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func (d *ollamaDecoder) message() error {
-	s := &d.s
-	if null, err := s.open('{'); err != nil || null {
+	if err := s.fields(d.lineField); err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			return err
-		}
-		var has bool
-		switch string(key) {
-		case "content", "thinking":
-			has, err = s.nonEmptyString()
-		default:
-			err = s.skip()
-		}
-		d.l.content = d.l.content || has
-		if err != nil {
-			return err
-		}
+	return s.end()
+}
+
+// lineField reads one member of an NDJSON line.
+func (d *ollamaDecoder) lineField(key []byte) (err error) {
+	s, l := &d.s, &d.l
+	var has bool
+	switch string(key) {
+	case "message":
+		err = s.object(d.messageField)
+	case "response", "thinking":
+		has, err = s.nonEmptyString()
+	case "done":
+		l.done, err = s.boolean()
+	case "done_reason":
+		l.doneReason, err = s.stringOrNull()
+	case "prompt_eval_count":
+		l.promptEvalCount, err = s.integer()
+	case "eval_count":
+		l.evalCount, err = s.integer()
+	case "prompt_eval_duration":
+		l.promptEvalDuration, err = s.integer()
+	case "eval_duration":
+		l.evalDuration, err = s.integer()
+	case "load_duration":
+		l.loadDuration, err = s.integer()
+	case "total_duration":
+		l.totalDuration, err = s.integer()
+	case "error":
+		l.errRaw, err = rawNonNull(s)
+	default:
+		err = s.skip()
 	}
+	l.content = l.content || has
+	return err
+}
+
+// messageField reads one member of a chat message.
+func (d *ollamaDecoder) messageField(key []byte) (err error) {
+	s := &d.s
+	var has bool
+	switch string(key) {
+	case "content", "thinking":
+		has, err = s.nonEmptyString()
+	default:
+		err = s.skip()
+	}
+	d.l.content = d.l.content || has
+	return err
 }

@@ -205,35 +205,33 @@ func (d *openAIDecoder) decode(data []byte) error {
 	if err := openObject(s); err != nil {
 		return err
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			if err == nil {
-				err = s.end()
-			}
-			return err
-		}
-		switch string(key) {
-		case "choices":
-			err = d.choices()
-		case "usage":
-			err = d.usage()
-		case "timings":
-			err = d.timings()
-		case "error":
-			d.c.errRaw, err = rawNonNull(s)
-		case "object": // older vLLM streams errors as {"object":"error",...}
-			var v []byte
-			if v, err = s.stringOrNull(); string(v) == "error" {
-				d.c.errRaw = data
-			}
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
+	if err := s.fields(d.chunkField); err != nil {
+		return err
 	}
+	return s.end()
+}
+
+// chunkField reads one member of a chunk.
+func (d *openAIDecoder) chunkField(key []byte) (err error) {
+	s := &d.s
+	switch string(key) {
+	case "choices":
+		err = d.choices()
+	case "usage":
+		err = s.object(d.usageField)
+	case "timings":
+		err = s.object(d.timingsField)
+	case "error":
+		d.c.errRaw, err = rawNonNull(s)
+	case "object": // older vLLM streams errors as {"object":"error",...}
+		var v []byte
+		if v, err = s.stringOrNull(); string(v) == "error" {
+			d.c.errRaw = s.b
+		}
+	default:
+		err = s.skip()
+	}
+	return err
 }
 
 // openObject opens the top-level object; a null chunk is an error.
@@ -268,7 +266,7 @@ func (d *openAIDecoder) choices() error {
 		if n > 0 { // choices beyond the first (n > 1) are not ours
 			err = s.skip()
 		} else {
-			err = d.choice()
+			err = s.object(d.choiceField)
 		}
 		if err != nil {
 			return err
@@ -276,108 +274,68 @@ func (d *openAIDecoder) choices() error {
 	}
 }
 
-func (d *openAIDecoder) choice() error {
+// choiceField reads one member of the first choice.
+func (d *openAIDecoder) choiceField(key []byte) (err error) {
 	s := &d.s
-	if null, err := s.open('{'); err != nil || null {
-		return err
+	var has bool
+	switch string(key) {
+	case "delta":
+		err = s.object(d.deltaField)
+	case "text": // /v1/completions
+		has, err = s.nonEmptyString()
+	case "finish_reason":
+		d.c.finish, err = s.stringOrNull()
+	default:
+		err = s.skip()
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			return err
-		}
-		var has bool
-		switch string(key) {
-		case "delta":
-			err = d.delta()
-		case "text": // /v1/completions
-			has, err = s.nonEmptyString()
-		case "finish_reason":
-			d.c.finish, err = s.stringOrNull()
-		default:
-			err = s.skip()
-		}
-		d.c.content = d.c.content || has
-		if err != nil {
-			return err
-		}
-	}
+	d.c.content = d.c.content || has
+	return err
 }
 
-func (d *openAIDecoder) delta() error {
+// deltaField reads one member of a chat delta.
+func (d *openAIDecoder) deltaField(key []byte) (err error) {
 	s := &d.s
-	if null, err := s.open('{'); err != nil || null {
-		return err
+	var has bool
+	switch string(key) {
+	case "content", "reasoning_content", "reasoning":
+		has, err = s.nonEmptyString()
+	default:
+		err = s.skip()
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			return err
-		}
-		var has bool
-		switch string(key) {
-		case "content", "reasoning_content", "reasoning":
-			has, err = s.nonEmptyString()
-		default:
-			err = s.skip()
-		}
-		d.c.content = d.c.content || has
-		if err != nil {
-			return err
-		}
-	}
+	d.c.content = d.c.content || has
+	return err
 }
 
-func (d *openAIDecoder) usage() error {
+// usageField reads one member of the usage object.
+func (d *openAIDecoder) usageField(key []byte) (err error) {
 	s := &d.s
-	if null, err := s.open('{'); err != nil || null {
-		return err
+	switch string(key) {
+	case "prompt_tokens":
+		d.c.prompt, err = s.integer()
+	case "completion_tokens":
+		d.c.completion, err = s.integer()
+	default:
+		err = s.skip()
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			return err
-		}
-		switch string(key) {
-		case "prompt_tokens":
-			d.c.prompt, err = s.integer()
-		case "completion_tokens":
-			d.c.completion, err = s.integer()
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return err
 }
 
-func (d *openAIDecoder) timings() error {
+// timingsField reads one member of llama.cpp's timings object.
+func (d *openAIDecoder) timingsField(key []byte) (err error) {
 	s := &d.s
-	if null, err := s.open('{'); err != nil || null {
-		return err
+	switch string(key) {
+	case "prompt_n":
+		d.c.promptN, err = s.integer()
+	case "predicted_n":
+		d.c.predictedN, err = s.integer()
+	case "prompt_ms":
+		d.c.promptMS, err = s.float()
+	case "predicted_ms":
+		d.c.predictedMS, err = s.float()
+	default:
+		err = s.skip()
 	}
-	for n := 0; ; n++ {
-		key, more, err := s.member(n)
-		if err != nil || !more {
-			return err
-		}
-		switch string(key) {
-		case "prompt_n":
-			d.c.promptN, err = s.integer()
-		case "predicted_n":
-			d.c.predictedN, err = s.integer()
-		case "prompt_ms":
-			d.c.promptMS, err = s.float()
-		case "predicted_ms":
-			d.c.predictedMS, err = s.float()
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			return err
-		}
-	}
+	return err
 }
 
 func msToNS(ms float64) int64 {
