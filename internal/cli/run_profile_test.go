@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/launch"
 )
@@ -37,19 +35,6 @@ func ollamaProfile(t *testing.T, dir, label string, parallel int) (string, strin
 	return path, model
 }
 
-func readProfileDoc(t *testing.T, path string) document.Document {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var d document.Document
-	if err := json.Unmarshal(b, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestRunProfilesOllama is the acceptance test: one command, two profiles
 // (OLLAMA_NUM_PARALLEL 1 and 4) → one report with two runs, two logs, the
 // parsed KV size equal to the planner's, and clearly more throughput at
@@ -65,7 +50,7 @@ func TestRunProfilesOllama(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	doc := readProfileDoc(t, out)
+	doc := readDoc(t, out)
 	if b, err := os.ReadFile(out); err == nil && os.Getenv("SERVEBENCH_KEEP_REPORT") != "" {
 		os.WriteFile(os.Getenv("SERVEBENCH_KEEP_REPORT"), b, 0o644)
 	}
@@ -166,7 +151,7 @@ func TestRunProfileServerKilled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	doc := readProfileDoc(t, out)
+	doc := readDoc(t, out)
 	if len(doc.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(doc.Runs))
 	}
