@@ -25,8 +25,7 @@ type Accumulator struct {
 	requests, errors int
 	byReason         map[string]int
 
-	firstStart, lastEnd int64
-	lastStart           int64
+	firstStart, lastStart int64
 	// spans is the first send and last finish of each repeat (batch
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
@@ -54,11 +53,10 @@ func (a *Accumulator) Add(r *record.Result) {
 	if !a.started {
 		a.started = true
 		a.level = r.Level
-		a.firstStart, a.lastEnd, a.lastStart = r.StartNS, end, r.StartNS
+		a.firstStart, a.lastStart = r.StartNS, r.StartNS
 	}
 	a.firstStart = min(a.firstStart, r.StartNS)
 	a.lastStart = max(a.lastStart, r.StartNS)
-	a.lastEnd = max(a.lastEnd, end)
 	a.addSpan(r.Repeat, r.StartNS, end)
 	a.requests++
 	if r.ScheduledNS != nil {
@@ -96,9 +94,6 @@ func (a *Accumulator) addSpan(repeat int, start, end int64) {
 // the pauses between batches (GPU memory reads, releasing the next batch)
 // do not count as time the server had work.
 func (a *Accumulator) wallNS() int64 {
-	if len(a.spans) <= 1 {
-		return a.lastEnd - a.firstStart
-	}
 	var sum int64
 	for _, sp := range a.spans {
 		sum += sp.end - sp.start
