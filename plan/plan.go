@@ -14,7 +14,7 @@ type Backend string
 
 // Capacity models.
 const (
-	// Seed is the seed planner of multi-backend-sweep.json, exactly.
+	// Seed is the seed planner of examples/multi-backend-sweep.json, exactly.
 	Seed Backend = "seed"
 	// VLLM follows vLLM's memory profiling (gpu_worker).
 	VLLM Backend = "vllm"
