@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
 )
 
@@ -18,7 +19,7 @@ import (
 // OLLAMA_CONTEXT_LENGTH per slot times OLLAMA_NUM_PARALLEL, and flash
 // attention, without which Ollama keeps an f16 cache). Unset knobs are
 // left to the planner's defaults for the family, which are the servers'.
-func PlanInputs(p *Profile, m plan.ModelSpec, deviceGiB float64) (plan.Inputs, error) {
+func PlanInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, error) {
 	in := plan.Inputs{Model: m, GPUGiB: deviceGiB}
 	switch p.Backend {
 	case backend.VLLM:
@@ -83,7 +84,7 @@ func PlanModelArg(p *Profile, modelFile string) string {
 // (Ollama v0.6 "KV self size"), they are that size divided by the
 // predicted bytes per token, and both sizes are in the record. logName
 // names the log in the record's source.
-func Calibrate(p *Profile, m plan.ModelSpec, deviceGiB float64, c *document.Capacity, logName string) (*document.Calibration, []string, error) {
+func Calibrate(p *Profile, m modelspec.Spec, deviceGiB float64, c *document.Capacity, logName string) (*document.Calibration, []string, error) {
 	in, err := PlanInputs(p, m, deviceGiB)
 	if err != nil {
 		return nil, nil, err

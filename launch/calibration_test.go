@@ -7,17 +7,17 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/tinymodel"
 )
 
-func tinySpec(t *testing.T) plan.ModelSpec {
+func tinySpec(t *testing.T) modelspec.Spec {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tiny.gguf")
 	if err := tinymodel.WriteFile(path, tinymodel.DefaultSpec()); err != nil {
 		t.Fatal(err)
 	}
-	m, err := plan.LoadModel(path)
+	m, err := modelspec.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

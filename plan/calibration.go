@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/internal/jsonerr"
 )
 
 // ErrorPct is the calibration error: (predicted − actual) / actual × 100,
@@ -63,7 +65,7 @@ type CalibrationFile struct {
 // to --gpu-gib 15.92.
 func correctionKey(gpu string, gib float64) string {
 	if gpu != "" {
-		return gpuKey(gpu)
+		return hardware.Key(gpu)
 	}
 	return fmt.Sprintf("%.2fgib", gib)
 }
@@ -88,7 +90,7 @@ func LoadCalibration(path string) (*CalibrationFile, error) {
 func parseCalibration(b []byte) (*CalibrationFile, error) {
 	var f CalibrationFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, jsonFieldError(err)
+		return nil, jsonerr.Describe(err)
 	}
 	for i, c := range f.Corrections {
 		if !(c.Factor > 0 && c.Factor < 100) {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 func TestErrorPct(t *testing.T) {
@@ -22,7 +24,7 @@ func TestErrorPct(t *testing.T) {
 // same backend, GPU and dtype only, keeps the uncorrected figure, and
 // survives a save and load.
 func TestFitAndApply(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
+	m, _ := modelspec.Preset("qwen2.5-7b")
 	in := Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
 	res, err := Plan(in)
 	if err != nil {
@@ -97,11 +99,11 @@ func TestApplyLogOllama(t *testing.T) {
 // flash attention (80.51 MiB logged by Ollama 0.6.5) and Llama-3.1-8B
 // with flash attention at n_ubatch 1024 (613.01 MiB, kv-capacity-logs.json).
 func TestComputeBufferEstimate(t *testing.T) {
-	tiny := ModelSpec{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Intermediate: 128, Vocab: 299}
-	llama, _ := Preset("llama-3.1-8b")
+	tiny := modelspec.Spec{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Intermediate: 128, Vocab: 299}
+	llama, _ := modelspec.Preset("llama-3.1-8b")
 	for _, c := range []struct {
 		name      string
-		m         *ModelSpec
+		m         *modelspec.Spec
 		nkv, ub   int
 		fa        bool
 		logged    float64
@@ -117,42 +119,13 @@ func TestComputeBufferEstimate(t *testing.T) {
 	}
 }
 
-// TestLookupGPU matches device names as nvidia-smi and logs print them.
-func TestLookupGPU(t *testing.T) {
-	for _, c := range []struct{ name, want string }{
-		{"NVIDIA GeForce RTX 5070 Ti", "GeForce RTX 5070 Ti"},
-		{"NVIDIA H100 80GB HBM3", "H100 80GB"},
-		{"NVIDIA A100-SXM4-80GB", "A100 80GB"},
-		{"NVIDIA A100-SXM4-40GB", "A100 40GB"},
-		{"Tesla T4", "Tesla T4"},
-		{"NVIDIA L4", "L4"},
-		{"NVIDIA L40S", "L40S"},
-		{"NVIDIA GeForce RTX 3060", "GeForce RTX 3060 12GB"},
-		{"rtx 4090", "GeForce RTX 4090"},
-		{"NVIDIA H200", "H200"},
-	} {
-		g, err := LookupGPU(c.name)
-		if err != nil || g.Name != c.want {
-			t.Errorf("LookupGPU(%q) = %q, %v; want %q", c.name, g.Name, err, c.want)
-		}
-	}
-	if _, err := LookupGPU("RTX 9090"); err == nil || !strings.Contains(err.Error(), "closest") {
-		t.Errorf("unknown GPU: %v", err)
-	}
-	for _, g := range GPUs() {
-		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 {
-			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
-		}
-	}
-}
-
 // FuzzParseCalibration: a hand-edited calibration file never panics the
 // planner; accepted factors are in range and apply cleanly.
 func FuzzParseCalibration(f *testing.F) {
 	f.Add([]byte(`{"corrections":[{"backend":"vllm","gpu":"rtx5070ti","kv_cache_dtype":"auto","factor":0.97}]}`))
 	f.Add([]byte(`{"corrections":[{"factor":1e308}],"calibration":[{"model":"m"}]}`))
 	f.Add([]byte(`[]`))
-	m, _ := Preset("qwen3-8b")
+	m, _ := modelspec.Preset("qwen3-8b")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cf, err := parseCalibration(b)
 		if err != nil {
@@ -173,7 +146,7 @@ func FuzzParseCalibration(f *testing.F) {
 // error and the source says so, never a 0 that reads as "no error"; with
 // no figure the prediction has, Compare fails.
 func TestCompareWithoutTokens(t *testing.T) {
-	res := &Result{Model: ModelSpec{Name: "m"}}
+	res := &Result{Model: modelspec.Spec{Name: "m"}}
 	p := &Prediction{PredictedTokens: 4096, KVMiB: 512, WeightsGiB: 1}
 	kv, total := 400.0, 1600.0
 	c, err := Compare(res, p, Actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
@@ -205,7 +178,7 @@ func TestCompareWithoutTokens(t *testing.T) {
 // prediction's, term by term; the CUDA-graph term only where the log does
 // not say the estimate went uncharged; terms the log lacks are left out.
 func TestCompareMemoryTerms(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
+	m, _ := modelspec.Preset("qwen2.5-7b")
 	res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
 		Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768})
 	if err != nil {

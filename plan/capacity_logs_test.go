@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/modelspec"
 )
 
 // capacityLogs is ../shared/data/kv-capacity-logs.json: capacity figures
@@ -87,7 +90,7 @@ func loadCapacityLogs(t *testing.T) *capacityLogs {
 func TestLlamaCppKVExact(t *testing.T) {
 	for _, r := range loadCapacityLogs(t).LlamaCpp {
 		t.Run(r.Model, func(t *testing.T) {
-			m := ModelSpec{Name: r.Model, Arch: r.Arch, Layers: r.NLayer, KVHeads: r.NHeadKV, HeadDim: r.HeadK}
+			m := modelspec.Spec{Name: r.Model, Arch: r.Arch, Layers: r.NLayer, KVHeads: r.NHeadKV, HeadDim: r.HeadK}
 			if m.EmbdGQA() != r.EmbdKGQA {
 				t.Fatalf("n_embd_k_gqa %d, log %d", m.EmbdGQA(), r.EmbdKGQA)
 			}
@@ -121,7 +124,7 @@ func TestLlamaCppKVExact(t *testing.T) {
 // dim 64, 4 heads, 2 KV heads → n_embd_gqa 32) at num_ctx 2048 × 4 slots,
 // f16: Ollama logs "KV self size = 2.00 MiB".
 func TestOllamaTestbedKV(t *testing.T) {
-	m := ModelSpec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
+	m := modelspec.Spec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
 		Intermediate: 128, Vocab: 256}
 	res, err := Plan(Inputs{Model: m, Backend: Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
 	if err != nil {
@@ -162,7 +165,7 @@ func TestVLLMRecords(t *testing.T) {
 		if r.TotalGiB != nil {
 			total = *r.TotalGiB
 		} else {
-			g, err := LookupGPU(r.GPU)
+			g, err := hardware.Lookup(r.GPU)
 			if err != nil {
 				t.Fatalf("%s: %v", r.GPU, err)
 			}
@@ -195,7 +198,7 @@ func TestVLLMRecords(t *testing.T) {
 		seedGPU = *seed.GPU
 	}
 	for _, c := range seed.Calibration {
-		m, _ := Preset(c.Preset)
+		m, _ := modelspec.Preset(c.Preset)
 		dt, _ := ParseKVDtype(c.KVCacheDtype)
 		r := row{
 			name: "seed " + c.Model + " " + c.KVCacheDtype,
@@ -225,7 +228,7 @@ func TestVLLMRecords(t *testing.T) {
 	// (xinyuwei-david/david-share Deep-Learning/Phi4/readme.md), whose
 	// small utilization (0.15) leaves 2.18 GiB of KV, so that errors in
 	// the 1.2 GiB of activation and non-torch memory weigh heavily.
-	phi4, _ := Preset("phi-4")
+	phi4, _ := modelspec.Preset("phi-4")
 	rows = append(rows, row{
 		name: "extra: phi-4 GPTQ A100 80GB V0 (serverlog/testdata/vllm-v0-phi4.log)",
 		in: Inputs{Model: phi4, Backend: VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
@@ -249,17 +252,17 @@ func TestVLLMRecords(t *testing.T) {
 
 // presetForLog maps a record's model name to the preset of its
 // architecture (fine-tunes and quantized copies share it).
-func presetForLog(model string) (ModelSpec, error) {
+func presetForLog(model string) (modelspec.Spec, error) {
 	l := strings.ToLower(model)
 	for _, c := range []struct{ sub, preset string }{
 		{"qwen3-8b", "qwen3-8b"}, {"llama-3.2-3b", "llama-3.2-3b"}, {"llama-3.1-8b", "llama-3.1-8b"},
 		{"mistral-7b", "mistral-7b"}, {"qwen2-7b", "qwen2-7b"},
 	} {
 		if strings.Contains(l, c.sub) {
-			return Preset(c.preset)
+			return modelspec.Preset(c.preset)
 		}
 	}
-	return ModelSpec{}, fmt.Errorf("no preset for %q", model)
+	return modelspec.Spec{}, fmt.Errorf("no preset for %q", model)
 }
 
 // TestVLLMFlashInfer: an fp8 KV cache off Hopper costs FlashInfer's
@@ -292,7 +295,7 @@ func TestVLLMFlashInfer(t *testing.T) {
 // then comes with a warning; older versions and --enforce-eager leave the
 // buffers to the headroom.
 func TestVLLMGraphCharge(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
+	m, _ := modelspec.Preset("qwen2.5-7b")
 	for _, c := range []struct {
 		name      string
 		version   string

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // llamaPad is llama.cpp's KV-cache size padding (GGML_PAD(n_ctx, 256)).
@@ -47,7 +49,7 @@ func (k LlamaKV) MiB() float64 { return float64(k.KBytes+k.VBytes) / MiB }
 // min(kv_size, pad(n_swa × n_seq + n_ubatch, 256)). MLA models cache K as
 // kv_lora_rank + qk_rope_head_dim and V as kv_lora_rank per layer, as
 // llama.cpp does for DeepSeek since its MLA support.
-func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (LlamaKV, error) {
+func LlamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (LlamaKV, error) {
 	for _, t := range []KVDtype{typeK, typeV} {
 		if _, ok := kvGGML[t]; !ok {
 			return LlamaKV{}, fmt.Errorf("llama.cpp has no KV cache type %q", t)
@@ -64,7 +66,7 @@ func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (L
 	}
 	for i := 0; i < m.Layers; i++ {
 		cells := int64(kv.Cells)
-		if m.Kind(i) == SlidingAttention {
+		if m.Kind(i) == modelspec.SlidingAttention {
 			cells = int64(kv.SWACells)
 		}
 		kv.KBytes += cells * rowBytes(typeK, nK)
@@ -83,7 +85,7 @@ func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (L
 // attention (613.01 logged), 80 MiB for the testbed's tiny model (80.51),
 // but 237 for a Mistral-7B SYCL run without flash attention (164.01) and
 // 386 for GLM-4-32B on CPU (308.0).
-func llamaComputeMiB(m *ModelSpec, nKV, nUBatch int, flashAttn bool) float64 {
+func llamaComputeMiB(m *modelspec.Spec, nKV, nUBatch int, flashAttn bool) float64 {
 	inter := m.Intermediate
 	if m.MoEIntermediate > 0 && m.Experts > 0 {
 		inter = m.MoEIntermediate * max(m.ExpertsPerToken, 1)

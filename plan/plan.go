@@ -1,3 +1,12 @@
+// Package plan predicts how much of a GPU an LLM server gives to its KV
+// cache: the weights, the KV-cache tokens and blocks left, and how many
+// concurrent sequences of a context length fit, per server family (vLLM,
+// llama.cpp, Ollama) and per KV-cache dtype; and it calibrates those
+// predictions against the capacity a real server reports. The model comes
+// from package modelspec, the GPU from package hardware; package
+// report/plantext renders the result as text.
+//
+// Units: bytes inside, GiB (2^30 bytes) and MiB (2^20) in names outside.
 package plan
 
 import (
@@ -6,7 +15,14 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 )
+
+// GiB is the number of bytes in one GiB, the seed planner's "gib".
+const GiB = 1 << 30
+
+// MiB is the number of bytes in one MiB.
+const MiB = 1 << 20
 
 // Backend is a capacity model: how one server family turns GPU memory into
 // KV-cache capacity.
@@ -41,7 +57,7 @@ func ParseBackend(s string) (Backend, error) {
 // default" (see Defaults).
 type Inputs struct {
 	// Model is the model's attention and matrix shape.
-	Model ModelSpec
+	Model modelspec.Spec
 	// Backend is the capacity model to apply.
 	Backend Backend
 	// GPUName is the device name, for display; GPUGiB its total memory.
@@ -143,7 +159,7 @@ type Result struct {
 	// Inputs are the resolved inputs (defaults filled in).
 	Inputs InputsOut `json:"inputs"`
 	// Model is the spec the prediction was made for.
-	Model ModelSpec `json:"model"`
+	Model modelspec.Spec `json:"model"`
 	// Predictions holds one entry per KV dtype, in the order asked.
 	Predictions []Prediction `json:"predictions"`
 	// Warnings are findings a person should read (data, not stderr).

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 )
 
 // Seed planner constants (multi-backend-sweep.json "planner").
@@ -58,7 +59,7 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 
 // SeedPlanner returns the seed planner block (document.Planner) with the
 // seed's constants and the given models' table rows.
-func SeedPlanner(models ...ModelSpec) *document.Planner {
+func SeedPlanner(models ...modelspec.Spec) *document.Planner {
 	pl := &document.Planner{
 		GiB:                  GiB,
 		KVBytes:              map[string]float64{"auto": 2.0, "fp8": 1.0},
@@ -74,7 +75,7 @@ func SeedPlanner(models ...ModelSpec) *document.Planner {
 }
 
 // PlannerModel is m as a row of the seed planner's model table.
-func PlannerModel(m *ModelSpec) document.PlannerModel {
+func PlannerModel(m *modelspec.Spec) document.PlannerModel {
 	pb := m.ParamsB
 	if pb == 0 {
 		pb = round(float64(m.Params().Total())/1e9, 2)

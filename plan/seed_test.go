@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 )
 
 // sharedDir is ../shared relative to the repository root (read in place).
@@ -30,7 +31,7 @@ func loadSeed(t *testing.T) *document.Document {
 // layers with group-128 fp16 scales and 4-bit zeros; embeddings and untied
 // lm_head fp16) gives the seed's 5.188 GiB for Qwen2.5-7B.
 func TestAWQWeightsGiveSeedWeights(t *testing.T) {
-	m, err := Preset("qwen2.5-7b")
+	m, err := modelspec.Preset("qwen2.5-7b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestSeedReproducesCalibration(t *testing.T) {
 	}
 	for _, rec := range d.Calibration {
 		t.Run(rec.KVCacheDtype, func(t *testing.T) {
-			m, err := Preset(rec.Preset)
+			m, err := modelspec.Preset(rec.Preset)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,9 +85,9 @@ func TestSeedReproducesCalibration(t *testing.T) {
 // table and constants exactly.
 func TestSeedPlannerBlockMatchesSeed(t *testing.T) {
 	d := loadSeed(t)
-	var ms []ModelSpec
+	var ms []modelspec.Spec
 	for _, n := range SeedPresetNames() {
-		m, err := Preset(n)
+		m, err := modelspec.Preset(n)
 		if err != nil {
 			t.Fatal(err)
 		}

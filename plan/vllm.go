@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // vLLM's defaults for the OpenAI API server (V1 engine,
@@ -63,7 +65,7 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 //
 // For MoE models the MLP width is the experts a token visits
 // (moe_intermediate × experts_per_token).
-func VLLMActivation(m *ModelSpec, tokens, seqs int, s Sampler) (forward, sampler int64) {
+func VLLMActivation(m *modelspec.Spec, tokens, seqs int, s Sampler) (forward, sampler int64) {
 	T, S := int64(tokens), int64(min(seqs, tokens))
 	inter := int64(m.Intermediate)
 	if m.Experts > 0 && m.MoEIntermediate > 0 {
@@ -189,7 +191,7 @@ func gpuOrDefault(gpu string) string {
 // vllmBytesPerToken is vLLM's KV page bytes per token over all layers:
 // full attention 2 × kv_heads × head_dim per layer; MLA one latent of
 // kv_lora_rank + qk_rope_head_dim per layer.
-func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
+func vllmBytesPerToken(m *modelspec.Spec, kb float64) float64 {
 	return float64(m.Layers*m.KVElementsPerToken()) * kb
 }
 

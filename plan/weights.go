@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // Quant is a weight format for the --quant estimate of weight memory.
@@ -48,7 +50,7 @@ func ParseQuant(s string) (Quant, error) {
 // WeightsBytes estimates the weight memory of m stored in format q:
 // linear parameters × the format's bytes, plus embeddings, lm_head and
 // the rest at 2 bytes (4 for fp32).
-func WeightsBytes(m *ModelSpec, q Quant) int64 {
+func WeightsBytes(m *modelspec.Spec, q Quant) int64 {
 	p := m.Params()
 	other := 2.0
 	if q == "fp32" {
@@ -58,7 +60,7 @@ func WeightsBytes(m *ModelSpec, q Quant) int64 {
 }
 
 // DefaultQuant is the format a model's own dtype implies (bf16/fp16/fp32).
-func DefaultQuant(m *ModelSpec) Quant {
+func DefaultQuant(m *modelspec.Spec) Quant {
 	d := strings.ToLower(m.Dtype)
 	switch {
 	case strings.Contains(d, "32"):

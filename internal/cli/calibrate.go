@@ -9,11 +9,12 @@ import (
 	neturl "net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
 )
@@ -117,7 +118,7 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 		return usagef("calibrate: %v", err)
 	}
 	preset := ""
-	if _, err := plan.Preset(f.model); err == nil {
+	if _, err := modelspec.Preset(f.model); err == nil {
 		preset = f.model
 	}
 	cmp, err := plan.Compare(res, &res.Predictions[0], actual, preset)
@@ -157,7 +158,7 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 			Correction *plan.Correction `json:"correction,omitempty"`
 		}{cmp, notes, res.Warnings, fitted})
 	}
-	return writeComparison(stdout, res, cmp, notes, fitted, f.calibration)
+	return plantext.WriteComparison(stdout, res, cmp, notes, fitted, f.calibration)
 }
 
 // liveActual reads the live server's capacity into actual; for Ollama it
@@ -275,42 +276,6 @@ func joinWarnings(w []string) string {
 		return ""
 	}
 	return " (" + strings.Join(w, "; ") + ")"
-}
-
-// writeComparison prints prediction, actual and error, then any fit.
-func writeComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
-	w := &strings.Builder{}
-	r, p := c.Record, res.Predictions[0]
-	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, res.Inputs.Backend, r.GPUGiB, r.KVCacheDtype)
-	if r.ActualTokens > 0 {
-		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", plan.Thousands(r.PredictedTokens), plan.Thousands(r.ActualTokens), r.Source, r.ErrorPct)
-	}
-	if r.ActualKVMiB != nil && c.KVErrorPct != nil {
-		fmt.Fprintf(w, "predicted KV %.2f MiB, actual %.2f MiB: error %+.1f%%\n", *r.PredictedKVMiB, *r.ActualKVMiB, *c.KVErrorPct)
-	}
-	if c.ActualTotalMiB != nil {
-		fmt.Fprintf(w, "predicted total %.1f MiB (weights %.2f GiB + KV + compute buffer %.1f MiB), server size %.1f MiB: error %+.1f%%\n",
-			*c.PredictedTotalMiB, p.WeightsGiB, p.ComputeBufferMiB, *c.ActualTotalMiB, *c.TotalErrorPct)
-	}
-	if len(c.Terms) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "memory term\tpredicted GiB\tlog GiB\tpredicted − log\t")
-		for _, t := range c.Terms {
-			fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%+.2f\t\n", t.Term, t.PredictedGiB, t.LogGiB, t.DiffGiB)
-		}
-		tw.Flush()
-	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "note: "+n)
-	}
-	for _, warn := range res.Warnings {
-		fmt.Fprintln(w, "warning: "+warn)
-	}
-	if fitted != nil {
-		fmt.Fprintf(w, "stored correction ×%.4f for (%s, %s, %s) in %s\n", fitted.Factor, fitted.Backend, fitted.GPU, fitted.KVDtype, file)
-	}
-	_, err := io.WriteString(out, w.String())
-	return err
 }
 
 // writeCalibrationDoc writes a result document holding the record, in the

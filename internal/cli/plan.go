@@ -3,11 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/telemetry"
 )
 
@@ -34,7 +38,7 @@ func (f *planFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }, defaultBackend string) {
-	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(plan.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
+	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(modelspec.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
 	fs.StringVar(&f.backend, "backend", defaultBackend, "capacity model: seed, vllm, llamacpp, ollama")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), or auto (NVML / nvidia-smi)")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
@@ -63,18 +67,18 @@ func (f *planFlags) register(fs interface {
 func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string]any) (plan.Inputs, error) {
 	var in plan.Inputs
 	var (
-		m   plan.ModelSpec
+		m   modelspec.Spec
 		err error
 	)
 	switch {
 	case modelInfo != nil:
-		if m, err = plan.SpecFromModelInfo(f.model, modelInfo); err != nil {
+		if m, err = modelspec.FromModelInfo(f.model, modelInfo); err != nil {
 			return in, fmt.Errorf("%s: model_info of %s: %v", cmd, f.model, err)
 		}
 	case f.model == "":
 		return in, usagef("%s: --model is required", cmd)
 	default:
-		if m, err = plan.LoadModel(f.model); err != nil {
+		if m, err = modelspec.Load(f.model); err != nil {
 			return in, usagef("%s: --model: %v", cmd, err)
 		}
 	}
@@ -135,9 +139,13 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 		}
 		in.GPUName, in.GPUGiB = dev.Name, dev.TotalMiB/1024
 	case f.gpu != "":
-		g, err := plan.LookupGPU(f.gpu)
+		g, err := hardware.Lookup(f.gpu)
+		var unknown *hardware.UnknownGPUError
+		if errors.As(err, &unknown) {
+			return usagef("%s: unknown --gpu %q; closest: %s (or give --gpu-gib)", cmd, unknown.Name, strings.Join(unknown.Closest, ", "))
+		}
 		if err != nil {
-			return usagef("%s: %v", cmd, err)
+			return usagef("%s: --gpu: %v", cmd, err)
 		}
 		in.GPUName, in.GPUGiB = g.Name, g.MemoryGiB
 	case f.gpuGiB == 0:
@@ -176,5 +184,5 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return res.WriteText(stdout)
+	return plantext.WriteText(stdout, res)
 }

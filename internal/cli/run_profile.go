@@ -15,7 +15,7 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
-	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
@@ -358,7 +358,7 @@ func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, l
 	if arg == "" {
 		return nil, []string{"no calibration record: set plan_model in profile " + spec.Profile.Path + " (a preset, config.json or GGUF) for the planner"}
 	}
-	m, err := plan.LoadModel(arg)
+	m, err := modelspec.Load(arg)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("no calibration record: planner model %s: %v", arg, err)}
 	}

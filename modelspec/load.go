@@ -1,4 +1,4 @@
-package plan
+package modelspec
 
 import (
 	"bytes"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// LoadModel resolves --model: a path to a GGUF file, a config.json or a
-// folder holding one, else a preset name.
-func LoadModel(arg string) (ModelSpec, error) {
+// Load resolves a model argument: a path to a GGUF file, a config.json or
+// a folder holding one, else a preset name.
+func Load(arg string) (Spec, error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
 		if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") || strings.HasSuffix(arg, ".gguf") {
-			return ModelSpec{}, err
+			return Spec{}, err
 		}
 		return Preset(arg)
 	}
@@ -23,7 +23,7 @@ func LoadModel(arg string) (ModelSpec, error) {
 		return m, err
 	}
 	if isGGUF(arg) {
-		return ReadGGUFSpec(arg)
+		return ReadGGUF(arg)
 	}
 	m, err := ReadHFConfig(arg)
 	if err == nil && m.Name == arg {
