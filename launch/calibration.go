@@ -20,21 +20,16 @@ import (
 // attention, without which Ollama keeps an f16 cache). Unset knobs are
 // left to the planner's defaults for the family, which are the servers'.
 func PlanInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, error) {
-	in := plan.Inputs{Model: m, GPUGiB: deviceGiB}
+	in := plan.Inputs{Model: m, Server: p.Backend, GPUGiB: deviceGiB}
 	switch p.Backend {
 	case backend.VLLM:
-		in.Backend = plan.VLLM
 		in.Context = deref(p.MaxModelLen)
 		in.MaxNumSeqs = deref(p.MaxNumSeqs)
 		in.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
 		if p.GPUMemoryUtilization != nil {
 			in.Utilization = *p.GPUMemoryUtilization
 		}
-	case backend.LlamaCpp:
-		in.Backend = plan.LlamaCpp
-		in.Context, in.Parallel = deref(p.ContextLength), deref(p.Parallel)
-	case backend.Ollama:
-		in.Backend = plan.Ollama
+	case backend.LlamaCpp, backend.Ollama:
 		in.Context, in.Parallel = deref(p.ContextLength), deref(p.Parallel)
 	default:
 		return in, fmt.Errorf("no capacity model for backend %s", p.Backend)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/gguf"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
@@ -15,6 +16,16 @@ import (
 // The fuzz tests of the spec builders hold what they accept to the
 // planner: a spec that parses is valid and every capacity model runs on
 // it.
+
+// capacityModels are the planner's capacity models: each server
+// family's own accounting, and the seed formula (of vLLM).
+var capacityModels = []struct {
+	server backend.Kind
+	model  plan.CapacityModel
+}{
+	{backend.VLLM, plan.SeedFormula}, {backend.VLLM, plan.ServerAccounting},
+	{backend.LlamaCpp, plan.ServerAccounting}, {backend.Ollama, plan.ServerAccounting},
+}
 
 // FuzzParseHFConfig: any bytes parse without panic, and what parses is a
 // valid spec the planners can run on.
@@ -36,9 +47,9 @@ func FuzzParseHFConfig(f *testing.F) {
 		if err := m.Validate(); err != nil {
 			t.Fatalf("parsed spec invalid: %v", err)
 		}
-		for _, be := range plan.Backends {
-			if _, err := plan.Plan(plan.Inputs{Model: m, Backend: be, GPUGiB: 24, WeightsGiB: 1}); err != nil {
-				t.Fatalf("%s: %v", be, err)
+		for _, c := range capacityModels {
+			if _, err := plan.Plan(plan.Inputs{Model: m, Server: c.server, CapacityModel: c.model, GPUGiB: 24, WeightsGiB: 1}); err != nil {
+				t.Fatalf("%s %s: %v", c.server, c.model, err)
 			}
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/hardware"
 	"github.com/servebench/servebench/internal/jsonerr"
@@ -36,13 +37,18 @@ func CalibrationRecord(model, preset string, in *InputsOut, p *Prediction, actua
 		Model: model, Preset: preset, KVCacheDtype: p.KVCacheDtype, GPUGiB: in.GPUGiB,
 		WeightsGiB: p.WeightsGiB, GPUMemoryUtilization: in.GPUMemoryUtilization,
 		PredictedTokens: pred, ActualTokens: actual, ErrorPct: ErrorPct(pred, actual),
-		Backend: string(in.Backend), Source: source,
+		Backend: formulaName(in.Backend, in.CapacityModel), Source: source,
 	}
 }
 
-// Correction is a multiplicative correction of one (backend, GPU, KV dtype)
-// capacity, learned by `calibrate --fit`: Factor = actual / predicted.
+// Correction is a multiplicative correction of one (capacity model, GPU,
+// KV dtype) capacity, learned by `calibrate --fit`: Factor = actual /
+// predicted.
 type Correction struct {
+	// Backend names the capacity model as calibration records do: "seed",
+	// or the server family whose accounting it follows ("vllm",
+	// "llamacpp", "ollama"). The key keeps its name for the files written
+	// before there were two inputs.
 	Backend string  `json:"backend"`
 	GPU     string  `json:"gpu"`
 	KVDtype string  `json:"kv_cache_dtype"`
@@ -147,11 +153,11 @@ func (f *CalibrationFile) Fit(rec document.Calibration, gpu string) Correction {
 
 // apply multiplies the prediction's tokens by the matching correction, if
 // any, keeping the uncorrected figure; blocks and concurrency follow.
-func (f *CalibrationFile) apply(b Backend, gpu string, gib float64, p *Prediction) {
+func (f *CalibrationFile) apply(formula string, gpu string, gib float64, p *Prediction) {
 	key := correctionKey(gpu, gib)
 	for i := range f.Corrections {
 		c := f.Corrections[i]
-		if c.Backend != string(b) || c.GPU != key || !strings.EqualFold(c.KVDtype, p.KVCacheDtype) {
+		if c.Backend != formula || c.GPU != key || !strings.EqualFold(c.KVDtype, p.KVCacheDtype) {
 			continue
 		}
 		p.UncorrectedTokens = p.PredictedTokens
@@ -245,7 +251,7 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 		e := math.Round((t-*a.TotalMiB) / *a.TotalMiB * 1000) / 10
 		c.TotalErrorPct = &e
 	}
-	c.Terms = compareTerms(res.Inputs.Backend, p, a.Terms)
+	c.Terms = compareTerms(&res.Inputs, p, a.Terms)
 	if a.Tokens <= 0 {
 		c.Record.ActualTokens = 0
 		note := func(s string) {
@@ -270,8 +276,8 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 // charges (the FlashInfer buffers); it is compared only when the log says
 // the estimate was charged, or gives the estimate at all and does not say
 // it was not.
-func compareTerms(b Backend, p *Prediction, t MemoryTerms) []TermComparison {
-	if b != VLLM {
+func compareTerms(in *InputsOut, p *Prediction, t MemoryTerms) []TermComparison {
+	if in.Backend != backend.VLLM || in.CapacityModel == SeedFormula {
 		return nil
 	}
 	var out []TermComparison
@@ -314,15 +320,15 @@ type LogInputs struct {
 func ApplyLog(in *Inputs, l LogInputs, set map[string]bool) []string {
 	var notes []string
 	note := func(s string) { notes = append(notes, "from the server log: "+s) }
-	switch in.Backend {
-	case LlamaCpp, Ollama:
+	switch in.Server {
+	case backend.LlamaCpp, backend.Ollama:
 		if l.NSeq != nil && *l.NSeq > 0 && !set["parallel"] {
 			in.Parallel = *l.NSeq
 			note(fmt.Sprintf("%d slots (n_seq_max)", in.Parallel))
 		}
 		if l.NCtx != nil && *l.NCtx > 0 && !set["context"] {
 			in.Context = *l.NCtx
-			if in.Backend == Ollama {
+			if in.Server == backend.Ollama {
 				in.Context = *l.NCtx / max(in.Parallel, 1)
 			}
 			note(fmt.Sprintf("n_ctx %d", *l.NCtx))
@@ -336,7 +342,7 @@ func ApplyLog(in *Inputs, l LogInputs, set map[string]bool) []string {
 				}
 			}
 		}
-	case VLLM, Seed:
+	case backend.VLLM:
 		if l.GPUGiB != nil && !set["gpu"] && !set["gpu-gib"] {
 			in.GPUGiB = *l.GPUGiB
 			note(fmt.Sprintf("total_gpu_memory %.2f GiB", in.GPUGiB))

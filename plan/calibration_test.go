@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/modelspec"
 )
 
@@ -25,7 +26,7 @@ func TestErrorPct(t *testing.T) {
 // survives a save and load.
 func TestFitAndApply(t *testing.T) {
 	m, _ := modelspec.Preset("qwen2.5-7b")
-	in := Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
+	in := Inputs{Model: m, Server: backend.VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
 	res, err := Plan(in)
 	if err != nil {
 		t.Fatal(err)
@@ -82,12 +83,12 @@ func TestLoadCalibrationErrors(t *testing.T) {
 // num_ctx per slot and the slots.
 func TestApplyLogOllama(t *testing.T) {
 	nctx, nseq := 8192, 4
-	in := Inputs{Backend: Ollama}
+	in := Inputs{Server: backend.Ollama}
 	notes := ApplyLog(&in, LogInputs{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}, map[string]bool{})
 	if in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
 		t.Errorf("%+v %v", in, notes)
 	}
-	in = Inputs{Backend: Ollama, Context: 4096}
+	in = Inputs{Server: backend.Ollama, Context: 4096}
 	ApplyLog(&in, LogInputs{NCtx: &nctx}, map[string]bool{"context": true})
 	if in.Context != 4096 {
 		t.Errorf("a flag the user set was overridden: %d", in.Context)
@@ -136,7 +137,7 @@ func FuzzParseCalibration(f *testing.F) {
 				t.Fatalf("accepted factor %v", c.Factor)
 			}
 		}
-		if _, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Corrections: cf}); err != nil {
+		if _, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Corrections: cf}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -179,7 +180,7 @@ func TestCompareWithoutTokens(t *testing.T) {
 // not say the estimate went uncharged; terms the log lacks are left out.
 func TestCompareMemoryTerms(t *testing.T) {
 	m, _ := modelspec.Preset("qwen2.5-7b")
-	res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+	res, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
 		Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +212,7 @@ func TestCompareMemoryTerms(t *testing.T) {
 			t.Error("compared a CUDA-graph estimate the log says was not charged")
 		}
 	}
-	res.Inputs.Backend = LlamaCpp
+	res.Inputs.Backend = backend.LlamaCpp
 	if c, _ := Compare(res, &res.Predictions[0], Actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
 		t.Error("memory terms for a llama.cpp plan")
 	}
@@ -221,12 +222,12 @@ func TestCompareMemoryTerms(t *testing.T) {
 // states become inputs unless their flags were given.
 func TestApplyLogVLLM(t *testing.T) {
 	no := false
-	in := Inputs{Backend: VLLM}
+	in := Inputs{Server: backend.VLLM}
 	notes := ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{})
 	if in.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
 		t.Errorf("version %v estimate %q notes %q", in.VLLMVersion, in.GraphEstimate, notes)
 	}
-	in = Inputs{Backend: VLLM, GraphEstimate: GraphEstimateAuto}
+	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto}
 	ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{"vllm-version": true, "graph-estimate": true})
 	if !in.VLLMVersion.Latest() || in.GraphEstimate != GraphEstimateAuto {
 		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)

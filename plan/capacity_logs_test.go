@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/hardware"
 	"github.com/servebench/servebench/modelspec"
 )
@@ -126,7 +127,7 @@ func TestLlamaCppKVExact(t *testing.T) {
 func TestOllamaTestbedKV(t *testing.T) {
 	m := modelspec.Spec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
 		Intermediate: 128, Vocab: 256}
-	res, err := Plan(Inputs{Model: m, Backend: Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
+	res, err := Plan(Inputs{Model: m, Server: backend.Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestVLLMRecords(t *testing.T) {
 		}
 		rows = append(rows, row{
 			name: fmt.Sprintf("%s %s %s", r.Model, r.GPU, r.VLLMVersion),
-			in: Inputs{Model: m, Backend: VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
+			in: Inputs{Model: m, Server: backend.VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
 				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
 				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler, VLLMVersion: ver},
 			actual: r.actualTokens(), targetPct: 5,
@@ -202,7 +203,7 @@ func TestVLLMRecords(t *testing.T) {
 		dt, _ := ParseKVDtype(c.KVCacheDtype)
 		r := row{
 			name: "seed " + c.Model + " " + c.KVCacheDtype,
-			in: Inputs{Model: m, Backend: VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
+			in: Inputs{Model: m, Server: backend.VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
 				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768},
 			actual: c.ActualTokens, targetPct: 3,
 		}
@@ -231,7 +232,7 @@ func TestVLLMRecords(t *testing.T) {
 	phi4, _ := modelspec.Preset("phi-4")
 	rows = append(rows, row{
 		name: "extra: phi-4 GPTQ A100 80GB V0 (serverlog/testdata/vllm-v0-phi4.log)",
-		in: Inputs{Model: phi4, Backend: VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
+		in: Inputs{Model: phi4, Server: backend.VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
 			Context: 2048, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, Sampler: SamplerPyTorch},
 		actual: 715 * 16, targetPct: math.Inf(1), knownMiss: "information only",
 	})
@@ -319,7 +320,7 @@ func TestVLLMGraphCharge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+			res, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
 				Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768, VLLMVersion: v, EnforceEager: c.eager, GraphEstimate: c.estimate})
 			if err != nil {
 				t.Fatal(err)

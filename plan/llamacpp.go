@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/servebench/servebench/backend"
+
 	"github.com/servebench/servebench/modelspec"
 )
 
@@ -113,7 +115,7 @@ func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []stri
 		warns = append(warns, "llama.cpp has no fp8 KV cache; fp8 is shown as q8_0")
 		eff = KVQ8_0
 	}
-	if in.Backend == Ollama {
+	if in.Server == backend.Ollama {
 		var w []string
 		cellsReq, perSeq = in.Context*in.Parallel, in.Context
 		eff, w = ollamaKVType(in, eff)

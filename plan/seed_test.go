@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/modelspec"
 )
@@ -62,7 +63,7 @@ func TestSeedReproducesCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Plan(Inputs{Model: m, Backend: Seed, GPUGiB: rec.GPUGiB, Utilization: rec.GPUMemoryUtilization,
+			res, err := Plan(Inputs{Model: m, Server: backend.VLLM, CapacityModel: SeedFormula, GPUGiB: rec.GPUGiB, Utilization: rec.GPUMemoryUtilization,
 				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768})
 			if err != nil {
 				t.Fatal(err)

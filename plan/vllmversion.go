@@ -37,7 +37,7 @@ func ParseVLLMVersion(s string) (VLLMVersion, error) {
 	}
 	m := vllmVersionRe.FindStringSubmatch(s)
 	if m == nil {
-		return VLLMVersion{}, fmt.Errorf("--vllm-version %q: want MAJOR.MINOR[.PATCH] such as 0.21.0, or latest", s)
+		return VLLMVersion{}, fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH] such as 0.21.0, or latest", s)
 	}
 	var v VLLMVersion
 	v.Major, _ = strconv.Atoi(m[1])
@@ -46,7 +46,7 @@ func ParseVLLMVersion(s string) (VLLMVersion, error) {
 		v.Patch, _ = strconv.Atoi(m[3])
 	}
 	if v.Latest() {
-		return v, fmt.Errorf("--vllm-version %q: there is no vLLM 0.0.0", s)
+		return v, fmt.Errorf("vLLM version %q: there is no vLLM 0.0.0", s)
 	}
 	return v, nil
 }
@@ -103,5 +103,5 @@ func ParseGraphEstimate(s string) (GraphEstimate, error) {
 	case GraphEstimateAuto, GraphEstimateOn, GraphEstimateOff:
 		return g, nil
 	}
-	return "", fmt.Errorf("--graph-estimate %q: want auto, on or off", s)
+	return "", fmt.Errorf("CUDA-graph estimate %q: want auto, on or off", s)
 }

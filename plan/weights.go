@@ -44,7 +44,7 @@ func ParseQuant(s string) (Quant, error) {
 		names = append(names, string(k))
 	}
 	sort.Strings(names)
-	return "", fmt.Errorf("unknown --quant %q (want one of %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown weight format %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 // WeightsBytes estimates the weight memory of m stored in format q:

@@ -32,10 +32,12 @@ type calibrateFlags struct {
 	planFlags
 	log, url, serverModel, out string
 	fit, asJSON                bool
+	// kind is the server family --backend names.
+	kind backend.Kind
 }
 
 func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("calibrate", "calibrate --backend vllm|llamacpp|ollama|seed (--log FILE | --url URL) --model M [plan flags] [--fit --calibration FILE] [--out FILE] [--json]", stdout)
+	fs := newFlagSet("calibrate", "calibrate --backend vllm|llamacpp|ollama [--capacity-model server|seed] (--log FILE | --url URL) --model M [plan flags] [--fit --calibration FILE] [--out FILE] [--json]", stdout)
 	var f calibrateFlags
 	f.planFlags.register(fs, "vllm")
 	fs.StringVar(&f.log, "log", "", "server log `FILE` to read the real capacity from")
@@ -50,7 +52,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if fs.NArg() > 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
 	}
-	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.backend == "ollama") {
+	var err error
+	if f.kind, _, err = f.server("calibrate"); err != nil {
+		return err
+	}
+	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.kind == backend.Ollama) {
 		return usagef("calibrate: give --log FILE or --url URL (both only for Ollama, whose /api/ps lacks the KV size before v0.11)")
 	}
 	if f.fit && f.calibration == "" {
@@ -94,7 +100,7 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 		actual.Tokens, _ = c.TokensFor(f.blockSize)
 		actual.KVMiB, actual.Source = c.KVMiB, "log "+f.log
 	}
-	if f.model == "" && f.url != "" && f.backend == "ollama" {
+	if f.model == "" && f.url != "" && f.kind == backend.Ollama {
 		f.model = f.serverModel
 	}
 	var mi map[string]any
@@ -166,8 +172,8 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, notes *[]string) (map[string]any, error) {
 	url := strings.TrimRight(f.url, "/")
 	shown := redactURL(url) // for the record, notes and errors
-	switch f.backend {
-	case "vllm", "seed":
+	switch f.kind {
+	case backend.VLLM:
 		names, _ := telemetry.NamesFor(backend.VLLM)
 		smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
 		if err != nil {
@@ -189,7 +195,7 @@ func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, not
 		}
 		*notes = append(*notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
 		return nil, nil
-	case "ollama":
+	case backend.Ollama:
 		name := f.serverModel
 		if name == "" {
 			name = f.model

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/hardware"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
@@ -25,11 +26,11 @@ func init() {
 
 // planFlags are the flags plan and calibrate share.
 type planFlags struct {
-	model, backend, gpu, quant, kvDtype, sampler, calibration string
-	vllmVersion, graphEstimate                                string
-	gpuGiB, util, weightsGiB                                  float64
-	context, blockSize, maxSeqs, maxBatched, parallel, ubatch int
-	flashAttn, enforceEager                                   bool
+	model, backend, capacityModel, gpu, quant, kvDtype, sampler, calibration string
+	vllmVersion, graphEstimate                                               string
+	gpuGiB, util, weightsGiB                                                 float64
+	context, blockSize, maxSeqs, maxBatched, parallel, ubatch                int
+	flashAttn, enforceEager                                                  bool
 }
 
 func (f *planFlags) register(fs interface {
@@ -39,7 +40,8 @@ func (f *planFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 }, defaultBackend string) {
 	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(modelspec.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
-	fs.StringVar(&f.backend, "backend", defaultBackend, "capacity model: seed, vllm, llamacpp, ollama")
+	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
+	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), or auto (NVML / nvidia-smi)")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization (default 0.9)")
@@ -83,8 +85,8 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		}
 	}
 	in.Model = m
-	if in.Backend, err = plan.ParseBackend(f.backend); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+	if in.Server, in.CapacityModel, err = f.server(cmd); err != nil {
+		return in, err
 	}
 	if err := f.resolveGPU(ctx, cmd, &in); err != nil {
 		return in, err
@@ -92,7 +94,7 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	in.Utilization, in.WeightsGiB = f.util, f.weightsGiB
 	if f.quant != "" {
 		if in.Quant, err = plan.ParseQuant(f.quant); err != nil {
-			return in, usagef("%s: %v", cmd, err)
+			return in, usagef("%s: --quant: %v", cmd, err)
 		}
 	}
 	if f.kvDtype != "" {
@@ -107,10 +109,10 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		return in, usagef("%s: --sampler %q: want flashinfer or pytorch", cmd, f.sampler)
 	}
 	if in.VLLMVersion, err = plan.ParseVLLMVersion(f.vllmVersion); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+		return in, usagef("%s: --vllm-version: %v", cmd, err)
 	}
 	if in.GraphEstimate, err = plan.ParseGraphEstimate(f.graphEstimate); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+		return in, usagef("%s: --graph-estimate: %v", cmd, err)
 	}
 	in.EnforceEager = f.enforceEager
 	in.Context, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
@@ -122,9 +124,83 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	}
 	in.Defaults()
 	if err := in.Validate(); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+		return in, planError(cmd, err)
 	}
 	return in, nil
+}
+
+// deprecatedSeedBackend is --backend seed, which named the seed formula
+// when --backend named capacity models; it stands for --backend vllm
+// --capacity-model seed.
+const deprecatedSeedBackend = "seed"
+
+// server resolves --backend and --capacity-model into the server family
+// and the capacity model.
+func (f *planFlags) server(cmd string) (backend.Kind, plan.CapacityModel, error) {
+	cm, err := plan.ParseCapacityModel(f.capacityModel)
+	if err != nil {
+		return "", "", usagef("%s: --capacity-model: %v", cmd, err)
+	}
+	name := strings.ToLower(strings.TrimSpace(f.backend))
+	if name == deprecatedSeedBackend {
+		return backend.VLLM, plan.SeedFormula, nil
+	}
+	for _, k := range plan.Servers {
+		if string(k) == name {
+			return k, cm, nil
+		}
+	}
+	return "", "", usagef("%s: unknown --backend %q (want vllm, llamacpp or ollama)", cmd, f.backend)
+}
+
+// deprecations are the warnings the flags as given call for: --backend
+// seed names a formula where --backend now names a server family.
+func (f *planFlags) deprecations() []string {
+	if strings.EqualFold(strings.TrimSpace(f.backend), deprecatedSeedBackend) {
+		return []string{"--backend seed is deprecated: use --backend vllm --capacity-model seed"}
+	}
+	return nil
+}
+
+// flagOf is the flag that sets planner input f ("" for none).
+func flagOf(f plan.Field) string {
+	switch f {
+	case plan.FieldServer:
+		return "--backend"
+	case plan.FieldCapacityModel:
+		return "--capacity-model"
+	case plan.FieldGPUGiB:
+		return "--gpu-gib"
+	case plan.FieldUtilization:
+		return "--gpu-memory-utilization"
+	case plan.FieldWeightsGiB:
+		return "--weights-gib"
+	case plan.FieldContext:
+		return "--context"
+	case plan.FieldBlockSize:
+		return "--block-size"
+	case plan.FieldMaxNumSeqs:
+		return "--max-num-seqs"
+	case plan.FieldMaxNumBatchedTokens:
+		return "--max-num-batched-tokens"
+	case plan.FieldParallel:
+		return "--parallel"
+	case plan.FieldUBatch:
+		return "--ubatch"
+	}
+	return ""
+}
+
+// planError is a usage error for an error of plan: an input out of range
+// is named by its flag.
+func planError(cmd string, err error) error {
+	var ie *plan.InputError
+	if errors.As(err, &ie) {
+		if name := flagOf(ie.Field); name != "" {
+			return usagef("%s: %s %v %s", cmd, name, ie.Value, ie.Want)
+		}
+	}
+	return usagef("%s: %v", cmd, err)
 }
 
 // resolveGPU sets the GPU name and memory from --gpu and --gpu-gib.
@@ -160,8 +236,8 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 	return nil
 }
 
-func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("plan", "plan --model M [--backend seed|vllm|llamacpp|ollama] [--gpu NAME|auto | --gpu-gib N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--json]", stdout)
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("plan", "plan --model M [--backend vllm|llamacpp|ollama] [--capacity-model server|seed] [--gpu NAME|auto | --gpu-gib N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--json]", stdout)
 	var f planFlags
 	f.register(fs, "vllm")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -177,9 +253,14 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	res, err := plan.Plan(in)
 	if err != nil {
-		return usagef("plan: %v", err)
+		return planError("plan", err)
+	}
+	deprecated := f.deprecations()
+	for _, w := range deprecated {
+		fmt.Fprintln(stderr, "warning: "+w)
 	}
 	if *asJSON {
+		res.Warnings = append(deprecated, res.Warnings...)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)

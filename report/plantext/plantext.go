@@ -10,11 +10,27 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/plan"
 )
 
-// backendTitle is how text output names each capacity model.
-var backendTitle = map[plan.Backend]string{plan.Seed: "the seed planner", plan.VLLM: "vLLM", plan.LlamaCpp: "llama.cpp", plan.Ollama: "Ollama"}
+// serverTitle is how text output names each server family.
+var serverTitle = map[backend.Kind]string{backend.VLLM: "vLLM", backend.LlamaCpp: "llama.cpp", backend.Ollama: "Ollama"}
+
+// modelTitle names the capacity model of a plan: the seed planner, or
+// the server family whose accounting it follows.
+func modelTitle(in *plan.InputsOut) string {
+	if in.CapacityModel == plan.SeedFormula {
+		return "the seed planner"
+	}
+	return serverTitle[in.Backend]
+}
+
+// cellsSized reports whether the plan is llama.cpp's or Ollama's, whose
+// KV cache is sized in cells by the context rather than by free memory.
+func cellsSized(in *plan.InputsOut) bool {
+	return in.Backend == backend.LlamaCpp || in.Backend == backend.Ollama
+}
 
 // gpuTitle names the GPU for text output.
 func gpuTitle(r *plan.Result) string {
@@ -28,18 +44,18 @@ func gpuTitle(r *plan.Result) string {
 // tokens and sequences of the context, for each dtype; or what does not
 // fit and by how much.
 func Verdict(r *plan.Result) string {
-	head := fmt.Sprintf("%s on %s with %s: ", r.Model.Name, gpuTitle(r), backendTitle[r.Inputs.Backend])
+	head := fmt.Sprintf("%s on %s with %s: ", r.Model.Name, gpuTitle(r), modelTitle(&r.Inputs))
 	if len(r.Predictions) == 0 {
 		return head + "no prediction"
 	}
-	if short, all := commonShortfall(r); all && r.Inputs.Backend != plan.LlamaCpp && r.Inputs.Backend != plan.Ollama {
+	if short, all := commonShortfall(r); all && !cellsSized(&r.Inputs) {
 		p := r.Predictions[0]
 		return head + fmt.Sprintf("does not fit: weights %.2f GiB plus overheads exceed the %.2f GiB it may use by %.2f GiB; use a smaller quantization (--quant), a larger GPU or more GPUs", p.WeightsGiB, p.RequestedGiB, short)
 	}
 	var parts []string
 	for i, p := range r.Predictions {
 		if !p.Fits {
-			if r.Inputs.Backend == plan.LlamaCpp || r.Inputs.Backend == plan.Ollama {
+			if cellsSized(&r.Inputs) {
 				parts = append(parts, fmt.Sprintf("does not fit with %s KV: short by %.2f GiB (at most %s cells fit)", p.KVCacheDtype, p.ShortfallGiB, thousands(p.FitTokens)))
 			} else {
 				parts = append(parts, fmt.Sprintf("does not fit with %s KV: weights and overheads exceed the memory by %.2f GiB", p.KVCacheDtype, p.ShortfallGiB))
@@ -47,7 +63,7 @@ func Verdict(r *plan.Result) string {
 			continue
 		}
 		switch {
-		case r.Inputs.Backend == plan.LlamaCpp || r.Inputs.Backend == plan.Ollama:
+		case cellsSized(&r.Inputs):
 			s := fmt.Sprintf("%s KV %.2f MiB for %s cells = %s of %s", p.KVCacheDtype, p.KVMiB, thousands(p.Cells), plural(p.MaxConcurrency, "slot"), shortTokens(p.Context))
 			if i == 0 {
 				s += fmt.Sprintf(", fits (up to %s cells)", thousands(p.FitTokens))
@@ -82,7 +98,7 @@ func commonShortfall(r *plan.Result) (float64, bool) {
 func WriteText(out io.Writer, r *plan.Result) error {
 	w := &errWriter{w: out}
 	in := r.Inputs
-	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, gpuTitle(r), in.GPUGiB, backendTitle[in.Backend])
+	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, gpuTitle(r), in.GPUGiB, modelTitle(&in))
 	if in.VLLMVersion != "" {
 		fmt.Fprintf(w, " %s", in.VLLMVersion)
 		if in.EnforceEager {
@@ -106,15 +122,15 @@ func WriteText(out io.Writer, r *plan.Result) error {
 	}
 	row("KV dtype", func(p *plan.Prediction) string { return p.KVCacheDtype })
 	row("bytes/token", func(p *plan.Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
-	switch in.Backend {
-	case plan.LlamaCpp, plan.Ollama:
+	switch {
+	case cellsSized(&in):
 		row("cells", func(p *plan.Prediction) string { return thousands(p.Cells) })
 		row("KV MiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
 		row("compute buffer MiB (est.)", func(p *plan.Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
 		row("max cells that fit", func(p *plan.Prediction) string { return thousands(p.FitTokens) })
 		row(fmt.Sprintf("slots of %s", thousands(r.Predictions[0].Context)), func(p *plan.Prediction) string { return trim1(p.MaxConcurrency) })
 	default:
-		if in.Backend == plan.VLLM {
+		if in.CapacityModel != plan.SeedFormula {
 			row("activation peak GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
 			row("non-torch GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.NonTorchGiB) })
 			for _, p := range r.Predictions {
@@ -170,7 +186,7 @@ func WriteText(out io.Writer, r *plan.Result) error {
 func WriteComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
 	w := &strings.Builder{}
 	r, p := c.Record, res.Predictions[0]
-	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, res.Inputs.Backend, r.GPUGiB, r.KVCacheDtype)
+	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, r.Backend, r.GPUGiB, r.KVCacheDtype)
 	if r.ActualTokens > 0 {
 		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", thousands(r.PredictedTokens), thousands(r.ActualTokens), r.Source, r.ErrorPct)
 	}
