@@ -341,11 +341,11 @@ func (o *exitObserver) LevelEnd(context.Context, load.Level) *document.Level {
 
 // logVersion is the server version the launched server's log names.
 func logVersion(kind backend.Kind, logPath string) string {
-	b, err := launch.ReadLog(logPath)
+	s, err := serverlog.ParseServerFile(logPath)
 	if err != nil {
 		return ""
 	}
-	return launch.LogVersion(kind, b)
+	return s.Version(kind)
 }
 
 // profileCalibration is the planner's prediction for the profile beside
@@ -353,8 +353,8 @@ func logVersion(kind backend.Kind, logPath string) string {
 // the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
 // (the GPU's, else the host's for a CPU-only server).
 func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *document.Capacity) (*document.Calibration, []string) {
-	b, _ := launch.ReadLog(logPath)
-	arg := launch.PlanModelArg(spec.Profile, launch.LogModelFile(b))
+	s, _ := serverlog.ParseServerFile(logPath)
+	arg := launch.PlanModelArg(spec.Profile, s.ModelFile)
 	if arg == "" {
 		return nil, []string{"no calibration record: set plan_model in profile " + spec.Profile.Path + " (a preset, config.json or GGUF) for the planner"}
 	}
