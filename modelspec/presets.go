@@ -97,6 +97,7 @@ func PresetNames() []string {
 func Preset(name string) (Spec, error) {
 	if m, ok := presets[strings.ToLower(name)]; ok {
 		m.LayerKinds = append([]LayerKind(nil), m.LayerKinds...)
+		m.Preset = strings.ToLower(name)
 		return m, nil
 	}
 	return Spec{}, fmt.Errorf("unknown model preset %q; closest: %s", name, strings.Join(suggest.Closest(name, PresetNames(), 3), ", "))

@@ -26,6 +26,9 @@ const (
 type Spec struct {
 	// Name is the preset name, config path or GGUF path.
 	Name string `json:"name"`
+	// Preset is the name of the built-in preset the spec is ("" when it
+	// was read from a file or a server), for calibration records.
+	Preset string `json:"-"`
 	// Arch is the architecture, e.g. "qwen2", "llama", "deepseek_v3".
 	Arch string `json:"arch,omitempty"`
 	// Layers is the number of transformer blocks (num_hidden_layers).

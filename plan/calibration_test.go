@@ -8,6 +8,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/modelspec"
+	"github.com/servebench/servebench/serverlog"
 )
 
 func TestErrorPct(t *testing.T) {
@@ -15,8 +16,8 @@ func TestErrorPct(t *testing.T) {
 		p, a int
 		want float64
 	}{{143040, 158048, -9.5}, {286096, 272304, 5.1}, {100, 100, 0}} {
-		if got := ErrorPct(c.p, c.a); got != c.want {
-			t.Errorf("ErrorPct(%d, %d) = %v, want %v", c.p, c.a, got, c.want)
+		if got := errorPct(c.p, c.a); got != c.want {
+			t.Errorf("errorPct(%d, %d) = %v, want %v", c.p, c.a, got, c.want)
 		}
 	}
 }
@@ -32,7 +33,7 @@ func TestFitAndApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	auto := res.Predictions[0]
-	rec := CalibrationRecord("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", &res.Inputs, &auto, 158048, "test")
+	rec := calibrationRecord("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", &res.Inputs, &auto, 158048, "test")
 	var f CalibrationFile
 	c := f.Fit(rec, in.GPUName)
 	if c.Factor != 158048.0/float64(auto.PredictedTokens) || c.GPU != "rtx5070ti" {
@@ -84,12 +85,12 @@ func TestLoadCalibrationErrors(t *testing.T) {
 func TestApplyLogOllama(t *testing.T) {
 	nctx, nseq := 8192, 4
 	in := Inputs{Server: backend.Ollama}
-	notes := ApplyLog(&in, LogInputs{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}, map[string]bool{})
-	if in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
-		t.Errorf("%+v %v", in, notes)
+	notes, err := in.takeStated(&Observed{Log: &serverlog.Capacity{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}})
+	if err != nil || in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
+		t.Errorf("%+v %v %v", in, notes, err)
 	}
-	in = Inputs{Server: backend.Ollama, Context: 4096}
-	ApplyLog(&in, LogInputs{NCtx: &nctx}, map[string]bool{"context": true})
+	in = Inputs{Server: backend.Ollama, Context: 4096, Given: Given{Context: true}}
+	in.takeStated(&Observed{Log: &serverlog.Capacity{NCtx: &nctx}})
 	if in.Context != 4096 {
 		t.Errorf("a flag the user set was overridden: %d", in.Context)
 	}
@@ -150,7 +151,7 @@ func TestCompareWithoutTokens(t *testing.T) {
 	res := &Result{Model: modelspec.Spec{Name: "m"}}
 	p := &Prediction{PredictedTokens: 4096, KVMiB: 512, WeightsGiB: 1}
 	kv, total := 400.0, 1600.0
-	c, err := Compare(res, p, Actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
+	c, err := compare(res, p, actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestCompareWithoutTokens(t *testing.T) {
 		c.Record.Source != "log x; no token capacity: error_pct is on the KV size in MiB" {
 		t.Errorf("KV only: record %+v, kv error %v", c.Record, *c.KVErrorPct)
 	}
-	c, err = Compare(res, p, Actual{TotalMiB: &total}, "")
+	c, err = compare(res, p, actual{TotalMiB: &total}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +167,11 @@ func TestCompareWithoutTokens(t *testing.T) {
 		c.Record.Source != "no token capacity: error_pct is on the total size in MiB" {
 		t.Errorf("total only: record %+v, total error %v", c.Record, want)
 	}
-	c, err = Compare(res, p, Actual{Tokens: 4000, KVMiB: &kv, Source: "log x"}, "")
+	c, err = compare(res, p, actual{Tokens: 4000, KVMiB: &kv, Source: "log x"}, "")
 	if err != nil || c.Record.ErrorPct != 2.4 || c.Record.Source != "log x" {
 		t.Errorf("tokens known: record %+v, err %v", c.Record, err)
 	}
-	if _, err := Compare(res, &Prediction{PredictedTokens: 4096}, Actual{KVMiB: &kv}, ""); err == nil {
+	if _, err := compare(res, &Prediction{PredictedTokens: 4096}, actual{KVMiB: &kv}, ""); err == nil {
 		t.Error("no comparable figure: want an error, got a record")
 	}
 }
@@ -187,8 +188,8 @@ func TestCompareMemoryTerms(t *testing.T) {
 	}
 	f := func(x float64) *float64 { return &x }
 	no, yes := false, true
-	terms := MemoryTerms{Weights: f(5.19), Activation: f(0.38), CUDAGraphs: f(1.39), AvailableKV: f(7.27), GraphsCharged: &yes}
-	c, err := Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "qwen2.5-7b")
+	terms := memoryTerms{Weights: f(5.19), Activation: f(0.38), CUDAGraphs: f(1.39), AvailableKV: f(7.27), GraphsCharged: &yes}
+	c, err := compare(res, &res.Predictions[0], actual{Tokens: 272304, Source: "log", Terms: terms}, "qwen2.5-7b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,14 +207,14 @@ func TestCompareMemoryTerms(t *testing.T) {
 		t.Errorf("CUDA graphs: %+v", g)
 	}
 	terms.GraphsCharged = &no
-	c, _ = Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "")
+	c, _ = compare(res, &res.Predictions[0], actual{Tokens: 272304, Source: "log", Terms: terms}, "")
 	for _, tc := range c.Terms {
 		if tc.Term == "CUDA graphs charged" {
 			t.Error("compared a CUDA-graph estimate the log says was not charged")
 		}
 	}
 	res.Inputs.Backend = backend.LlamaCpp
-	if c, _ := Compare(res, &res.Predictions[0], Actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
+	if c, _ := compare(res, &res.Predictions[0], actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
 		t.Error("memory terms for a llama.cpp plan")
 	}
 }
@@ -222,13 +223,14 @@ func TestCompareMemoryTerms(t *testing.T) {
 // states become inputs unless their flags were given.
 func TestApplyLogVLLM(t *testing.T) {
 	no := false
+	log := &serverlog.Capacity{VLLMVersion: "0.27.1", CUDAGraphEstimateApplied: &no}
 	in := Inputs{Server: backend.VLLM}
-	notes := ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{})
+	notes, _ := in.takeStated(&Observed{Log: log})
 	if in.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
 		t.Errorf("version %v estimate %q notes %q", in.VLLMVersion, in.GraphEstimate, notes)
 	}
-	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto}
-	ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{"vllm-version": true, "graph-estimate": true})
+	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto, Given: Given{VLLMVersion: true, GraphEstimate: true}}
+	in.takeStated(&Observed{Log: log})
 	if !in.VLLMVersion.Latest() || in.GraphEstimate != GraphEstimateAuto {
 		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)
 	}

@@ -64,8 +64,8 @@ func ParseCapacityModel(s string) (CapacityModel, error) {
 // help order.
 var Servers = []backend.Kind{backend.VLLM, backend.LlamaCpp, backend.Ollama}
 
-// Inputs are everything a plan depends on. Zero values mean "the backend's
-// default" (see Defaults).
+// Inputs are everything a plan depends on. Zero values mean "the server
+// family's default" (see Defaults).
 type Inputs struct {
 	// Model is the model's attention and matrix shape.
 	Model modelspec.Spec
@@ -110,6 +110,9 @@ type Inputs struct {
 	FlashAttention bool
 	// Corrections, if set, are calibration corrections to apply.
 	Corrections *CalibrationFile
+	// Given says which of these the caller set on purpose, for Calibrate
+	// (Plan does not look at it).
+	Given Given
 }
 
 // Prediction is the capacity of one KV dtype.

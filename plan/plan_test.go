@@ -78,7 +78,7 @@ func TestCapacityModelOfRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := CalibrationRecord("m", "", &res.Inputs, &res.Predictions[0], 158048, "test")
+	rec := calibrationRecord("m", "", &res.Inputs, &res.Predictions[0], 158048, "test")
 	if rec.Backend != "seed" || res.Inputs.Backend != backend.VLLM || res.Inputs.CapacityModel != SeedFormula {
 		t.Errorf("record backend %q, inputs %s/%s", rec.Backend, res.Inputs.Backend, res.Inputs.CapacityModel)
 	}

@@ -75,7 +75,7 @@ func TestSeedReproducesCalibration(t *testing.T) {
 			if p.PredictedTokens != rec.PredictedTokens {
 				t.Errorf("predicted %d tokens, seed %d", p.PredictedTokens, rec.PredictedTokens)
 			}
-			if e := ErrorPct(p.PredictedTokens, rec.ActualTokens); e != rec.ErrorPct {
+			if e := errorPct(p.PredictedTokens, rec.ActualTokens); e != rec.ErrorPct {
 				t.Errorf("error_pct %.1f, seed %.1f", e, rec.ErrorPct)
 			}
 		})

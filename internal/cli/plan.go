@@ -62,10 +62,10 @@ func (f *planFlags) register(fs interface {
 	fs.StringVar(&f.calibration, "calibration", "", "calibration `FILE` whose corrections plan applies (calibrate --fit writes it)")
 }
 
-// inputs turns the flags into plan.Inputs; errors are usage errors naming
-// the flag.
-// modelInfo, when not nil, is GGUF metadata from a live server that
-// stands in for --model.
+// inputs turns the flags into plan.Inputs, their zero values left for
+// plan to default; errors are usage errors naming the flag. modelInfo,
+// when not nil, is GGUF metadata from a live server that stands in for
+// --model.
 func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string]any) (plan.Inputs, error) {
 	var in plan.Inputs
 	var (
@@ -121,10 +121,6 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		if in.Corrections, err = plan.LoadCalibration(f.calibration); err != nil {
 			return in, usagef("%s: --calibration: %v", cmd, err)
 		}
-	}
-	in.Defaults()
-	if err := in.Validate(); err != nil {
-		return in, planError(cmd, err)
 	}
 	return in, nil
 }
@@ -195,6 +191,9 @@ func flagOf(f plan.Field) string {
 // is named by its flag.
 func planError(cmd string, err error) error {
 	var ie *plan.InputError
+	if errors.As(err, &ie) && ie.Field == plan.FieldGPUGiB && ie.Value == 0.0 {
+		return usagef("%s: give --gpu NAME, --gpu auto or --gpu-gib N", cmd)
+	}
 	if errors.As(err, &ie) {
 		if name := flagOf(ie.Field); name != "" {
 			return usagef("%s: %s %v %s", cmd, name, ie.Value, ie.Want)
@@ -203,7 +202,9 @@ func planError(cmd string, err error) error {
 	return usagef("%s: %v", cmd, err)
 }
 
-// resolveGPU sets the GPU name and memory from --gpu and --gpu-gib.
+// resolveGPU sets the GPU name and memory from --gpu and --gpu-gib. With
+// neither, the memory stays 0: calibrate may take it from the server's
+// log, and plan reports it missing (planError).
 func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs) error {
 	switch {
 	case f.gpu == "auto":
@@ -224,8 +225,6 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 			return usagef("%s: --gpu: %v", cmd, err)
 		}
 		in.GPUName, in.GPUGiB = g.Name, g.MemoryGiB
-	case f.gpuGiB == 0:
-		return usagef("%s: give --gpu NAME, --gpu auto or --gpu-gib N", cmd)
 	}
 	if f.gpuGiB != 0 {
 		if !(f.gpuGiB > 0) {
