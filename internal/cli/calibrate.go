@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	neturl "net/url"
@@ -65,6 +64,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.model == "" && f.serverModel == "" {
 		return usagef("calibrate: --model is required (or --server-model with --url for Ollama)")
 	}
+	if f.model == "" && f.url != "" && f.kind == backend.Ollama {
+		f.model = f.serverModel // the spec comes from the server's /api/show
+	}
 	obs, modelInfo, err := f.observe(ctx)
 	if err != nil {
 		return err
@@ -100,43 +102,16 @@ func (f *calibrateFlags) observe(ctx context.Context) (plan.Observed, map[string
 		}
 		obs.Log, obs.Source = &c, "log "+f.log
 	}
-	if f.model == "" && f.url != "" && f.kind == backend.Ollama {
-		f.model = f.serverModel
-	}
-	if f.url == "" {
+	switch {
+	case f.url == "":
 		return obs, nil, nil
+	case f.kind == backend.VLLM:
+		return obs, nil, f.liveVLLM(ctx, &obs)
+	case f.kind == backend.Ollama:
+		mi, err := f.liveOllama(ctx, &obs)
+		return obs, mi, err
 	}
-	mi, err := liveActual(ctx, f, &obs)
-	return obs, mi, err
-}
-
-// given says which planner inputs the command line set: the server's
-// statements do not override them.
-func (f *planFlags) given(fs *flag.FlagSet) plan.Given {
-	var g plan.Given
-	fs.Visit(func(fl *flag.Flag) {
-		switch fl.Name {
-		case "gpu", "gpu-gib":
-			g.GPUMemory = true
-		case "gpu-memory-utilization":
-			g.Utilization = true
-		case "context":
-			g.Context = true
-		case "parallel":
-			g.Parallel = true
-		case "kv-dtype":
-			g.KVDtypes = true
-		case "block-size":
-			g.BlockSize = true
-		case "vllm-version":
-			g.VLLMVersion = true
-		case "graph-estimate":
-			g.GraphEstimate = true
-		case "enforce-eager":
-			g.EnforceEager = true
-		}
-	})
-	return g
+	return obs, nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
 }
 
 // report fits (--fit), writes (--out) and prints the calibration; the
@@ -184,68 +159,71 @@ func (f *calibrateFlags) report(cal *plan.Calibration, stdout, stderr io.Writer)
 	return plantext.WriteComparison(stdout, res, cmp, cal.Notes, fitted, f.calibration)
 }
 
-// liveActual reads the live server's figures into obs; for Ollama it
-// also returns the model's GGUF metadata from /api/show.
-func liveActual(ctx context.Context, f *calibrateFlags, obs *plan.Observed) (map[string]any, error) {
+// liveVLLM reads a live vLLM's KV capacity and cache settings from its
+// /metrics cache_config_info into obs.
+func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error {
 	url := strings.TrimRight(f.url, "/")
 	shown := redactURL(url) // for the record, notes and errors
-	switch f.kind {
-	case backend.VLLM:
-		names, _ := telemetry.NamesFor(backend.VLLM)
-		smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: --url: %v", err)
-		}
-		c := smp.Cache
-		if c.Blocks == nil || c.BlockSize == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
-		}
-		tokens := *c.Blocks * *c.BlockSize
-		obs.Live = plan.Live{Tokens: &tokens, BlockSize: c.BlockSize, Utilization: c.GPUMemoryUtilization}
-		if c.Dtype != nil {
-			obs.Live.KVDtype = *c.Dtype
-		}
-		obs.Source = shown + "/metrics cache_config_info"
-		obs.Notes = append(obs.Notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
-		return nil, nil
-	case backend.Ollama:
-		name := f.serverModel
-		if name == "" {
-			name = f.model
-		}
-		cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
-		id := backend.Probe(ctx, cfg)
-		if id.Server.SizeBytes == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
-		}
-		mib := float64(*id.Server.SizeBytes) / plan.MiB
-		obs.Live.TotalMiB = &mib
-		if obs.Source == "" {
-			obs.Source = shown + "/api/ps"
-		} else {
-			obs.Source += " and " + shown + "/api/ps"
-		}
-		if id.Runtime != nil {
-			obs.Notes = append(obs.Notes, "server: "+*id.Runtime)
-		}
-		src := id.Server.Details["context_length_source"]
-		switch {
-		case strings.Contains(src, "/api/ps") && id.Server.ContextLength != nil && f.log == "":
-			obs.Notes = append(obs.Notes, fmt.Sprintf("from /api/ps: context_length %d per slot", *id.Server.ContextLength))
-			obs.Live.ContextPerSlot = id.Server.ContextLength
-		case f.log == "":
-			obs.Notes = append(obs.Notes, "this Ollama's /api/ps gives no loaded context_length (added in v0.11): only the total size is compared; pass --log FILE for the KV cells and size")
-		}
-		if _, err := os.Stat(f.model); err == nil {
-			return nil, nil // the model file gives the spec and weights
-		}
-		mi, err := backend.OllamaModelInfo(ctx, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: --url: %v", err)
-		}
-		return mi, nil
+	names, _ := telemetry.NamesFor(backend.VLLM)
+	smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
+	if err != nil {
+		return fmt.Errorf("calibrate: --url: %v", err)
 	}
-	return nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
+	c := smp.Cache
+	if c.Blocks == nil || c.BlockSize == nil {
+		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
+	}
+	tokens := *c.Blocks * *c.BlockSize
+	obs.Live = plan.Live{Tokens: &tokens, BlockSize: c.BlockSize, Utilization: c.GPUMemoryUtilization}
+	if c.Dtype != nil {
+		obs.Live.KVDtype = *c.Dtype
+	}
+	obs.Source = shown + "/metrics cache_config_info"
+	obs.Notes = append(obs.Notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
+	return nil
+}
+
+// liveOllama reads a live Ollama's size of the loaded model (and, from
+// v0.11, its context per slot) from /api/ps into obs, and returns the
+// model's GGUF metadata from /api/show unless --model is a file.
+func (f *calibrateFlags) liveOllama(ctx context.Context, obs *plan.Observed) (map[string]any, error) {
+	url := strings.TrimRight(f.url, "/")
+	shown := redactURL(url) // for the record, notes and errors
+	name := f.serverModel
+	if name == "" {
+		name = f.model
+	}
+	cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
+	id := backend.Probe(ctx, cfg)
+	if id.Server.SizeBytes == nil {
+		return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
+	}
+	mib := float64(*id.Server.SizeBytes) / plan.MiB
+	obs.Live.TotalMiB = &mib
+	if obs.Source == "" {
+		obs.Source = shown + "/api/ps"
+	} else {
+		obs.Source += " and " + shown + "/api/ps"
+	}
+	if id.Runtime != nil {
+		obs.Notes = append(obs.Notes, "server: "+*id.Runtime)
+	}
+	src := id.Server.Details["context_length_source"]
+	switch {
+	case strings.Contains(src, "/api/ps") && id.Server.ContextLength != nil && f.log == "":
+		obs.Notes = append(obs.Notes, fmt.Sprintf("from /api/ps: context_length %d per slot", *id.Server.ContextLength))
+		obs.Live.ContextPerSlot = id.Server.ContextLength
+	case f.log == "":
+		obs.Notes = append(obs.Notes, "this Ollama's /api/ps gives no loaded context_length (added in v0.11): only the total size is compared; pass --log FILE for the KV cells and size")
+	}
+	if _, err := os.Stat(f.model); err == nil {
+		return nil, nil // the model file gives the spec and weights
+	}
+	mi, err := backend.OllamaModelInfo(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: --url: %v", err)
+	}
+	return mi, nil
 }
 
 // redactURL hides the password of a URL's user info

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -60,6 +61,37 @@ func (f *planFlags) register(fs interface {
 	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp -fa / OLLAMA_FLASH_ATTENTION=1 (needed for quantized KV)")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration `FILE` whose corrections plan applies (calibrate --fit writes it)")
+}
+
+// given says which planner inputs the command line set: what a server
+// states does not override them (plan.Calibrate). Each case names the
+// flags register defines for the input; TestGivenCoversEveryFlag checks
+// that every plan.Given field has one.
+func (f *planFlags) given(fs *flag.FlagSet) plan.Given {
+	var g plan.Given
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "gpu", "gpu-gib":
+			g.GPUMemory = true
+		case "gpu-memory-utilization":
+			g.Utilization = true
+		case "context":
+			g.Context = true
+		case "parallel":
+			g.Parallel = true
+		case "kv-dtype":
+			g.KVDtypes = true
+		case "block-size":
+			g.BlockSize = true
+		case "vllm-version":
+			g.VLLMVersion = true
+		case "graph-estimate":
+			g.GraphEstimate = true
+		case "enforce-eager":
+			g.EnforceEager = true
+		}
+	})
+	return g
 }
 
 // inputs turns the flags into plan.Inputs, their zero values left for
