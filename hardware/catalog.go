@@ -52,9 +52,6 @@ var gpus = []GPU{
 	{"H200", 141.0, "nominal", 4800, 989},
 }
 
-// GPUs returns the catalog.
-func GPUs() []GPU { return append([]GPU(nil), gpus...) }
-
 // Key is the name s as Lookup compares it: without a parenthetical
 // remark, lowercase, without "nvidia", "geforce", "tesla", spaces, dashes
 // and "sxm4"/"pcie", so that nvidia-smi names match catalog names

@@ -28,7 +28,7 @@ func TestLookupGPU(t *testing.T) {
 	if _, err := Lookup("RTX 9090"); err == nil || !strings.Contains(err.Error(), "closest") {
 		t.Errorf("unknown GPU: %v", err)
 	}
-	for _, g := range GPUs() {
+	for _, g := range gpus {
 		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 {
 			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
 		}

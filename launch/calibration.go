@@ -12,7 +12,7 @@ import (
 	"github.com/servebench/servebench/serverlog"
 )
 
-// PlanInputs maps a profile to the planner's inputs for the same server
+// planInputs maps a profile to the planner's inputs for the same server
 // configuration: the server family, the KV dtype, and the knobs that size
 // the cache (vLLM gpu_memory_utilization, max_model_len, max_num_seqs,
 // max_num_batched_tokens; llama.cpp -c and -np; Ollama
@@ -20,7 +20,7 @@ import (
 // attention, without which Ollama keeps an f16 cache). The knobs set are
 // marked given; unset ones are left to what the server's log states, else
 // to the planner's defaults for the family, which are the servers'.
-func PlanInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, error) {
+func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, error) {
 	in := plan.Inputs{Model: m, Server: p.Backend, GPUGiB: deviceGiB}
 	switch p.Backend {
 	case backend.VLLM:
@@ -97,7 +97,7 @@ func Calibrate(p *Profile, logPath string, deviceGiB float64) (*document.Calibra
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := PlanInputs(p, m, deviceGiB)
+	in, err := planInputs(p, m, deviceGiB)
 	if err != nil {
 		return nil, nil, err
 	}

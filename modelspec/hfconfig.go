@@ -63,10 +63,10 @@ var hybridModelTypes = map[string]bool{
 	"rwkv": true, "recurrent_gemma": true, "minimax": true, "minimax_m1": true,
 }
 
-// ReadHFConfig reads a Hugging Face config.json (path is the file or the
+// readHFConfig reads a Hugging Face config.json (path is the file or the
 // model folder holding it). Vision-language models are read from their
 // text_config. Errors name the file and the field.
-func ReadHFConfig(path string) (Spec, error) {
+func readHFConfig(path string) (Spec, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}

@@ -21,7 +21,7 @@ func TestHFConfigMatchesPresets(t *testing.T) {
 		{"deepseek-v3.config.json", "deepseek-v3"},
 	} {
 		t.Run(c.preset, func(t *testing.T) {
-			got, err := ReadHFConfig(filepath.Join("testdata", c.file))
+			got, err := readHFConfig(filepath.Join("testdata", c.file))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,14 +18,14 @@ func Load(arg string) (Spec, error) {
 		return Preset(arg)
 	}
 	if fi.IsDir() {
-		m, err := ReadHFConfig(arg)
+		m, err := readHFConfig(arg)
 		m.Name = filepath.Base(filepath.Clean(arg))
 		return m, err
 	}
 	if isGGUF(arg) {
 		return ReadGGUF(arg)
 	}
-	m, err := ReadHFConfig(arg)
+	m, err := readHFConfig(arg)
 	if err == nil && m.Name == arg {
 		m.Name = filepath.Base(filepath.Dir(arg))
 		if m.Name == "." || m.Name == "" {

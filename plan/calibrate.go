@@ -97,7 +97,7 @@ func Calibrate(in Inputs, obs Observed) (*Calibration, error) {
 		return nil, err
 	}
 	notes = append(notes, stated...)
-	in.Defaults()
+	in.defaults()
 	in.KVDtypes = in.KVDtypes[:1]
 	in.Corrections = nil
 	res, err := Plan(in)
@@ -125,7 +125,7 @@ func Calibrate(in Inputs, obs Observed) (*Calibration, error) {
 
 // takeStated sets the inputs not given from what the server states
 // (see Calibrate) and returns a note for each taken from its log. It
-// runs before Defaults, so that the defaults that depend on the GPU's
+// runs before defaults, so that the defaults that depend on the GPU's
 // memory (vLLM's max_num_seqs) follow the server's.
 func (in *Inputs) takeStated(obs *Observed) ([]string, error) {
 	if err := in.takeLive(obs.Live); err != nil {
@@ -165,7 +165,7 @@ func (in *Inputs) takeStated(obs *Observed) ([]string, error) {
 			if d, err := ParseKVDtype(c.TypeK); err == nil {
 				in.KVDtypes = []KVDtype{d}
 				note("KV type %s", c.TypeK)
-				if d.IsGGMLQuant() {
+				if d.isGGMLQuant() {
 					in.FlashAttention = true
 				}
 			}

@@ -146,7 +146,7 @@ func FuzzParseCalibration(f *testing.F) {
 
 // TestCompareWithoutTokens: with only MiB figures, error_pct is the size
 // error and the source says so, never a 0 that reads as "no error"; with
-// no figure the prediction has, Compare fails.
+// no figure the prediction has, compare fails.
 func TestCompareWithoutTokens(t *testing.T) {
 	res := &Result{Model: modelspec.Spec{Name: "m"}}
 	p := &Prediction{PredictedTokens: 4096, KVMiB: 512, WeightsGiB: 1}
@@ -231,7 +231,7 @@ func TestApplyLogVLLM(t *testing.T) {
 	}
 	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto, Given: Given{VLLMVersion: true, GraphEstimate: true}}
 	in.takeStated(&Observed{Log: log})
-	if !in.VLLMVersion.Latest() || in.GraphEstimate != GraphEstimateAuto {
+	if !in.VLLMVersion.latest() || in.GraphEstimate != GraphEstimateAuto {
 		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)
 	}
 }

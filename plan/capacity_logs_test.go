@@ -103,7 +103,7 @@ func TestLlamaCppKVExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kv, err := LlamaKVSize(&m, r.NCtx, max(r.NSeqMax, 1), r.NUBatch, tk, tv)
+			kv, err := llamaKVSize(&m, r.NCtx, max(r.NSeqMax, 1), r.NUBatch, tk, tv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -213,7 +213,7 @@ func TestVLLMRecords(t *testing.T) {
 			// of 0.875 MiB vs 17,019 of 0.4375 MiB). The seed names no
 			// vLLM version; a gap this size exists only where vLLM charges
 			// its CUDA-graph estimate (v0.21.0 and later), so the records
-			// run as the current version. VLLMFlashInferGiB charges
+			// run as the current version. vllmFlashInferGiB charges
 			// 0.66 GiB of it (FlashInfer, which an fp8 cache forces on an
 			// RTX 5070 Ti, sm_120). The other 0.51 GiB is measured by
 			// vLLM's estimator in FlashInfer's first graph captures and
@@ -278,14 +278,14 @@ func TestVLLMFlashInfer(t *testing.T) {
 		t.Errorf("full decode graphs at 4 seqs: %d, want 3 (1, 2, 4)", n)
 	}
 	want := float64(394<<20+35*8<<20) / GiB
-	if got := VLLMFlashInferGiB("NVIDIA GeForce RTX 5070 Ti", KVFP8, 256, 2048); got != want {
+	if got := vllmFlashInferGiB("NVIDIA GeForce RTX 5070 Ti", KVFP8, 256, 2048); got != want {
 		t.Errorf("RTX 5070 Ti fp8: %.4f GiB, want %.4f", got, want)
 	}
 	for _, c := range []struct {
 		gpu string
 		d   KVDtype
 	}{{"NVIDIA GeForce RTX 5070 Ti", KVAuto}, {"NVIDIA H100 80GB HBM3", KVFP8}, {"NVIDIA H200", KVFP8}} {
-		if got := VLLMFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
+		if got := vllmFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
 			t.Errorf("%s %s: %.4f GiB, want 0", c.gpu, c.d, got)
 		}
 	}
@@ -370,8 +370,8 @@ func TestParseVLLMVersion(t *testing.T) {
 			t.Errorf("ParseVLLMVersion(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
-	if !(VLLMVersion{0, 21, 0}).AtLeast(vllmGraphEstimateDefault) || (VLLMVersion{0, 20, 9}).AtLeast(vllmGraphEstimateDefault) ||
-		!(VLLMVersion{1, 0, 0}).AtLeast(vllmGraphEstimateDefault) || !(VLLMVersion{}).AtLeast(VLLMVersion{9, 9, 9}) {
-		t.Error("AtLeast orders versions wrongly")
+	if !(VLLMVersion{0, 21, 0}).atLeast(vllmGraphEstimateDefault) || (VLLMVersion{0, 20, 9}).atLeast(vllmGraphEstimateDefault) ||
+		!(VLLMVersion{1, 0, 0}).atLeast(vllmGraphEstimateDefault) || !(VLLMVersion{}).atLeast(VLLMVersion{9, 9, 9}) {
+		t.Error("atLeast orders versions wrongly")
 	}
 }

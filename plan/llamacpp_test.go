@@ -25,7 +25,7 @@ func TestLlamaKVTinyGGUF(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kv, err := LlamaKVSize(&m, 2048*4, 4, 512, KVFP16, KVFP16)
+			kv, err := llamaKVSize(&m, 2048*4, 4, 512, KVFP16, KVFP16)
 			if err != nil || kv.MiB() != 2.00 {
 				t.Errorf("KV %.2f MiB (%v), want 2.00", kv.MiB(), err)
 			}

@@ -45,9 +45,6 @@ const (
 	SeedFormula CapacityModel = "seed"
 )
 
-// CapacityModels lists the capacity models in help order.
-var CapacityModels = []CapacityModel{ServerAccounting, SeedFormula}
-
 // ParseCapacityModel returns the capacity model named s ("" is
 // ServerAccounting).
 func ParseCapacityModel(s string) (CapacityModel, error) {
@@ -65,7 +62,7 @@ func ParseCapacityModel(s string) (CapacityModel, error) {
 var Servers = []backend.Kind{backend.VLLM, backend.LlamaCpp, backend.Ollama}
 
 // Inputs are everything a plan depends on. Zero values mean "the server
-// family's default" (see Defaults).
+// family's default" (see defaults).
 type Inputs struct {
 	// Model is the model's attention and matrix shape.
 	Model modelspec.Spec
@@ -153,7 +150,7 @@ type Prediction struct {
 	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
 	// AttentionBackendGiB is, for vLLM, the attention backend's buffers
 	// its CUDA-graph estimate charges to the KV budget (FlashInfer under
-	// an fp8 cache off Hopper, from v0.21.0; see VLLMFlashInferGiB).
+	// an fp8 cache off Hopper, from v0.21.0; see vllmFlashInferGiB).
 	AttentionBackendGiB float64 `json:"attention_backend_gib,omitempty"`
 	// KVMiB and Cells are llama.cpp's "KV self size" and cell count;
 	// ComputeBufferMiB its compute-buffer estimate.
@@ -212,8 +209,8 @@ type InputsOut struct {
 	FlashAttention bool  `json:"flash_attention,omitempty"`
 }
 
-// Defaults fills the zero fields of in with the server family's defaults.
-func (in *Inputs) Defaults() {
+// defaults fills the zero fields of in with the server family's defaults.
+func (in *Inputs) defaults() {
 	if in.CapacityModel == "" {
 		in.CapacityModel = ServerAccounting
 	}
@@ -276,7 +273,7 @@ func (in *Inputs) Defaults() {
 // say which of its own settings (a flag, a profile key) it was.
 type Field string
 
-// Inputs that Validate checks.
+// Inputs that validate checks.
 const (
 	FieldServer              Field = "server family"
 	FieldCapacityModel       Field = "capacity model"
@@ -302,9 +299,9 @@ type InputError struct {
 // Error is "<field> <value> <want>", e.g. "context -3 must be > 0".
 func (e *InputError) Error() string { return fmt.Sprintf("%s %v %s", e.Field, e.Value, e.Want) }
 
-// Validate checks the inputs; an input out of range is an *InputError
+// validate checks the inputs; an input out of range is an *InputError
 // naming its Field, a bad model spec an error naming the spec's field.
-func (in *Inputs) Validate() error {
+func (in *Inputs) validate() error {
 	if err := in.Model.Validate(); err != nil {
 		return err
 	}
@@ -363,15 +360,15 @@ func (in *Inputs) weights() (int64, string) {
 	case in.WeightsGiB > 0:
 		return int64(in.WeightsGiB * GiB), "--weights-gib"
 	case in.Quant != "":
-		return WeightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
+		return weightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
 	case in.Model.WeightsBytes > 0:
 		return in.Model.WeightsBytes, "GGUF tensor sizes"
 	case fileTypeQuant[in.Model.FileType] != "":
 		q := fileTypeQuant[in.Model.FileType]
-		return WeightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
+		return weightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
 	}
-	q := DefaultQuant(&in.Model)
-	return WeightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
+	q := defaultQuant(&in.Model)
+	return weightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
 }
 
 // fileTypeQuant maps GGUF file types to the --quant formats that
@@ -380,12 +377,12 @@ var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {
-	in.Defaults()
-	if err := in.Validate(); err != nil {
+	in.defaults()
+	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	wb, wsrc := in.weights()
-	res := &Result{Model: in.Model, Planner: SeedPlanner(in.Model)}
+	res := &Result{Model: in.Model, Planner: seedPlanner(in.Model)}
 	res.Inputs = InputsOut{
 		Model: in.Model.Name, Backend: in.Server, CapacityModel: in.CapacityModel, GPU: in.GPUName, GPUGiB: in.GPUGiB,
 		WeightsSource: wsrc, Quant: in.Quant, Context: in.Context,

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"math"
-	"sort"
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/modelspec"
@@ -38,7 +37,7 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 		warns = append(warns, "seed planner ignores MLA and sliding windows: it counts 2 × layers × kv_heads × head_dim per token")
 	}
 	weightsGiB := round(float64(weightsBytes)/GiB, 3)
-	kb := d.Bytes(in.Model.Dtype)
+	kb := d.bytesPerElement(in.Model.Dtype)
 	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
 	free := in.GPUGiB*in.Utilization - weightsGiB - SeedOverheadGiB
 	p := Prediction{
@@ -57,9 +56,9 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	return p, warns
 }
 
-// SeedPlanner returns the seed planner block (document.Planner) with the
+// seedPlanner returns the seed planner block (document.Planner) with the
 // seed's constants and the given models' table rows.
-func SeedPlanner(models ...modelspec.Spec) *document.Planner {
+func seedPlanner(models ...modelspec.Spec) *document.Planner {
 	pl := &document.Planner{
 		GiB:                  GiB,
 		KVBytes:              map[string]float64{"auto": 2.0, "fp8": 1.0},
@@ -69,23 +68,16 @@ func SeedPlanner(models ...modelspec.Spec) *document.Planner {
 		Models:               map[string]document.PlannerModel{},
 	}
 	for _, m := range models {
-		pl.Models[m.Name] = PlannerModel(&m)
+		pl.Models[m.Name] = plannerModel(&m)
 	}
 	return pl
 }
 
-// PlannerModel is m as a row of the seed planner's model table.
-func PlannerModel(m *modelspec.Spec) document.PlannerModel {
+// plannerModel is m as a row of the seed planner's model table.
+func plannerModel(m *modelspec.Spec) document.PlannerModel {
 	pb := m.ParamsB
 	if pb == 0 {
 		pb = round(float64(m.Params().Total())/1e9, 2)
 	}
 	return document.PlannerModel{NLayers: m.Layers, NKVHeads: m.KVHeads, HeadDim: m.HeadDim, ParamsB: pb}
-}
-
-// SeedPresetNames are the seven models of the seed planner's table.
-func SeedPresetNames() []string {
-	n := []string{"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen3-8b", "qwen3-14b", "llama-3.1-8b", "mistral-7b"}
-	sort.Strings(n)
-	return n
 }

@@ -40,7 +40,7 @@ func TestAWQWeightsGiveSeedWeights(t *testing.T) {
 	if got := p.Total(); got != 7_615_616_512 {
 		t.Errorf("qwen2.5-7b parameters = %d, want 7,615,616,512 (published 7.62B)", got)
 	}
-	got := round(float64(WeightsBytes(&m, "awq"))/GiB, 3)
+	got := round(float64(weightsBytes(&m, "awq"))/GiB, 3)
 	if got != 5.188 {
 		t.Errorf("awq weights = %.4f GiB, want 5.188 (seed)", got)
 	}
@@ -82,19 +82,23 @@ func TestSeedReproducesCalibration(t *testing.T) {
 	}
 }
 
+// seedPresetNames are the seven models of the seed planner's table,
+// sorted.
+var seedPresetNames = []string{"llama-3.1-8b", "mistral-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-7b", "qwen3-14b", "qwen3-8b"}
+
 // TestSeedPlannerBlockMatchesSeed: our presets give the seed's planner
 // table and constants exactly.
 func TestSeedPlannerBlockMatchesSeed(t *testing.T) {
 	d := loadSeed(t)
 	var ms []modelspec.Spec
-	for _, n := range SeedPresetNames() {
+	for _, n := range seedPresetNames {
 		m, err := modelspec.Preset(n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ms = append(ms, m)
 	}
-	got, _ := json.Marshal(SeedPlanner(ms...))
+	got, _ := json.Marshal(seedPlanner(ms...))
 	want, _ := json.Marshal(d.Planner)
 	if string(got) != string(want) {
 		t.Errorf("planner block differs:\n got %s\nwant %s", got, want)

@@ -32,7 +32,7 @@ func TestServerVersion(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseServer(strings.NewReader(tc.log))
+			s, err := parseServer(strings.NewReader(tc.log))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,8 +48,8 @@ func TestServerVersion(t *testing.T) {
 func TestServerVersionSameAsCapacity(t *testing.T) {
 	for _, n := range allFixtures {
 		b := readFixture(t, n)
-		s, _ := ParseServer(bytes.NewReader(b))
-		c, _ := Parse(bytes.NewReader(b))
+		s, _ := parseServer(bytes.NewReader(b))
+		c, _ := parse(bytes.NewReader(b))
 		if s.VLLMVersion != c.VLLMVersion {
 			t.Errorf("%s: server says vLLM %q, capacity %q", n, s.VLLMVersion, c.VLLMVersion)
 		}
@@ -65,7 +65,7 @@ func TestServerModelFile(t *testing.T) {
 		{"no runner", "no runner", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, _ := ParseServer(strings.NewReader(c.log))
+			s, _ := parseServer(strings.NewReader(c.log))
 			if s.ModelFile != c.want {
 				t.Errorf("got %q, want %q", s.ModelFile, c.want)
 			}
@@ -102,7 +102,7 @@ func FuzzParseServer(f *testing.F) {
 	f.Add("build: 1 (ab) with cc")
 	f.Add(lineAPIVersion)
 	f.Fuzz(func(t *testing.T, log string) {
-		s, err := ParseServer(strings.NewReader(log))
+		s, err := parseServer(strings.NewReader(log))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -229,10 +229,10 @@ var attentionBackendV1 = map[string]string{
 	"FlashInfer":      "FLASHINFER",
 }
 
-// Parse scans a server log for capacity lines. It reads lines of up to 1
+// parse scans a server log for capacity lines. It reads lines of up to 1
 // MiB (longer ones are skipped), never fails on content, and returns an
 // error only when reading fails.
-func Parse(r io.Reader) (Capacity, error) {
+func parse(r io.Reader) (Capacity, error) {
 	var c Capacity
 	iswa, prev := "", ""
 	err := scanLines(r, func(line string) {
@@ -283,7 +283,7 @@ func ParseFile(path string) (Capacity, error) {
 		return Capacity{}, err
 	}
 	defer f.Close()
-	return Parse(f)
+	return parse(f)
 }
 
 // isStartup reports whether line is one of those that begin a server
@@ -589,23 +589,23 @@ func (s *Server) Version(kind backend.Kind) string {
 	return ""
 }
 
-// ParseServer scans a server log for what it says about the server
-// (Server). Like Parse, it skips lines over 1 MiB, never fails on content
+// parseServer scans a server log for what it says about the server
+// (Server). Like parse, it skips lines over 1 MiB, never fails on content
 // and returns an error only when reading fails.
-func ParseServer(r io.Reader) (Server, error) {
+func parseServer(r io.Reader) (Server, error) {
 	var s Server
 	err := scanLines(r, s.parseLine)
 	return s, err
 }
 
-// ParseServerFile parses the log at path with ParseServer.
+// ParseServerFile parses the log at path with parseServer.
 func ParseServerFile(path string) (Server, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Server{}, err
 	}
 	defer f.Close()
-	return ParseServer(f)
+	return parseServer(f)
 }
 
 // parseLine reads one log line into s (the substring tests spare most

@@ -40,10 +40,10 @@ func gpuTitle(r *plan.Result) string {
 	return fmt.Sprintf("a %.2f GiB GPU", r.Inputs.GPUGiB)
 }
 
-// Verdict is the one line a person can act on: what fits, in blocks,
+// verdict is the one line a person can act on: what fits, in blocks,
 // tokens and sequences of the context, for each dtype; or what does not
 // fit and by how much.
-func Verdict(r *plan.Result) string {
+func verdict(r *plan.Result) string {
 	head := fmt.Sprintf("%s on %s with %s: ", r.Model.Name, gpuTitle(r), modelTitle(&r.Inputs))
 	if len(r.Predictions) == 0 {
 		return head + "no prediction"
@@ -169,7 +169,7 @@ func WriteText(out io.Writer, r *plan.Result) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, Verdict(r))
+	fmt.Fprintln(w, verdict(r))
 	if corrected {
 		fmt.Fprintln(w, "(corrected by calibration: see the factor row)")
 	}
