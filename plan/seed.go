@@ -9,13 +9,13 @@ import (
 
 // Seed planner constants (multi-backend-sweep.json "planner").
 const (
-	// SeedOverheadGiB is the seed's fixed allowance for everything but
+	// seedOverheadGiB is the seed's fixed allowance for everything but
 	// weights and KV cache.
-	SeedOverheadGiB = 1.5
-	// SeedUtilization is the seed's gpu_memory_utilization.
-	SeedUtilization = 0.9
-	// SeedBlockSize is the seed's KV block size in tokens.
-	SeedBlockSize = 16
+	seedOverheadGiB = 1.5
+	// seedUtilization is the seed's gpu_memory_utilization.
+	seedUtilization = 0.9
+	// seedBlockSize is the seed's KV block size in tokens.
+	seedBlockSize = 16
 )
 
 // seedPredict is the seed planner, exactly (DESIGN.md):
@@ -39,11 +39,11 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	weightsGiB := round(float64(weightsBytes)/GiB, 3)
 	kb := d.bytesPerElement(in.Model.Dtype)
 	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
-	free := in.GPUGiB*in.Utilization - weightsGiB - SeedOverheadGiB
+	free := in.GPUGiB*in.Utilization - weightsGiB - seedOverheadGiB
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
 		WeightsGiB: weightsGiB, BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: SeedOverheadGiB, Fits: true,
+		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: seedOverheadGiB, Fits: true,
 	}
 	if free <= 0 {
 		p.Fits, p.ShortfallGiB = false, round(-free, 2)
@@ -62,9 +62,9 @@ func seedPlanner(models ...modelspec.Spec) *document.Planner {
 	pl := &document.Planner{
 		GiB:                  GiB,
 		KVBytes:              map[string]float64{"auto": 2.0, "fp8": 1.0},
-		GPUMemoryUtilization: SeedUtilization,
-		OverheadGiB:          SeedOverheadGiB,
-		BlockSize:            SeedBlockSize,
+		GPUMemoryUtilization: seedUtilization,
+		OverheadGiB:          seedOverheadGiB,
+		BlockSize:            seedBlockSize,
 		Models:               map[string]document.PlannerModel{},
 	}
 	for _, m := range models {
