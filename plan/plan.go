@@ -4,7 +4,9 @@
 // llama.cpp, Ollama) and per KV-cache dtype; and it calibrates those
 // predictions against the capacity a real server reports. The model comes
 // from package modelspec, the GPU from package hardware; package
-// report/plantext renders the result as text.
+// report/plantext renders the result as text. Server families are
+// backend.Kind, the one vocabulary run, calibrate and launch share; the
+// formula applied to a family is a CapacityModel.
 //
 // Units: bytes inside, GiB (2^30 bytes) and MiB (2^20) in names outside.
 package plan
@@ -16,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
-
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/modelspec"
 )

@@ -276,14 +276,18 @@ func scanLines(r io.Reader, fn func(line string)) error {
 	}
 }
 
-// ParseFile parses the log at path.
-func ParseFile(path string) (Capacity, error) {
+// ParseFile reads the capacity lines of the log at path (see parse).
+func ParseFile(path string) (Capacity, error) { return parseFile(path, parse) }
+
+// parseFile runs parser p over the file at path.
+func parseFile[T any](path string, p func(io.Reader) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Capacity{}, err
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	return parse(f)
+	return p(f)
 }
 
 // isStartup reports whether line is one of those that begin a server
@@ -598,15 +602,9 @@ func parseServer(r io.Reader) (Server, error) {
 	return s, err
 }
 
-// ParseServerFile parses the log at path with parseServer.
-func ParseServerFile(path string) (Server, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Server{}, err
-	}
-	defer f.Close()
-	return parseServer(f)
-}
+// ParseServerFile reads what the log at path says about the server (see
+// parseServer).
+func ParseServerFile(path string) (Server, error) { return parseFile(path, parseServer) }
 
 // parseLine reads one log line into s (the substring tests spare most
 // lines the regexps).
