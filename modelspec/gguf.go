@@ -60,14 +60,12 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 	m.ExpertsPerToken, _ = get("expert_used_count")
 	m.MoEIntermediate, _ = get("expert_feed_forward_length")
 	m.DenseLayers, _ = get("leading_dense_block_count")
-	if _, ok := info.Ints["general.file_type"]; ok {
-		m.FileType = info.FileType()
-		switch m.FileType {
-		case "F32":
-			m.Dtype = "float32"
-		case "BF16":
-			m.Dtype = "bfloat16"
-		}
+	m.FileType = info.FileType()
+	switch m.FileType {
+	case "F32":
+		m.Dtype = "float32"
+	case "BF16":
+		m.Dtype = "bfloat16"
 	}
 	if m.SlidingWindow > 0 {
 		m.LayerKinds = ggufSlidingLayout(a, m.Layers)

@@ -90,3 +90,36 @@ func TestGivenCoversEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestCalibrateDeprecatedSeedBackend: calibrate --backend seed holds the
+// seed formula (of vLLM) against the log, as --capacity-model seed does,
+// and says once, on stderr and in the --json warnings, that the spelling
+// is deprecated.
+func TestCalibrateDeprecatedSeedBackend(t *testing.T) {
+	args := []string{"calibrate", "--log", logFixture("vllm-v0-phi4.log"), "--model", "phi-4", "--json"}
+	_, want, _ := run(t, append(args, "--capacity-model", "seed")...)
+	code, stdout, stderr := run(t, append(args, "--backend", "seed")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got, canonical struct {
+		Record   document.Calibration `json:"record"`
+		Warnings []string             `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(want), &canonical); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "--backend seed is deprecated: use --backend vllm --capacity-model seed"
+	if got.Record.Backend != "seed" || !reflect.DeepEqual(got.Record, canonical.Record) {
+		t.Errorf("record %+v, want the seed formula's %+v", got.Record, canonical.Record)
+	}
+	if len(got.Warnings) == 0 || got.Warnings[0] != warning || len(got.Warnings) != len(canonical.Warnings)+1 {
+		t.Errorf("warnings %q, want the deprecation first, then %q", got.Warnings, canonical.Warnings)
+	}
+	if stderr != "warning: "+warning+"\n" {
+		t.Errorf("stderr %q, want the one deprecation warning", stderr)
+	}
+}
