@@ -15,7 +15,6 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
-	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
@@ -288,7 +287,7 @@ func describeLaunch(ctx context.Context, cfg runConfig, spec *launch.Spec, srv *
 		ls.warnings = append(ls.warnings, "no KV-cache capacity line found in "+srv.LogPath)
 	default:
 		ls.capacity = capacity
-		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath, capacity)
+		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath)
 		ls.calibration = cal
 		ls.warnings = append(ls.warnings, warns...)
 	}
@@ -341,29 +340,20 @@ func (o *exitObserver) LevelEnd(context.Context, load.Level) *document.Level {
 
 // logVersion is the server version the launched server's log names.
 func logVersion(kind backend.Kind, logPath string) string {
-	b, err := launch.ReadLog(logPath)
+	s, err := serverlog.ParseServerFile(logPath)
 	if err != nil {
 		return ""
 	}
-	return launch.LogVersion(kind, b)
+	return s.Version(kind)
 }
 
 // profileCalibration is the planner's prediction for the profile beside
 // the capacity its log reported; it needs the model's spec (plan_model,
 // the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
 // (the GPU's, else the host's for a CPU-only server).
-func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *document.Capacity) (*document.Calibration, []string) {
-	b, _ := launch.ReadLog(logPath)
-	arg := launch.PlanModelArg(spec.Profile, launch.LogModelFile(b))
-	if arg == "" {
-		return nil, []string{"no calibration record: set plan_model in profile " + spec.Profile.Path + " (a preset, config.json or GGUF) for the planner"}
-	}
-	m, err := plan.LoadModel(arg)
-	if err != nil {
-		return nil, []string{fmt.Sprintf("no calibration record: planner model %s: %v", arg, err)}
-	}
+func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (*document.Calibration, []string) {
 	gib, where := deviceGiB(ctx)
-	rec, warns, err := launch.Calibrate(spec.Profile, m, gib, c, logPath)
+	rec, warns, err := launch.Calibrate(spec.Profile, logPath, gib)
 	if err != nil {
 		return nil, append(warns, "no calibration record: "+err.Error())
 	}

@@ -1,4 +1,16 @@
-package plan
+// Package gguf reads the header, metadata and tensor table of a GGUF model
+// file (ggml/docs/gguf.md): the metadata keys the planner uses and the
+// tensors' total size, which is the weights' real memory.
+//
+// This is servebench's own reader rather than
+// github.com/gpustack/gguf-parser-go: the planner needs only a few
+// metadata keys and the tensors' sizes, and a reader of outside files
+// must bound what it allocates. This one checks every count and length
+// against the bytes left in the file before it reads or allocates
+// anything, keeps only the keys it uses, skips the rest (the tokenizer's
+// large arrays included) without buffering them, and never panics on a
+// truncated or hostile file (fuzzed in FuzzParse).
+package gguf
 
 import (
 	"bufio"
@@ -8,18 +20,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 )
-
-// This is servebench's own GGUF reader rather than
-// github.com/gpustack/gguf-parser-go: the planner needs only a few
-// metadata keys and the tensors' sizes, and a reader of outside files
-// must bound what it allocates. This one checks every count and length
-// against the bytes left in the file before it reads or allocates
-// anything, keeps only the keys it uses, skips the rest (the tokenizer's
-// large arrays included) without buffering them, and never panics on a
-// truncated or hostile file (fuzzed in FuzzReadGGUF).
 
 // GGUF metadata value types (ggml/docs/gguf.md).
 const (
@@ -43,6 +45,10 @@ var gScalarSize = map[uint32]int64{
 	gUint8: 1, gInt8: 1, gUint16: 2, gInt16: 2, gUint32: 4, gInt32: 4, gFloat32: 4,
 	gBool: 1, gUint64: 8, gInt64: 8, gFloat64: 8,
 }
+
+// ggmlBlock is a GGML element type's block: blockElems elements stored in
+// blockBytes bytes (ggml_type_traits: blck_size, type_size).
+type ggmlBlock struct{ blockElems, blockBytes int64 }
 
 // ggmlTypes gives each GGML tensor type's block (elements per block, bytes
 // per block), from ggml's type traits.
@@ -71,9 +77,9 @@ const (
 	maxGGUFIntArray  = 1 << 16
 )
 
-// GGUFInfo is what ReadGGUF found: metadata the planner uses and the
-// tensors' total size.
-type GGUFInfo struct {
+// Info is what Read found: metadata the planner uses and the tensors'
+// total size.
+type Info struct {
 	// Version is the GGUF format version (2 or 3).
 	Version uint32
 	// Arch is general.architecture ("llama", "qwen2", "gemma3", ...).
@@ -214,8 +220,18 @@ func (g *gr) scalar(t uint32) uint64 {
 	return 0
 }
 
-// ReadGGUF reads the header, metadata and tensor infos of a GGUF file.
-func ReadGGUF(path string) (*GGUFInfo, error) {
+// FileType names the file's general.file_type (llama_ftype: "Q4_K_M",
+// "F16", ...); "" when the key is absent or unknown.
+func (info *Info) FileType() string {
+	ft, ok := info.Ints["general.file_type"]
+	if !ok {
+		return ""
+	}
+	return ggufFileTypes[ft]
+}
+
+// Read reads the header, metadata and tensor infos of a GGUF file.
+func Read(path string) (*Info, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -225,21 +241,22 @@ func ReadGGUF(path string) (*GGUFInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info, err := parseGGUF(f, fi.Size())
+	info, err := Parse(f, fi.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return info, nil
 }
 
-// parseGGUF reads size bytes of GGUF from r.
-func parseGGUF(r io.Reader, size int64) (*GGUFInfo, error) {
+// Parse reads size bytes of GGUF from r. Errors name the field (or the
+// tensor) that is wrong; none panics, whatever the bytes.
+func Parse(r io.Reader, size int64) (*Info, error) {
 	g := &gr{r: bufio.NewReaderSize(r, 1<<16), left: size}
 	magic := g.read(4)
 	if g.err != nil || string(magic) != "GGUF" {
 		return nil, errors.New("not a GGUF file (magic)")
 	}
-	info := &GGUFInfo{Version: g.u32(), Ints: map[string]uint64{}, IntArrays: map[string][]uint64{}, Strings: map[string]string{}}
+	info := &Info{Version: g.u32(), Ints: map[string]uint64{}, IntArrays: map[string][]uint64{}, Strings: map[string]string{}}
 	if g.err == nil && (info.Version < 2 || info.Version > 3) {
 		return nil, fmt.Errorf("field version: GGUF version %d not supported (want 2 or 3)", info.Version)
 	}
@@ -300,7 +317,7 @@ func parseGGUF(r io.Reader, size int64) (*GGUFInfo, error) {
 }
 
 // kv reads one metadata pair, keeping the keys the planner uses.
-func (g *gr) kv(info *GGUFInfo) {
+func (g *gr) kv(info *Info) {
 	key := g.str(maxGGUFKeyLen)
 	t := g.u32()
 	if g.err != nil {
@@ -323,7 +340,7 @@ func (g *gr) kv(info *GGUFInfo) {
 
 // array reads or skips an array value; integer arrays up to
 // maxGGUFIntArray are kept, token lists only counted.
-func (g *gr) array(info *GGUFInfo, key string) {
+func (g *gr) array(info *Info, key string) {
 	et, n := g.u32(), g.u64()
 	if g.err != nil {
 		return
@@ -379,151 +396,4 @@ func keptArray(key string) bool {
 		}
 	}
 	return false
-}
-
-// Spec turns GGUF metadata into a ModelSpec; errors name the missing key.
-func (info *GGUFInfo) Spec(name string) (ModelSpec, error) {
-	a := info.Arch
-	if a == "" {
-		return ModelSpec{}, fmt.Errorf("%s: key general.architecture is missing", name)
-	}
-	get := func(k string) (int, bool) {
-		if v, ok := info.Ints[a+"."+k]; ok && v < 1<<31 {
-			return int(v), true
-		}
-		if arr, ok := info.IntArrays[a+"."+k]; ok && len(arr) > 0 {
-			if v := maxOf(arr); v < 1<<31 {
-				return int(v), true
-			}
-		}
-		return 0, false
-	}
-	m := ModelSpec{Name: name, Arch: a, WeightsBytes: info.TensorBytes, TiedEmbeddings: !info.HasOutput, Dtype: "float16"}
-	var ok bool
-	for _, k := range []struct {
-		key string
-		dst *int
-	}{{"block_count", &m.Layers}, {"embedding_length", &m.Hidden}, {"attention.head_count", &m.Heads}} {
-		if *k.dst, ok = get(k.key); !ok || *k.dst == 0 {
-			return m, fmt.Errorf("%s: key %s.%s is missing", name, a, k.key)
-		}
-	}
-	m.KVHeads = m.Heads
-	if v, ok := get("attention.head_count_kv"); ok && v > 0 {
-		m.KVHeads = v
-	}
-	m.HeadDim = m.Hidden / m.Heads
-	if v, ok := get("attention.key_length"); ok && v > 0 {
-		m.HeadDim = v
-	}
-	m.Intermediate, _ = get("feed_forward_length")
-	m.MaxContext, _ = get("context_length")
-	m.SlidingWindow, _ = get("attention.sliding_window")
-	if v, ok := get("vocab_size"); ok {
-		m.Vocab = v
-	} else if info.TokenCount > 0 && info.TokenCount < 1<<24 {
-		m.Vocab = int(info.TokenCount)
-	} else {
-		return m, fmt.Errorf("%s: neither key %s.vocab_size nor tokenizer.ggml.tokens is present", name, a)
-	}
-	if v, ok := get("attention.kv_lora_rank"); ok && v > 0 {
-		m.KVLoraRank = v
-		m.QKRopeHeadDim, _ = get("rope.dimension_count")
-	}
-	m.Experts, _ = get("expert_count")
-	m.ExpertsPerToken, _ = get("expert_used_count")
-	m.MoEIntermediate, _ = get("expert_feed_forward_length")
-	m.DenseLayers, _ = get("leading_dense_block_count")
-	if ft, ok := info.Ints["general.file_type"]; ok {
-		m.FileType = ggufFileTypes[ft]
-		switch m.FileType {
-		case "F32":
-			m.Dtype = "float32"
-		case "BF16":
-			m.Dtype = "bfloat16"
-		}
-	}
-	if m.SlidingWindow > 0 {
-		m.LayerKinds = ggufSlidingLayout(a, m.Layers)
-	}
-	return m, m.Validate()
-}
-
-// ggufSlidingLayout is llama.cpp's per-architecture sliding-window layout:
-// Gemma 2 alternates (even layers sliding), Gemma 3 has five sliding
-// layers then one global; otherwise every layer uses the window.
-func ggufSlidingLayout(arch string, layers int) []LayerKind {
-	switch arch {
-	case "gemma2":
-		k := make([]LayerKind, layers)
-		for i := range k {
-			if i%2 == 0 {
-				k[i] = SlidingAttention
-			}
-		}
-		return k
-	case "gemma3":
-		return slidingPattern(layers, 6)
-	}
-	return slidingPattern(layers, layers+1)
-}
-
-func maxOf(v []uint64) uint64 {
-	m := v[0]
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
-}
-
-// SpecFromModelInfo builds a spec from GGUF metadata given as JSON (the
-// "model_info" of Ollama's /api/show): numbers become Ints, number lists
-// IntArrays, "general.*" strings Strings. Weights are unknown there.
-func SpecFromModelInfo(name string, mi map[string]any) (ModelSpec, error) {
-	info := &GGUFInfo{Ints: map[string]uint64{}, IntArrays: map[string][]uint64{}, Strings: map[string]string{}, HasOutput: true}
-	for k, v := range mi {
-		switch x := v.(type) {
-		case float64:
-			if x >= 0 && x < 1<<53 {
-				info.Ints[k] = uint64(x)
-			}
-		case string:
-			info.Strings[k] = x
-		case []any:
-			if k == "tokenizer.ggml.tokens" {
-				info.TokenCount = uint64(len(x))
-				continue
-			}
-			var arr []uint64
-			for _, e := range x {
-				if f, ok := e.(float64); ok && f >= 0 && f < 1<<53 {
-					arr = append(arr, uint64(f))
-				}
-			}
-			if len(arr) == len(x) && len(arr) > 0 {
-				info.IntArrays[k] = arr
-			}
-		}
-	}
-	info.Arch = info.Strings["general.architecture"]
-	if v, ok := info.Ints["tokenizer.ggml.tokens"]; ok && info.TokenCount == 0 {
-		info.TokenCount = v
-	}
-	return info.Spec(name)
-}
-
-// ReadGGUFSpec reads a GGUF file into a ModelSpec.
-func ReadGGUFSpec(path string) (ModelSpec, error) {
-	info, err := ReadGGUF(path)
-	if err != nil {
-		return ModelSpec{}, err
-	}
-	m, err := info.Spec(path)
-	if err == nil {
-		m.Name = filepath.Base(path)
-		if n := info.Strings["general.name"]; n != "" {
-			m.Name = n + " (" + m.Name + ")"
-		}
-	}
-	return m, err
 }

@@ -1,4 +1,4 @@
-package plan
+package modelspec
 
 import (
 	"bytes"
@@ -7,25 +7,25 @@ import (
 	"strings"
 )
 
-// LoadModel resolves --model: a path to a GGUF file, a config.json or a
-// folder holding one, else a preset name.
-func LoadModel(arg string) (ModelSpec, error) {
+// Load resolves a model argument: a path to a GGUF file, a config.json or
+// a folder holding one, else a preset name.
+func Load(arg string) (Spec, error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
 		if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") || strings.HasSuffix(arg, ".gguf") {
-			return ModelSpec{}, err
+			return Spec{}, err
 		}
 		return Preset(arg)
 	}
 	if fi.IsDir() {
-		m, err := ReadHFConfig(arg)
+		m, err := readHFConfig(arg)
 		m.Name = filepath.Base(filepath.Clean(arg))
 		return m, err
 	}
 	if isGGUF(arg) {
-		return ReadGGUFSpec(arg)
+		return ReadGGUF(arg)
 	}
-	m, err := ReadHFConfig(arg)
+	m, err := readHFConfig(arg)
 	if err == nil && m.Name == arg {
 		m.Name = filepath.Base(filepath.Dir(arg))
 		if m.Name == "." || m.Name == "" {

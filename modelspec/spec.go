@@ -1,19 +1,11 @@
-// Package plan predicts how much of a GPU an LLM server gives to its KV
-// cache: the weights, the KV-cache tokens and blocks left, and how many
-// concurrent sequences of a context length fit, per server family (vLLM,
-// llama.cpp, Ollama) and per KV-cache dtype. Model specs come from built-in
-// presets, a Hugging Face config.json or a GGUF file.
-//
-// Units: bytes inside, GiB (2^30 bytes) and MiB (2^20) in names outside.
-package plan
+// Package modelspec describes a model as the planner needs it (Spec: the
+// attention shape, the matrix sizes, the vocabulary) and builds that
+// description from a built-in preset, a Hugging Face config.json, a GGUF
+// file (read by package gguf) or the GGUF metadata Ollama's /api/show
+// returns.
+package modelspec
 
 import "fmt"
-
-// GiB is the number of bytes in one GiB, the seed planner's "gib".
-const GiB = 1 << 30
-
-// MiB is the number of bytes in one MiB.
-const MiB = 1 << 20
 
 // LayerKind says what attention a transformer layer uses, which decides how
 // many KV cells it keeps.
@@ -28,12 +20,15 @@ const (
 	SlidingAttention
 )
 
-// ModelSpec is what the planner needs to know about a model: its attention
+// Spec is what the planner needs to know about a model: its attention
 // shape (for KV bytes), its matrix sizes (for weights and activations) and
 // its vocabulary (for logits).
-type ModelSpec struct {
+type Spec struct {
 	// Name is the preset name, config path or GGUF path.
 	Name string `json:"name"`
+	// Preset is the name of the built-in preset the spec is ("" when it
+	// was read from a file or a server), for calibration records.
+	Preset string `json:"-"`
 	// Arch is the architecture, e.g. "qwen2", "llama", "deepseek_v3".
 	Arch string `json:"arch,omitempty"`
 	// Layers is the number of transformer blocks (num_hidden_layers).
@@ -86,10 +81,10 @@ type ModelSpec struct {
 
 // IsMLA reports whether the model caches a multi-head latent (DeepSeek MLA)
 // instead of per-head keys and values.
-func (m *ModelSpec) IsMLA() bool { return m.KVLoraRank > 0 }
+func (m *Spec) IsMLA() bool { return m.KVLoraRank > 0 }
 
 // Kind returns the attention kind of layer i.
-func (m *ModelSpec) Kind(i int) LayerKind {
+func (m *Spec) Kind(i int) LayerKind {
 	if i < len(m.LayerKinds) {
 		return m.LayerKinds[i]
 	}
@@ -99,7 +94,7 @@ func (m *ModelSpec) Kind(i int) LayerKind {
 // KVElementsPerToken is the number of cached elements one token needs in
 // one layer: K and V (2 × kv_heads × head_dim), or one MLA latent
 // (kv_lora_rank + qk_rope_head_dim).
-func (m *ModelSpec) KVElementsPerToken() int {
+func (m *Spec) KVElementsPerToken() int {
 	if m.IsMLA() {
 		return m.KVLoraRank + m.QKRopeHeadDim
 	}
@@ -107,11 +102,11 @@ func (m *ModelSpec) KVElementsPerToken() int {
 }
 
 // EmbdGQA is llama.cpp's n_embd_k_gqa (= n_embd_v_gqa): kv_heads × head_dim.
-func (m *ModelSpec) EmbdGQA() int { return m.KVHeads * m.HeadDim }
+func (m *Spec) EmbdGQA() int { return m.KVHeads * m.HeadDim }
 
 // Validate checks that the dimensions the planner divides or multiplies by
 // are present and sane; the error names the field.
-func (m *ModelSpec) Validate() error {
+func (m *Spec) Validate() error {
 	check := func(field string, v, max int) error {
 		if v <= 0 || v > max {
 			return fmt.Errorf("model %s: field %s = %d is missing or out of range", m.Name, field, v)
@@ -159,7 +154,7 @@ func (p ParamSplit) Total() int64 { return p.Linear + p.Embedding + p.LMHead + p
 // When the published count differs by more than 1% from that (a vision
 // tower, MoE experts, MLA projections), the difference is counted as linear
 // parameters, since those are what quantizers compress.
-func (m *ModelSpec) Params() ParamSplit {
+func (m *Spec) Params() ParamSplit {
 	h, kvd, qd := int64(m.Hidden), int64(m.KVHeads*m.HeadDim), int64(m.Heads*m.HeadDim)
 	perLayer := h*qd + 2*h*kvd + qd*h + 3*h*int64(m.Intermediate)
 	var p ParamSplit

@@ -1,9 +1,15 @@
-package plan
+// Package hardware is servebench's catalog of GPUs: the memory the CUDA
+// driver reports for each board, its memory bandwidth and its dense FP16
+// throughput, and the lookup that matches the names nvidia-smi and server
+// logs print to the catalog's.
+package hardware
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/servebench/servebench/internal/suggest"
 )
 
 // GPU is one catalog entry.
@@ -25,7 +31,7 @@ type GPU struct {
 	FP16TFLOPS float64 `json:"fp16_dense_tflops"`
 }
 
-// gpus is the built-in catalog. Keys are normalized names (see gpuKey).
+// gpus is the built-in catalog. Lookup compares names by Key.
 var gpus = []GPU{
 	{"GeForce RTX 3060 12GB", 12.0, "nominal", 360, 51},
 	{"GeForce RTX 3090", 24.0, "nominal", 936, 71},
@@ -46,12 +52,11 @@ var gpus = []GPU{
 	{"H200", 141.0, "nominal", 4800, 989},
 }
 
-// GPUs returns the catalog.
-func GPUs() []GPU { return append([]GPU(nil), gpus...) }
-
-// gpuKey drops a parenthetical remark, lowercases s and drops "nvidia", "geforce", "tesla", spaces,
-// dashes and "sxm4"/"pcie" so that nvidia-smi names match catalog names.
-func gpuKey(s string) string {
+// Key is the name s as Lookup compares it: without a parenthetical
+// remark, lowercase, without "nvidia", "geforce", "tesla", spaces, dashes
+// and "sxm4"/"pcie", so that nvidia-smi names match catalog names
+// ("NVIDIA GeForce RTX 5070 Ti" and "RTX 5070 Ti" are both "rtx5070ti").
+func Key(s string) string {
 	if i := strings.IndexByte(s, '('); i > 0 {
 		s = s[:i]
 	}
@@ -62,12 +67,25 @@ func gpuKey(s string) string {
 	return s
 }
 
-// LookupGPU finds a GPU by name (case and vendor words ignored, "A100-SXM4-40GB"
-// matches "A100 40GB"), or returns an error listing the closest names.
-func LookupGPU(name string) (GPU, error) {
-	k := gpuKey(name)
+// UnknownGPUError is Lookup's error for a name the catalog does not hold;
+// Closest are the nearest catalog names.
+type UnknownGPUError struct {
+	Name    string
+	Closest []string
+}
+
+// Error names the GPU and the closest catalog names.
+func (e *UnknownGPUError) Error() string {
+	return fmt.Sprintf("unknown GPU %q; closest: %s", e.Name, strings.Join(e.Closest, ", "))
+}
+
+// Lookup finds a GPU by name (case and vendor words ignored, "A100-SXM4-40GB"
+// matches "A100 40GB"), or returns an *UnknownGPUError listing the closest
+// names.
+func Lookup(name string) (GPU, error) {
+	k := Key(name)
 	for _, g := range gpus {
-		if gpuKey(g.Name) == k {
+		if Key(g.Name) == k {
 			return g, nil
 		}
 	}
@@ -75,7 +93,7 @@ func LookupGPU(name string) (GPU, error) {
 	// "H100 80GB", "RTX 3060" vs "RTX 3060 12GB"): accept a unique prefix.
 	var hits []GPU
 	for _, g := range gpus {
-		gk := gpuKey(g.Name)
+		gk := Key(g.Name)
 		if strings.HasPrefix(gk, k) || strings.HasPrefix(k, gk) {
 			hits = append(hits, g)
 		}
@@ -88,18 +106,20 @@ func LookupGPU(name string) (GPU, error) {
 		names[i] = g.Name
 	}
 	sort.Strings(names)
-	return GPU{}, fmt.Errorf("unknown --gpu %q; closest: %s (or give --gpu-gib)", name, strings.Join(closestGPU(name, names), ", "))
+	return GPU{}, &UnknownGPUError{Name: name, Closest: closestGPU(name, names)}
 }
 
+// closestGPU returns the three catalog names nearest to name, compared
+// by Key.
 func closestGPU(name string, names []string) []string {
 	keys := make([]string, len(names))
 	byKey := map[string]string{}
 	for i, n := range names {
-		keys[i] = gpuKey(n)
+		keys[i] = Key(n)
 		byKey[keys[i]] = n
 	}
 	var out []string
-	for _, k := range Closest(gpuKey(name), keys, 3) {
+	for _, k := range suggest.Closest(Key(name), keys, 3) {
 		out = append(out, byKey[k])
 	}
 	return out

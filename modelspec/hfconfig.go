@@ -1,13 +1,14 @@
-package plan
+package modelspec
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/servebench/servebench/internal/jsonerr"
 )
 
 // maxConfigBytes bounds the config.json read (real ones are a few KiB).
@@ -62,46 +63,46 @@ var hybridModelTypes = map[string]bool{
 	"rwkv": true, "recurrent_gemma": true, "minimax": true, "minimax_m1": true,
 }
 
-// ReadHFConfig reads a Hugging Face config.json (path is the file or the
+// readHFConfig reads a Hugging Face config.json (path is the file or the
 // model folder holding it). Vision-language models are read from their
 // text_config. Errors name the file and the field.
-func ReadHFConfig(path string) (ModelSpec, error) {
+func readHFConfig(path string) (Spec, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return ModelSpec{}, err
+		return Spec{}, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
 	if err != nil {
-		return ModelSpec{}, fmt.Errorf("%s: %v", path, err)
+		return Spec{}, fmt.Errorf("%s: %v", path, err)
 	}
 	if len(b) > maxConfigBytes {
-		return ModelSpec{}, fmt.Errorf("%s: larger than %d MiB; not a config.json", path, maxConfigBytes>>20)
+		return Spec{}, fmt.Errorf("%s: larger than %d MiB; not a config.json", path, maxConfigBytes>>20)
 	}
 	m, err := ParseHFConfig(b)
 	if err != nil {
-		return ModelSpec{}, fmt.Errorf("%s: %v", path, err)
+		return Spec{}, fmt.Errorf("%s: %v", path, err)
 	}
 	m.Name = path
 	return m, nil
 }
 
-// ParseHFConfig parses config.json bytes into a ModelSpec.
-func ParseHFConfig(b []byte) (ModelSpec, error) {
+// ParseHFConfig parses config.json bytes into a Spec.
+func ParseHFConfig(b []byte) (Spec, error) {
 	var c hfConfig
 	if err := json.Unmarshal(b, &c); err != nil {
-		return ModelSpec{}, jsonFieldError(err)
+		return Spec{}, jsonerr.Describe(err)
 	}
 	if err := json.Unmarshal(b, &c.Hybrid); err != nil {
-		return ModelSpec{}, jsonFieldError(err)
+		return Spec{}, jsonerr.Describe(err)
 	}
 	if len(c.TextConfig) > 0 && string(c.TextConfig) != "null" {
 		inner, err := ParseHFConfig(c.TextConfig)
 		if err != nil {
-			return ModelSpec{}, fmt.Errorf("text_config: %v", err)
+			return Spec{}, fmt.Errorf("text_config: %v", err)
 		}
 		if inner.Arch == "" {
 			inner.Arch = c.ModelType
@@ -118,22 +119,22 @@ func ParseHFConfig(b []byte) (ModelSpec, error) {
 		return inner, nil
 	}
 	if hybridModelTypes[strings.ToLower(c.ModelType)] {
-		return ModelSpec{}, fmt.Errorf("model_type %q is a hybrid linear-attention/state-space model: not supported yet", c.ModelType)
+		return Spec{}, fmt.Errorf("model_type %q is a hybrid linear-attention/state-space model: not supported yet", c.ModelType)
 	}
 	for _, f := range hybridFields {
 		if v, ok := c.Hybrid[f]; ok && string(v) != "null" {
-			return ModelSpec{}, fmt.Errorf("field %s: hybrid linear-attention/state-space (Mamba) models are not supported yet", f)
+			return Spec{}, fmt.Errorf("field %s: hybrid linear-attention/state-space (Mamba) models are not supported yet", f)
 		}
 	}
 	for _, lt := range c.LayerTypes {
 		if lt != "full_attention" && lt != "sliding_attention" {
-			return ModelSpec{}, fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
+			return Spec{}, fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
 		}
 	}
 	return c.spec()
 }
 
-func (c *hfConfig) spec() (ModelSpec, error) {
+func (c *hfConfig) spec() (Spec, error) {
 	need := func(field string, v *int) (int, error) {
 		if v == nil {
 			return 0, fmt.Errorf("field %s is missing", field)
@@ -143,7 +144,7 @@ func (c *hfConfig) spec() (ModelSpec, error) {
 		}
 		return *v, nil
 	}
-	var m ModelSpec
+	var m Spec
 	var err error
 	if m.Layers, err = need("num_hidden_layers", c.NumHiddenLayers); err != nil {
 		return m, err
@@ -221,7 +222,7 @@ func (c *hfConfig) spec() (ModelSpec, error) {
 // Gemma's sliding_window_pattern (every pattern-th layer global); else a
 // sliding_window on every layer (Mistral v0.1) unless use_sliding_window
 // is false (Qwen2 ships a window it does not use).
-func (c *hfConfig) sliding(m *ModelSpec) error {
+func (c *hfConfig) sliding(m *Spec) error {
 	if c.SlidingWindow == nil || *c.SlidingWindow <= 0 || (c.UseSlidingWindow != nil && !*c.UseSlidingWindow) {
 		return nil
 	}
@@ -250,23 +251,7 @@ func (c *hfConfig) sliding(m *ModelSpec) error {
 	return nil
 }
 
-// jsonFieldError rewrites encoding/json errors to name the field (of a
-// config.json or a calibration file).
-func jsonFieldError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return fmt.Errorf("field (top level): got JSON %s, want an object", te.Value)
-		}
-		return fmt.Errorf("field %s: got JSON %s, want %s", te.Field, te.Value, te.Type)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("not valid JSON at byte %d: %v", se.Offset, se)
-	}
-	return fmt.Errorf("invalid JSON: %v", err)
-}
-
+// firstNonEmpty returns the first of s that is not "".
 func firstNonEmpty(s ...string) string {
 	for _, x := range s {
 		if x != "" {

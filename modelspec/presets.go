@@ -1,9 +1,11 @@
-package plan
+package modelspec
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/servebench/servebench/internal/suggest"
 )
 
 // presets are built-in model specs with values from each model's published
@@ -12,7 +14,7 @@ import (
 // vocab_size, tie_word_embeddings, sliding window layout, MLA dims) and the
 // parameter count on its model card. The first seven are the seed planner's
 // table (multi-backend-sweep.json "planner.models").
-var presets = map[string]ModelSpec{
+var presets = map[string]Spec{
 	"qwen2.5-7b":  qwen2("qwen2.5-7b", 28, 28, 4, 3584, 18944, 152064, 7.62, false),
 	"qwen2.5-14b": qwen2("qwen2.5-14b", 48, 40, 8, 5120, 13824, 152064, 14.7, false),
 	"qwen2.5-32b": qwen2("qwen2.5-32b", 64, 40, 8, 5120, 27648, 152064, 32.5, false),
@@ -51,19 +53,19 @@ var presets = map[string]ModelSpec{
 		Experts: 256, ExpertsPerToken: 8, MoEIntermediate: 2048, DenseLayers: 3, MaxContext: 163840, Dtype: "bfloat16"},
 }
 
-func qwen2(name string, layers, heads, kv, hidden, inter, vocab int, params float64, tied bool) ModelSpec {
-	return ModelSpec{Name: name, Arch: "qwen2", Layers: layers, Heads: heads, KVHeads: kv, HeadDim: hidden / heads,
+func qwen2(name string, layers, heads, kv, hidden, inter, vocab int, params float64, tied bool) Spec {
+	return Spec{Name: name, Arch: "qwen2", Layers: layers, Heads: heads, KVHeads: kv, HeadDim: hidden / heads,
 		Hidden: hidden, Intermediate: inter, Vocab: vocab, ParamsB: params, TiedEmbeddings: tied, QKVBias: true,
 		MaxContext: 32768, Dtype: "bfloat16"}
 }
 
-func qwen3(name string, layers, heads, kv, hidden, inter int, params float64, tied bool) ModelSpec {
-	return ModelSpec{Name: name, Arch: "qwen3", Layers: layers, Heads: heads, KVHeads: kv, HeadDim: 128,
+func qwen3(name string, layers, heads, kv, hidden, inter int, params float64, tied bool) Spec {
+	return Spec{Name: name, Arch: "qwen3", Layers: layers, Heads: heads, KVHeads: kv, HeadDim: 128,
 		Hidden: hidden, Intermediate: inter, Vocab: 151936, ParamsB: params, TiedEmbeddings: tied,
 		MaxContext: 40960, Dtype: "bfloat16"}
 }
 
-func withArch(m ModelSpec, arch string, ctx int) ModelSpec {
+func withArch(m Spec, arch string, ctx int) Spec {
 	m.Arch, m.MaxContext = arch, ctx
 	return m
 }
@@ -92,50 +94,11 @@ func PresetNames() []string {
 
 // Preset returns a copy of the built-in spec called name (case-insensitive),
 // or an error listing the closest names.
-func Preset(name string) (ModelSpec, error) {
+func Preset(name string) (Spec, error) {
 	if m, ok := presets[strings.ToLower(name)]; ok {
 		m.LayerKinds = append([]LayerKind(nil), m.LayerKinds...)
+		m.Preset = strings.ToLower(name)
 		return m, nil
 	}
-	return ModelSpec{}, fmt.Errorf("unknown model preset %q; closest: %s", name, strings.Join(Closest(name, PresetNames(), 3), ", "))
-}
-
-// Closest returns up to n names nearest to s by edit distance.
-func Closest(s string, names []string, n int) []string {
-	s = strings.ToLower(s)
-	type cand struct {
-		name string
-		d    int
-	}
-	cs := make([]cand, len(names))
-	for i, nm := range names {
-		cs[i] = cand{nm, editDistance(s, nm)}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	out := []string{}
-	for i := 0; i < n && i < len(cs); i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return Spec{}, fmt.Errorf("unknown model preset %q; closest: %s", name, strings.Join(suggest.Closest(name, PresetNames(), 3), ", "))
 }
