@@ -17,14 +17,6 @@ import (
 	"github.com/servebench/servebench/report/slo"
 )
 
-func init() {
-	register(command{
-		name:    "report",
-		summary: "turn result documents into tables, charts, HTML and the capacity answer",
-		run:     runReport,
-	})
-}
-
 // reportFormats are the values of report --format.
 var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
 
