@@ -8,14 +8,13 @@ package load
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -55,26 +54,17 @@ func ParseMethod(s string) (Method, error) {
 // context is cancelled.
 const DefaultGrace = 10 * time.Second
 
-// Level is one level of a sweep.
-type Level struct {
-	// Key is the value the level's Results carry in record.Result.Level:
-	// the concurrency (pool, batch) or the level index (rate).
-	Key int
-	// Concurrency is the number of workers (pool), the batch size (batch)
-	// or the cap on requests in flight (rate).
-	Concurrency int
-	// Requests is the number of counted requests (pool, rate).
-	Requests int
-	// Repeats is the number of batches (batch).
-	Repeats int
-	// Rate is the requested rate in requests/s (rate).
-	Rate float64
-	// Arrival is the inter-arrival law (rate).
-	Arrival Arrival
-}
+// Level is one level of a sweep, as the header of the records file plans
+// it: Level is the value the level's Results carry in record.Result.Level
+// (the concurrency for pool and batch, the level index for rate);
+// Concurrency the number of workers (pool), the batch size (batch) or the
+// cap on requests in flight (rate); Requests the counted requests (pool,
+// rate); Repeats the batches (batch); Rate the requested rate in
+// requests/s and Arrival its inter-arrival law (rate).
+type Level = record.LevelPlan
 
-// Total is the number of counted requests the level plans.
-func (l Level) Total(m Method) int {
+// Total is the number of counted requests level l plans under method m.
+func (m Method) Total(l Level) int {
 	if m == Batch {
 		return l.Repeats * l.Concurrency
 	}
@@ -99,11 +89,12 @@ type Sink interface {
 // Observer watches levels from outside the requests (telemetry: server
 // metrics, GPU memory). LevelStart is called after the warm-up, just before
 // the level's first counted request; LevelEnd after its last one ended. The
-// Level LevelEnd returns holds the fields to merge into the level's summary
-// (non-nil pointers win); nil means none.
+// Observations of the observers of a sweep are merged in their order
+// (non-nil pointers win, warnings add up) into the level's level_end line;
+// nil means none.
 type Observer interface {
 	LevelStart(ctx context.Context, l Level)
-	LevelEnd(ctx context.Context, l Level) *document.Level
+	LevelEnd(ctx context.Context, l Level) *record.Observations
 }
 
 // RepeatObserver is an Observer that also measures GPU memory after each
@@ -211,7 +202,7 @@ func (r *runner) items(n int) ([]workload.Item, int, error) {
 // never waits for a level that will not end.
 func (r *runner) level(l Level) error {
 	r.events <- event{start: &l}
-	end := &record.LevelEnd{Run: r.s.Run, Level: l.Key}
+	end := &record.LevelEnd{Run: r.s.Run, Level: l.Level}
 	defer func() { r.events <- event{end: end, endLvl: l} }()
 	if r.s.Warmup > 0 {
 		items, seq0, err := r.items(r.s.Warmup)
@@ -220,7 +211,7 @@ func (r *runner) level(l Level) error {
 		}
 		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
 	}
-	items, seq0, err := r.items(l.Total(r.s.Method))
+	items, seq0, err := r.items(r.s.Method.Total(l))
 	if err != nil {
 		return err
 	}
@@ -244,7 +235,7 @@ func (r *runner) level(l Level) error {
 // send runs one request and hands its Result to the Sink.
 func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) {
 	res := &record.Result{
-		Run: r.s.Run, Seq: seq, Level: l.Key, Repeat: repeat, Warmup: warmup,
+		Run: r.s.Run, Seq: seq, Level: l.Level, Repeat: repeat, Warmup: warmup,
 		ScheduledNS:          scheduled,
 		ExpectedOutputTokens: it.Request.MaxTokens,
 		ExpectedPromptTokens: it.ExpectedPromptTokens,
@@ -346,10 +337,10 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 // NewPacer returns the Pacer of a rate level: Constant or Poisson (the
 // default) at l.Rate for l.Requests requests.
 func NewPacer(l Level, seed int64) Pacer {
-	if l.Arrival == Constant {
+	if Arrival(l.Arrival) == Constant {
 		return ConstantPacer{Rate: l.Rate, Max: l.Requests}
 	}
-	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Key))
+	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Level))
 }
 
 // sleep waits d or until ctx is done; it reports whether ctx is still live.
@@ -367,16 +358,29 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// merge copies the non-nil fields of src into dst (allocating dst), for
-// the fields observers measure.
-func merge(dst, src *document.Level) *document.Level {
+// merge copies the non-nil fields of src into dst (allocating dst) and
+// appends src's warnings.
+func merge(dst, src *record.Observations) *record.Observations {
 	if src == nil {
 		return dst
 	}
 	if dst == nil {
-		return src
+		c := *src
+		c.Warnings = slices.Clone(src.Warnings)
+		return &c
 	}
-	stats.MergeLevel(dst, src)
+	for _, f := range []struct{ d, s **float64 }{
+		{&dst.PeakVRAMGiB, &src.PeakVRAMGiB},
+		{&dst.PeakKVCacheUsage, &src.PeakKVCacheUsage},
+		{&dst.Preemptions, &src.Preemptions},
+		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
+		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+	} {
+		if *f.s != nil {
+			*f.d = *f.s
+		}
+	}
+	dst.Warnings = append(dst.Warnings, src.Warnings...)
 	return dst
 }
 

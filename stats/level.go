@@ -337,11 +337,11 @@ func pctMs(s []float64, p float64) *float64 {
 
 func ptr[T any](v T) *T { return &v }
 
-// MergeLevel copies into dst the fields of src that measure a level from
-// outside its requests (telemetry), where src has them: peak VRAM, peak KV
-// usage, preemptions, peak requests running and waiting; and appends src's
+// MergeLevel copies into dst what was measured over the level from outside
+// its requests (telemetry), where src has it: peak VRAM, peak KV usage,
+// preemptions, peak requests running and waiting; and appends src's
 // warnings. Request-derived fields of dst are left alone.
-func MergeLevel(dst, src *document.Level) {
+func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
 			*d = ptr(*s)

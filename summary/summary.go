@@ -71,8 +71,7 @@ func buildRun(label string, r *run) document.Run {
 	var d document.Run
 	plans := map[int]record.LevelPlan{}
 	if r.header != nil {
-		d = r.header.Run
-		d.Warnings = slices.Clone(d.Warnings)
+		d = runDocument(&r.header.Run)
 		for _, p := range r.header.Levels {
 			plans[p.Level] = p
 		}
@@ -98,6 +97,19 @@ func buildRun(label string, r *run) document.Run {
 		d.Warnings = append(d.Warnings, r.end.Warnings...)
 	}
 	return d
+}
+
+// runDocument is the report's run for a records header's description of
+// it, without levels.
+func runDocument(h *record.Run) document.Run {
+	return document.Run{
+		Label: h.Label, Backend: h.Backend, Model: h.Model, Scenario: h.Scenario,
+		PromptTokens: h.PromptTokens, MaxTokens: h.MaxTokens, StartedAt: h.StartedAt,
+		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
+		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
+		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
+		Warnings: slices.Clone(h.Warnings),
+	}
 }
 
 // BatchRecords rebuilds records[] (vllm-text-image-example.json shape) for

@@ -70,7 +70,7 @@ type runConfig struct {
 
 	// Profile is the launch profile the server runs under, when run
 	// launched it; nil otherwise.
-	Profile *document.Profile
+	Profile *record.Profile
 	// Profiles are the --profile files: when set, each profile's server
 	// is launched and swept in turn, and --backend, --url and --model
 	// come from the profiles.
@@ -230,7 +230,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	observers = append(observers, tel)
 
 	levels := cfg.levels()
-	env.rec.header(&record.Header{Run: run, Levels: levelPlans(levels), Warmup: cfg.Warmup})
+	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: builder, Observe: observers,
@@ -256,9 +256,9 @@ func (cfg *runConfig) clientConfig() backend.Config {
 	}
 }
 
-// newRunDoc is the run's metadata before any level ran.
-func newRunDoc(cfg runConfig, warnings []string) document.Run {
-	return document.Run{
+// newRunDoc is the run's description before any level ran.
+func newRunDoc(cfg runConfig, warnings []string) record.Run {
+	return record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
@@ -273,24 +273,16 @@ func (cfg *runConfig) levels() []load.Level {
 	var out []load.Level
 	if cfg.Method == load.Rate {
 		for i, r := range cfg.Rates {
-			out = append(out, load.Level{Key: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: cfg.Arrival})
+			out = append(out, load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival)})
 		}
 		return out
 	}
 	for _, c := range cfg.Concurrency {
-		l := load.Level{Key: c, Concurrency: c, Requests: cfg.Requests}
+		l := load.Level{Level: c, Concurrency: c, Requests: cfg.Requests}
 		if cfg.Method == load.Batch {
 			l.Requests, l.Repeats = 0, cfg.Repeats
 		}
 		out = append(out, l)
-	}
-	return out
-}
-
-func levelPlans(ls []load.Level) []record.LevelPlan {
-	out := make([]record.LevelPlan, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, record.LevelPlan{Level: l.Key, Concurrency: l.Concurrency, Requests: l.Requests, Repeats: l.Repeats, Rate: l.Rate, Arrival: string(l.Arrival)})
 	}
 	return out
 }

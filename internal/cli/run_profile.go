@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/plan"
@@ -174,9 +173,9 @@ type serverProcess interface {
 type launchedServer struct {
 	proc    serverProcess
 	logPath string
-	// capacity, calibration, runtime and warnings go into the run document.
-	capacity    *document.Capacity
-	calibration *document.Calibration
+	// capacity, calibration, runtime and warnings go into the run's description.
+	capacity    *record.Capacity
+	calibration *record.Calibration
 	runtime     *string
 	warnings    []string
 
@@ -186,7 +185,7 @@ type launchedServer struct {
 
 // describe copies what was learned from the server into the run document
 // before its header is written.
-func (ls *launchedServer) describe(run *document.Run) {
+func (ls *launchedServer) describe(run *record.Run) {
 	if ls.capacity != nil {
 		run.Capacity = ls.capacity
 	}
@@ -297,13 +296,13 @@ func (o *exitObserver) LevelStart(context.Context, load.Level) {}
 
 // LevelEnd returns a level warning the first time the server is seen to
 // have exited.
-func (o *exitObserver) LevelEnd(context.Context, load.Level) *document.Level {
+func (o *exitObserver) LevelEnd(context.Context, load.Level) *record.Observations {
 	gone, how := o.proc.Exited()
 	if !gone || o.reported || o.proc.StoppedByUs() {
 		return nil
 	}
 	o.reported = true
-	return &document.Level{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.logPath)}}
+	return &record.Observations{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.logPath)}}
 }
 
 // logVersion is the server version the launched server's log names.
@@ -319,7 +318,7 @@ func logVersion(kind backend.Kind, logPath string) string {
 // the capacity its log reported; it needs the model's spec (plan_model,
 // the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
 // (the GPU's, else the host's for a CPU-only server).
-func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *document.Capacity) (*document.Calibration, []string) {
+func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *record.Capacity) (*record.Calibration, []string) {
 	b, _ := launch.ReadLog(logPath)
 	arg := launch.PlanModelArg(spec.Profile, launch.LogModelFile(b))
 	if arg == "" {
@@ -371,7 +370,7 @@ func hostMemKiB() int64 {
 
 // logCapacity parses the KV-cache capacity lines of a launched server's
 // log (serverlog); nil when the log has none.
-func logCapacity(logPath string) (*document.Capacity, error) {
+func logCapacity(logPath string) (*record.Capacity, error) {
 	c, err := serverlog.ParseFile(logPath)
 	if err != nil {
 		return nil, err

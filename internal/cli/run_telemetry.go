@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/telemetry"
 )
 
@@ -81,7 +81,7 @@ func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 // it), gpu, gpu_gib, kv_cache, capacity (where the log gave none) and
 // warnings. serverPID is the process whose GPU memory counts (0: the whole
 // device's). Close the observer when the run ends.
-func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *document.Run) telemetryLevels {
+func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *record.Run) telemetryLevels {
 	id := backend.Probe(ctx, backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey})
 	if run.Server == nil {
 		run.Server = &id.Server
@@ -106,7 +106,7 @@ func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *docu
 }
 
 // mergeKVCache fills the null fields of dst from src.
-func mergeKVCache(dst *document.KVCache, src document.KVCache) {
+func mergeKVCache(dst *record.KVCache, src record.KVCache) {
 	if dst.Dtype == nil {
 		dst.Dtype = src.Dtype
 	}
@@ -129,7 +129,7 @@ type telemetryLevels struct{ o *telemetry.Observer }
 func (t telemetryLevels) LevelStart(ctx context.Context, _ load.Level) { t.o.Begin(ctx) }
 
 // LevelEnd stops them and returns the level's telemetry fields.
-func (t telemetryLevels) LevelEnd(ctx context.Context, _ load.Level) *document.Level {
+func (t telemetryLevels) LevelEnd(ctx context.Context, _ load.Level) *record.Observations {
 	return t.o.End(ctx)
 }
 

@@ -434,7 +434,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		go func() {
 			defer close(done)
 			for _, c := range []int{2, 4} {
-				p.levelStart(load.Level{Key: c, Concurrency: c, Requests: 3}, 3)
+				p.levelStart(load.Level{Level: c, Concurrency: c, Requests: 3}, 3)
 				for i := range 3 {
 					out, ttft := 10, int64(20e6)
 					p.add(&record.Result{Level: c, Seq: i, StartNS: int64(i) * 1e6, TTFTNS: &ttft, E2ENS: 100e6, OutputTokens: &out, Status: 200})
