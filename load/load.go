@@ -3,6 +3,8 @@
 // loop), warm-up, and cancellation with a grace period. It measures nothing
 // itself: each request's timings come from backend.Client.Do, and each
 // Result goes to a Sink from a single goroutine, in the order requests end.
+// It reads the time only through the Sweep's Clock (the real one by
+// default), so that a fake or virtual clock can drive a sweep (see Clock).
 package load
 
 import (
@@ -126,6 +128,9 @@ type Sweep struct {
 	// Grace bounds how long in-flight requests go on after ctx is
 	// cancelled; 0 means DefaultGrace.
 	Grace time.Duration
+	// Clock is the time the sweep runs on: the rate method's schedule,
+	// the grace period and Result.StartNS; nil means RealClock.
+	Clock Clock
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -136,12 +141,20 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
+	clock := s.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReqs()
-	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancelReqs) })
-	defer stopGrace()
+	g := &graceTimer{clock: clock, grace: grace, cancel: cancelReqs}
+	stopWatch := context.AfterFunc(ctx, g.start)
+	defer func() {
+		stopWatch()
+		g.stop()
+	}()
 
-	r := &runner{s: s, ctx: ctx, reqCtx: reqCtx, t0: time.Now(), events: make(chan event, 256)}
+	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: clock.Now(), events: make(chan event, 256)}
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()
@@ -159,6 +172,36 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	return ctx.Err() == nil, nil
 }
 
+// graceTimer cancels the requests in flight grace after the sweep's
+// context ended (start), unless the sweep returned first (stop), so that
+// no timer outlives Do.
+type graceTimer struct {
+	clock  Clock
+	grace  time.Duration
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	stopped bool
+	stopFn  func() bool
+}
+
+func (g *graceTimer) start() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		g.stopFn = g.clock.AfterFunc(g.grace, g.cancel)
+	}
+}
+
+func (g *graceTimer) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	if g.stopFn != nil {
+		g.stopFn()
+	}
+}
+
 // event is one thing for the Sink; exactly one field is set.
 type event struct {
 	start  *Level
@@ -169,6 +212,7 @@ type event struct {
 
 type runner struct {
 	s           *Sweep
+	clock       Clock
 	ctx, reqCtx context.Context
 	t0          time.Time
 	seq         int
@@ -243,7 +287,7 @@ func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, 
 	// StartNS is set here and refined by Do to the moment the request was
 	// written (Request.RunStart), so connection setup is not counted.
 	it.Request.RunStart = r.t0
-	res.StartNS = int64(time.Since(r.t0))
+	res.StartNS = int64(r.clock.Now().Sub(r.t0))
 	r.s.Client.Do(r.reqCtx, &it.Request, res)
 	r.events <- event{result: res}
 }
@@ -307,15 +351,15 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 	p := NewPacer(l, r.s.Seed)
 	slots := make(chan struct{}, max(l.Concurrency, 1))
 	var wg sync.WaitGroup
-	start := time.Now()
+	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
 	for sent := 0; ; sent++ {
-		elapsed := time.Since(start)
+		elapsed := r.clock.Now().Sub(start)
 		wait, stop := p.Pace(elapsed, sent)
 		if stop || sent >= len(items) {
 			break
 		}
-		if !sleep(r.ctx, wait) {
+		if !r.clock.Sleep(r.ctx, wait) {
 			break
 		}
 		sched := levelNS + int64(p.Due(sent))
@@ -341,21 +385,6 @@ func NewPacer(l Level, seed int64) Pacer {
 		return ConstantPacer{Rate: l.Rate, Max: l.Requests}
 	}
 	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Level))
-}
-
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // merge copies the non-nil fields of src into dst (allocating dst) and

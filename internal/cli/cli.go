@@ -14,6 +14,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/launch"
+	"github.com/servebench/servebench/load"
 )
 
 // UsageError is a bad flag, argument or input file named on the command
@@ -32,20 +33,25 @@ func usagef(format string, args ...any) error {
 var errHelp = errors.New("help requested")
 
 // Deps are the parts of the outside world that commands reach through
-// seams tests replace: the client of the server under test and the starter
-// of launched servers. Run uses DefaultDeps; a nil field of a Deps means
-// its default.
+// seams tests replace: the client of the server under test, the starter of
+// launched servers and the clock the load generator runs on. Run uses
+// DefaultDeps; a nil field of a Deps means its default.
 type Deps struct {
 	// NewClient makes the client of the server under test (backend.New).
 	NewClient func(backend.Config) (backend.Client, error)
 	// StartServer starts the server of a launch profile, its output going
 	// to the log at logPath (launch.Start).
 	StartServer func(spec *launch.Spec, logPath string) (*launch.Server, error)
+	// Clock is the time of run's sweeps (load.Sweep.Clock) and of the
+	// runs' start times (load.RealClock). backend's clients measure on the
+	// real clock: another clock goes with a client that measures on it.
+	Clock load.Clock
 }
 
-// DefaultDeps are the real parts: backend.New and launch.Start.
+// DefaultDeps are the real parts: backend.New, launch.Start and
+// load.RealClock.
 func DefaultDeps() Deps {
-	return Deps{NewClient: backend.New, StartServer: launch.Start}
+	return Deps{NewClient: backend.New, StartServer: launch.Start, Clock: load.RealClock{}}
 }
 
 // withDefaults fills the nil fields of d from DefaultDeps.
@@ -56,6 +62,9 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.StartServer == nil {
 		d.StartServer = def.StartServer
+	}
+	if d.Clock == nil {
+		d.Clock = def.Clock
 	}
 	return d
 }

@@ -200,7 +200,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if ls != nil {
 		client = launch.Guard(client, ls.proc)
 	}
-	run := newRunDoc(cfg, client.Warnings())
+	run := newRunDoc(cfg, deps.Clock.Now(), client.Warnings())
 	builder := workload.NewBuilder(workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
@@ -233,7 +233,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: builder, Observe: observers,
+		Client: client, Source: builder, Observe: observers, Clock: deps.Clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
 	}
 	complete, err := sweep.Do(ctx)
@@ -256,12 +256,13 @@ func (cfg *runConfig) clientConfig() backend.Config {
 	}
 }
 
-// newRunDoc is the run's description before any level ran.
-func newRunDoc(cfg runConfig, warnings []string) record.Run {
+// newRunDoc is the run's description before any level ran; the run
+// starts at now.
+func newRunDoc(cfg runConfig, now time.Time, warnings []string) record.Run {
 	return record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
-		StartedAt: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
 	}
