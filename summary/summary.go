@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
@@ -174,7 +175,7 @@ func Document(f *record.File) document.Document {
 		}
 		if i == 0 {
 			doc.GPU, doc.GPUGiB = r.GPU, r.GPUGiB
-		} else if !sameString(doc.GPU, r.GPU) {
+		} else if !ptr.Equal(doc.GPU, r.GPU) {
 			doc.GPU, doc.GPUGiB = nil, nil
 		}
 	}
@@ -184,7 +185,7 @@ func Document(f *record.File) document.Document {
 		// The batch shape names the server and its profile at the top.
 		doc.Runtime, doc.Profile = doc.Runs[0].Runtime, doc.Runs[0].Profile
 		for _, r := range doc.Runs[1:] {
-			if !sameString(doc.Runtime, r.Runtime) {
+			if !ptr.Equal(doc.Runtime, r.Runtime) {
 				doc.Runtime = nil
 			}
 			if !reflect.DeepEqual(doc.Profile, r.Profile) {
@@ -208,10 +209,6 @@ func batchMethod(f *record.File) string {
 			h.Levels[0].Repeats, h.Run.Scenario, h.Run.MaxTokens, h.Warmup)
 	}
 	return ""
-}
-
-func sameString(a, b *string) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // Succeeded counts the successful counted requests of f, for the exit

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/ptr"
 	"github.com/servebench/servebench/record"
 )
 
@@ -164,7 +165,7 @@ func applyRunMetrics(info *RunInfo, s Sample, kind backend.Kind) {
 	switch {
 	case c.Blocks != nil && c.BlockSize != nil:
 		tokens := *c.Blocks * *c.BlockSize
-		info.Capacity = &record.Capacity{Tokens: &tokens, Blocks: ptr(*c.Blocks),
+		info.Capacity = &record.Capacity{Tokens: &tokens, Blocks: ptr.To(*c.Blocks),
 			Source: "/metrics cache_config_info num_gpu_blocks × block_size"}
 	case s.KVTokensMax != nil && *s.KVTokensMax > 0 && *s.KVTokensMax < math.MaxInt32:
 		tokens := int(*s.KVTokensMax)
@@ -213,7 +214,7 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 func (o *Observer) peakGiB(g GPUSummary, out *record.Observations) *float64 {
 	if o.serverPID > 0 {
 		if g.PeakServerMiB != nil && *g.PeakServerMiB > 0 {
-			return ptr(round2(*g.PeakServerMiB / 1024))
+			return ptr.To(round2(*g.PeakServerMiB / 1024))
 		}
 		if !o.attributionWarned {
 			o.attributionWarned = true
@@ -223,7 +224,7 @@ func (o *Observer) peakGiB(g GPUSummary, out *record.Observations) *float64 {
 	if g.PeakUsedMiB == nil {
 		return nil
 	}
-	return ptr(round2(*g.PeakUsedMiB / 1024))
+	return ptr.To(round2(*g.PeakUsedMiB / 1024))
 }
 
 // GPUMemoryMiB reads the device memory in use now, in MiB (the batch
@@ -236,7 +237,7 @@ func (o *Observer) GPUMemoryMiB(ctx context.Context) *float64 {
 	if err != nil {
 		return nil
 	}
-	return ptr(r.UsedMiB)
+	return ptr.To(r.UsedMiB)
 }
 
 // Close releases the GPU library and the scraper's idle connections; the
