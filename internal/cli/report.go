@@ -106,12 +106,7 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "csv":
 		return report.WriteCSV(w, set)
 	case "json":
-		// A nil *slo.Answer in the interface would not be omitted: pass a
-		// nil interface when there is no answer.
-		if answer != nil {
-			return report.WriteJSON(w, set, answer)
-		}
-		return report.WriteJSON(w, set, nil)
+		return slo.WriteJSON(w, set, answer)
 	case "html":
 		return html.Write(w, layout, charts)
 	case "gobench":
