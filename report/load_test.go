@@ -9,9 +9,8 @@ import (
 	"github.com/servebench/servebench/record"
 )
 
-func ptrInt(v int) *int       { return &v }
-func ptrI64(v int64) *int64   { return &v }
-func ptrStr(v string) *string { return &v }
+func ptrInt(v int) *int     { return &v }
+func ptrI64(v int64) *int64 { return &v }
 
 // writeRecords writes a records file the way `servebench run` does
 // (record.Encoder): a header, the Results of two pool levels, level ends
