@@ -200,7 +200,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if ls != nil {
 		client = launch.Guard(client, ls.proc)
 	}
-	run := newRunDoc(cfg, deps.Clock.Now(), client.Warnings())
+	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
 	builder := workload.NewBuilder(workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
@@ -256,9 +256,9 @@ func (cfg *runConfig) clientConfig() backend.Config {
 	}
 }
 
-// newRunDoc is the run's description before any level ran; the run
+// newRun is the run's description before any level ran; the run
 // starts at now.
-func newRunDoc(cfg runConfig, now time.Time, warnings []string) record.Run {
+func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 	return record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
