@@ -23,6 +23,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 // Format is the log family a capacity line came from.
@@ -392,13 +393,13 @@ func (c *Capacity) parseVLLMGraphs(line string) bool {
 		}
 	}
 	if m := reGraphEnabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(true), fltp(m[2]), true
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(true), fltp(m[2]), true
 		if c.Utilization == nil {
 			c.Utilization = fltp(m[1])
 		}
 	}
 	if m := reGraphDisabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(false), nil, true
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(false), nil, true
 		if c.Utilization == nil && m[1] != "" {
 			c.Utilization = fltp(m[1])
 		}
@@ -504,8 +505,6 @@ func intp(s string) *int {
 	}
 	return &n
 }
-
-func boolp(b bool) *bool { return &b }
 
 func fltp(s string) *float64 {
 	f, err := strconv.ParseFloat(s, 64)

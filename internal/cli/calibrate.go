@@ -18,14 +18,6 @@ import (
 	"github.com/servebench/servebench/telemetry"
 )
 
-func init() {
-	register(command{
-		name:    "calibrate",
-		summary: "hold the planner's KV-cache prediction against a server's log or live figures",
-		run:     runCalibrate,
-	})
-}
-
 // calibrateFlags are calibrate's own flags beside the plan flags.
 type calibrateFlags struct {
 	planFlags

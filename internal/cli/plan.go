@@ -17,14 +17,6 @@ import (
 	"github.com/servebench/servebench/telemetry"
 )
 
-func init() {
-	register(command{
-		name:    "plan",
-		summary: "predict weights, KV-cache tokens and concurrency per backend and KV dtype",
-		run:     runPlan,
-	})
-}
-
 // planFlags are the flags plan and calibrate share.
 type planFlags struct {
 	model, backend, capacityModel, gpu, quant, kvDtype, sampler, calibration string
