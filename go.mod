@@ -7,9 +7,9 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.74.0
 	github.com/vbauerster/mpb/v8 v8.16.2
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/image v0.48.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

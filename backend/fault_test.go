@@ -28,11 +28,11 @@ func faultServer(t *testing.T) *httptest.Server {
 			Messages []struct{ Content string } `json:"messages"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
-			http.Error(w, "bad body", 400)
+			http.Error(w, "bad body", http.StatusBadRequest)
 			return
 		}
 		if r.Header.Get("Authorization") != "Bearer "+testKey {
-			http.Error(w, "no key", 401)
+			http.Error(w, "no key", http.StatusUnauthorized)
 			return
 		}
 		serveFault(w, r, body.Messages[0].Content)
@@ -52,7 +52,7 @@ func serveFault(w http.ResponseWriter, r *http.Request, mode string) {
 		http.Error(w, "internal error "+r.Header.Get("Authorization")+strings.Repeat(" padding", 60), 500)
 		return
 	case "429":
-		http.Error(w, `{"error":"rate limited"}`, 429)
+		http.Error(w, `{"error":"rate limited"}`, http.StatusTooManyRequests)
 		return
 	case "404":
 		http.Error(w, `{"error":"model not found"}`, 404)

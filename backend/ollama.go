@@ -23,7 +23,7 @@ func (c *ollamaClient) Do(ctx context.Context, rq *Request, res *record.Result) 
 	if c.cfg.API == Generate {
 		path = "/api/generate"
 	}
-	c.do(ctx, rq, res, path, c.body, ndjsonFrame{}, &ollamaDecoder{})
+	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: ndjsonFrame{}, dec: &ollamaDecoder{}}, res)
 }
 
 // Tokenize implements Client: Ollama has no tokenizer endpoint.

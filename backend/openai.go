@@ -25,7 +25,7 @@ func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) 
 	if c.cfg.API == Completions {
 		path = "/v1/completions"
 	}
-	c.do(ctx, rq, res, path, c.body, sseFrame{}, &openAIDecoder{})
+	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: sseFrame{}, dec: &openAIDecoder{}}, res)
 }
 
 // Warnings implements Client: TGI and generic OpenAI endpoints get no

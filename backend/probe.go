@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 )
 
 // Identity is what a server said about itself when probed once per run.
 type Identity struct {
 	// Server is the report's run.server block.
-	Server document.ServerInfo
+	Server record.ServerInfo
 	// Runtime is "<server> <version>" (e.g. "Ollama 0.6.5", "llama.cpp
 	// b9014-d4b0c22f9"), nil when the server did not give its version.
 	Runtime *string

@@ -57,29 +57,40 @@ type decoder interface {
 	chunk(data []byte, now time.Time, st *stream) (end bool, f *failure)
 }
 
-// do builds rq's body with build and posts it to path. A request that
-// cannot be expressed (MaxTokens < 1, or what build rejects) is recorded as
+// exchange is one request as the adapters describe it: the Request, the
+// API path to post it to, the body build makes of it, and how the streamed
+// answer is split (framing) and decoded (decoder) into the Result.
+type exchange struct {
+	rq    *Request
+	path  string
+	build func(*Request) ([]byte, *failure)
+	fr    framing
+	dec   decoder
+}
+
+// do builds x's body and posts it. A request that cannot be expressed
+// (MaxTokens < 1, or what build rejects) is recorded as
 // ReasonInvalidRequest without being sent.
-func (b *base) do(ctx context.Context, rq *Request, res *record.Result, path string, build func(*Request) ([]byte, *failure), fr framing, dec decoder) {
+func (b *base) do(ctx context.Context, x exchange, res *record.Result) {
 	var body []byte
 	var f *failure
-	if rq.MaxTokens < 1 {
-		f = failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", rq.MaxTokens)
+	if x.rq.MaxTokens < 1 {
+		f = failf(record.ReasonInvalidRequest, "invalid request: MaxTokens %d < 1", x.rq.MaxTokens)
 	} else {
-		body, f = build(rq)
+		body, f = x.build(x.rq)
 	}
 	if f != nil {
-		resetResult(res, rq)
+		resetResult(res, x.rq)
 		res.Reason, res.Error = f.reason, f.msg
 		return
 	}
-	b.post(ctx, rq, res, path, body, fr, dec)
+	b.post(ctx, x, body, res)
 }
 
-// post sends body to path and reads the streamed answer into res. Every
-// failure is recorded in res; post never panics on server input.
-func (b *base) post(ctx context.Context, rq *Request, res *record.Result, path string, body []byte, fr framing, dec decoder) {
-	resetResult(res, rq)
+// post sends body to x's path and reads the streamed answer into res.
+// Every failure is recorded in res; post never panics on server input.
+func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Result) {
+	resetResult(res, x.rq)
 	var reqCtx context.Context
 	var cancel context.CancelFunc
 	if b.cfg.Timeout > 0 {
@@ -89,15 +100,23 @@ func (b *base) post(ctx context.Context, rq *Request, res *record.Result, path s
 	}
 	defer cancel()
 
-	st := newStream(res, rq.MaxTokens)
+	st := newStream(res, x.rq.MaxTokens)
 	st.apiKey = b.cfg.APIKey
-	f := b.exchange(ctx, reqCtx, cancel, rq, path, body, fr, dec, st)
+	f := b.roundTrip(ctx, requestScope{ctx: reqCtx, cancel: cancel}, x, body, st)
 	st.finish(f)
 }
 
-// exchange does the HTTP round trip and the stream loop; it returns the
-// failure, or nil when the stream ended with its end marker.
-func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, rq *Request, path string, body []byte, fr framing, dec decoder, st *stream) *failure {
+// requestScope is the context one request runs under (the caller's, with
+// Config.Timeout) and its cancel, which also stops a stream cut short.
+type requestScope struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// roundTrip does the HTTP round trip and the stream loop; it returns the
+// failure, or nil when the stream ended with its end marker. ctx is the
+// caller's (to tell its cancellation from the request's timeout).
+func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, body []byte, st *stream) *failure {
 	// The clock starts when the request is written (WroteRequest); until
 	// then, and when writing fails, at the call.
 	var wrote atomic.Int64
@@ -105,14 +124,14 @@ func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, 
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		wrote.Store(int64(time.Since(t0)) + 1)
 	}}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(reqCtx, trace),
-		http.MethodPost, b.root+path, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(scope.ctx, trace),
+		http.MethodPost, b.root+x.path, bytes.NewReader(body))
 	if err != nil {
 		st.t0 = time.Now()
 		return failf(record.ReasonInvalidRequest, "building request: %v", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", fr.accept())
+	hreq.Header.Set("Accept", x.fr.accept())
 	if b.auth != "" {
 		hreq.Header.Set("Authorization", b.auth)
 	}
@@ -122,13 +141,13 @@ func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, 
 	if d := wrote.Load(); d > 0 {
 		st.t0 = t0.Add(time.Duration(d - 1))
 	}
-	if rq.RunStart != (time.Time{}) {
-		st.res.StartNS = int64(st.t0.Sub(rq.RunStart))
+	if x.rq.RunStart != (time.Time{}) {
+		st.res.StartNS = int64(st.t0.Sub(x.rq.RunStart))
 	}
 	if err != nil {
-		return classify(ctx, reqCtx, err, false)
+		return classify(ctx, scope.ctx, err, false)
 	}
-	defer drainClose(resp.Body, cancel)
+	defer drainClose(resp.Body, scope.cancel)
 	st.res.Status = resp.StatusCode
 	if resp.StatusCode/100 != 2 {
 		f := statusFailure(resp, b.cfg.APIKey)
@@ -137,12 +156,12 @@ func (b *base) exchange(ctx, reqCtx context.Context, cancel context.CancelFunc, 
 	}
 	lr := newLineReader(resp.Body)
 	defer lr.release()
-	if err := readStream(lr, fr, dec, st); err != nil {
+	if err := readStream(lr, x.fr, x.dec, st); err != nil {
 		// A stream that failed midway is not worth keeping: stop it now
 		// rather than drain it, and stamp the failure first.
 		st.end = time.Now()
-		f := classify(ctx, reqCtx, err, true)
-		cancel()
+		f := classify(ctx, scope.ctx, err, true)
+		scope.cancel()
 		return f
 	}
 	return nil

@@ -12,7 +12,15 @@
 // fields are additions, never renames. Values that a server or machine did
 // not give are null (nil pointers), never zero. Units are in the JSON names
 // (_ms, _gib, _mib, _tok_s, _seconds). docs/metrics.md defines every field.
+//
+// The engine that measures (load, backend, telemetry) never imports this
+// package: it writes records (package record), and summary builds documents
+// from them. The parts of a run that are written once before it starts
+// (server identity, KV-cache settings, capacity, profile, calibration) are
+// record's types, named here as a document shows them.
 package document
+
+import "github.com/servebench/servebench/record"
 
 // Document is a servebench result document: a sweep (Runs), a batch
 // comparison (Records), or both.
@@ -87,15 +95,6 @@ type Run struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// KVCache is the server's KV-cache configuration as it reported it; every
-// field is null where the server does not say.
-type KVCache struct {
-	Dtype                *string  `json:"dtype"`
-	Blocks               *int     `json:"blocks"`
-	BlockSize            *int     `json:"block_size"`
-	GPUMemoryUtilization *float64 `json:"gpu_memory_utilization"`
-}
-
 // Level is the summary of one concurrency level of a sweep.
 //
 // Definitions (docs/metrics.md): ThroughputTokS = Σ output tokens / wall time from
@@ -147,42 +146,28 @@ type Level struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// ServerInfo is the server's identity as probed once per run.
-type ServerInfo struct {
-	Version       *string           `json:"version,omitempty"`
-	Model         *string           `json:"model,omitempty"`
-	ContextLength *int              `json:"context_length,omitempty"`
-	Slots         *int              `json:"slots,omitempty"`
-	SizeBytes     *int64            `json:"size_bytes,omitempty"`
-	SizeVRAMBytes *int64            `json:"size_vram_bytes,omitempty"`
-	Details       map[string]string `json:"details,omitempty"`
-}
+// The run's description, its server's identity and settings, its launch
+// profile, capacity and calibration are written first into the header of
+// a records file (record.Run); a document shows them as recorded.
 
-// Capacity is the KV-cache capacity a server logged at start-up.
-type Capacity struct {
-	Tokens         *int     `json:"tokens,omitempty"`
-	Blocks         *int     `json:"blocks,omitempty"`
-	KVMiB          *float64 `json:"kv_mib,omitempty"`
-	Cells          *int     `json:"cells,omitempty"`
-	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
-	Source         string   `json:"source,omitempty"`
-}
+// KVCache is the server's KV-cache configuration (record.KVCache).
+type KVCache = record.KVCache
 
-// Profile is a server configuration: the knobs of the reference profile
-// (examples/vllm-text-image-example.json). Null fields were not set.
-type Profile struct {
-	MaxModelLen          *int           `json:"max_model_len,omitempty"`
-	MaxNumSeqs           *int           `json:"max_num_seqs,omitempty"`
-	MaxNumBatchedTokens  *int           `json:"max_num_batched_tokens,omitempty"`
-	GPUMemoryUtilization *float64       `json:"gpu_memory_utilization,omitempty"`
-	CUDAGraphs           *bool          `json:"cuda_graphs,omitempty"`
-	PrefixCaching        *bool          `json:"prefix_caching,omitempty"`
-	LimitMMPerPrompt     map[string]int `json:"limit_mm_per_prompt,omitempty"`
-	KVCacheDtype         *string        `json:"kv_cache_dtype,omitempty"`
-	Parallel             *int           `json:"parallel,omitempty"`
-	ContextLength        *int           `json:"context_length,omitempty"`
-	FlashAttention       *bool          `json:"flash_attention,omitempty"`
-}
+// ServerInfo is the server's identity as probed once per run
+// (record.ServerInfo).
+type ServerInfo = record.ServerInfo
+
+// Capacity is the KV-cache capacity a server logged at start-up
+// (record.Capacity).
+type Capacity = record.Capacity
+
+// Profile is a server configuration, the knobs of the reference profile
+// (record.Profile).
+type Profile = record.Profile
+
+// Calibration holds one planner prediction against the capacity a real
+// server reported (record.Calibration).
+type Calibration = record.Calibration
 
 // BatchRecord is one batch-method point: Repeats batches of Concurrency
 // simultaneous requests with OutputTokensPerRequest tokens each.
@@ -219,30 +204,6 @@ type BatchRun struct {
 	WallSeconds       float64  `json:"wall_seconds"`
 	OutputTokS        float64  `json:"output_tok_s"`
 	GPUMemoryMiBAfter *float64 `json:"gpu_memory_mib_after"`
-}
-
-// Calibration holds one planner prediction against the capacity a real
-// server reported. ErrorPct = (Predicted − Actual) / Actual × 100, rounded
-// to one decimal.
-type Calibration struct {
-	Model                string  `json:"model"`
-	Preset               string  `json:"preset"`
-	KVCacheDtype         string  `json:"kv_cache_dtype"`
-	GPUGiB               float64 `json:"gpu_gib"`
-	WeightsGiB           float64 `json:"weights_gib"`
-	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
-	PredictedTokens      int     `json:"predicted_tokens"`
-	ActualTokens         int     `json:"actual_tokens"`
-	ErrorPct             float64 `json:"error_pct"`
-
-	// Backend is the capacity model used ("seed", "vllm", ...).
-	Backend string `json:"backend,omitempty"`
-	// Source says where ActualTokens came from (a log file, a live server).
-	Source string `json:"source,omitempty"`
-	// PredictedKVMiB and ActualKVMiB are the KV-cache sizes in MiB, for
-	// servers that log a size (llama.cpp, Ollama: "KV self size").
-	PredictedKVMiB *float64 `json:"predicted_kv_mib,omitempty"`
-	ActualKVMiB    *float64 `json:"actual_kv_mib,omitempty"`
 }
 
 // Planner is the seed planner's constants and model table

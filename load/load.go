@@ -3,19 +3,20 @@
 // loop), warm-up, and cancellation with a grace period. It measures nothing
 // itself: each request's timings come from backend.Client.Do, and each
 // Result goes to a Sink from a single goroutine, in the order requests end.
+// It reads the time only through the Sweep's Clock (the real one by
+// default), so that a fake or virtual clock can drive a sweep (see Clock).
 package load
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -55,26 +56,17 @@ func ParseMethod(s string) (Method, error) {
 // context is cancelled.
 const DefaultGrace = 10 * time.Second
 
-// Level is one level of a sweep.
-type Level struct {
-	// Key is the value the level's Results carry in record.Result.Level:
-	// the concurrency (pool, batch) or the level index (rate).
-	Key int
-	// Concurrency is the number of workers (pool), the batch size (batch)
-	// or the cap on requests in flight (rate).
-	Concurrency int
-	// Requests is the number of counted requests (pool, rate).
-	Requests int
-	// Repeats is the number of batches (batch).
-	Repeats int
-	// Rate is the requested rate in requests/s (rate).
-	Rate float64
-	// Arrival is the inter-arrival law (rate).
-	Arrival Arrival
-}
+// Level is one level of a sweep, as the header of the records file plans
+// it: Level is the value the level's Results carry in record.Result.Level
+// (the concurrency for pool and batch, the level index for rate);
+// Concurrency the number of workers (pool), the batch size (batch) or the
+// cap on requests in flight (rate); Requests the counted requests (pool,
+// rate); Repeats the batches (batch); Rate the requested rate in
+// requests/s and Arrival its inter-arrival law (rate).
+type Level = record.LevelPlan
 
-// Total is the number of counted requests the level plans.
-func (l Level) Total(m Method) int {
+// Total is the number of counted requests level l plans under method m.
+func (m Method) Total(l Level) int {
 	if m == Batch {
 		return l.Repeats * l.Concurrency
 	}
@@ -99,11 +91,12 @@ type Sink interface {
 // Observer watches levels from outside the requests (telemetry: server
 // metrics, GPU memory). LevelStart is called after the warm-up, just before
 // the level's first counted request; LevelEnd after its last one ended. The
-// Level LevelEnd returns holds the fields to merge into the level's summary
-// (non-nil pointers win); nil means none.
+// Observations of the observers of a sweep are merged in their order
+// (non-nil pointers win, warnings add up) into the level's level_end line;
+// nil means none.
 type Observer interface {
 	LevelStart(ctx context.Context, l Level)
-	LevelEnd(ctx context.Context, l Level) *document.Level
+	LevelEnd(ctx context.Context, l Level) *record.Observations
 }
 
 // RepeatObserver is an Observer that also measures GPU memory after each
@@ -135,6 +128,9 @@ type Sweep struct {
 	// Grace bounds how long in-flight requests go on after ctx is
 	// cancelled; 0 means DefaultGrace.
 	Grace time.Duration
+	// Clock is the time the sweep runs on: the rate method's schedule,
+	// the grace period and Result.StartNS; nil means RealClock.
+	Clock Clock
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -145,12 +141,20 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
+	clock := s.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
 	reqCtx, cancelReqs := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelReqs()
-	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancelReqs) })
-	defer stopGrace()
+	g := &graceTimer{clock: clock, grace: grace, cancel: cancelReqs}
+	stopWatch := context.AfterFunc(ctx, g.start)
+	defer func() {
+		stopWatch()
+		g.stop()
+	}()
 
-	r := &runner{s: s, ctx: ctx, reqCtx: reqCtx, t0: time.Now(), events: make(chan event, 256)}
+	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: clock.Now(), events: make(chan event, 256)}
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()
@@ -168,6 +172,36 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	return ctx.Err() == nil, nil
 }
 
+// graceTimer cancels the requests in flight grace after the sweep's
+// context ended (start), unless the sweep returned first (stop), so that
+// no timer outlives Do.
+type graceTimer struct {
+	clock  Clock
+	grace  time.Duration
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	stopped bool
+	stopFn  func() bool
+}
+
+func (g *graceTimer) start() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		g.stopFn = g.clock.AfterFunc(g.grace, g.cancel)
+	}
+}
+
+func (g *graceTimer) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	if g.stopFn != nil {
+		g.stopFn()
+	}
+}
+
 // event is one thing for the Sink; exactly one field is set.
 type event struct {
 	start  *Level
@@ -178,6 +212,7 @@ type event struct {
 
 type runner struct {
 	s           *Sweep
+	clock       Clock
 	ctx, reqCtx context.Context
 	t0          time.Time
 	seq         int
@@ -211,7 +246,7 @@ func (r *runner) items(n int) ([]workload.Item, int, error) {
 // never waits for a level that will not end.
 func (r *runner) level(l Level) error {
 	r.events <- event{start: &l}
-	end := &record.LevelEnd{Run: r.s.Run, Level: l.Key}
+	end := &record.LevelEnd{Run: r.s.Run, Level: l.Level}
 	defer func() { r.events <- event{end: end, endLvl: l} }()
 	if r.s.Warmup > 0 {
 		items, seq0, err := r.items(r.s.Warmup)
@@ -220,7 +255,7 @@ func (r *runner) level(l Level) error {
 		}
 		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
 	}
-	items, seq0, err := r.items(l.Total(r.s.Method))
+	items, seq0, err := r.items(r.s.Method.Total(l))
 	if err != nil {
 		return err
 	}
@@ -244,7 +279,7 @@ func (r *runner) level(l Level) error {
 // send runs one request and hands its Result to the Sink.
 func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) {
 	res := &record.Result{
-		Run: r.s.Run, Seq: seq, Level: l.Key, Repeat: repeat, Warmup: warmup,
+		Run: r.s.Run, Seq: seq, Level: l.Level, Repeat: repeat, Warmup: warmup,
 		ScheduledNS:          scheduled,
 		ExpectedOutputTokens: it.Request.MaxTokens,
 		ExpectedPromptTokens: it.ExpectedPromptTokens,
@@ -252,7 +287,7 @@ func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, 
 	// StartNS is set here and refined by Do to the moment the request was
 	// written (Request.RunStart), so connection setup is not counted.
 	it.Request.RunStart = r.t0
-	res.StartNS = int64(time.Since(r.t0))
+	res.StartNS = int64(r.clock.Now().Sub(r.t0))
 	r.s.Client.Do(r.reqCtx, &it.Request, res)
 	r.events <- event{result: res}
 }
@@ -316,15 +351,15 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 	p := NewPacer(l, r.s.Seed)
 	slots := make(chan struct{}, max(l.Concurrency, 1))
 	var wg sync.WaitGroup
-	start := time.Now()
+	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
 	for sent := 0; ; sent++ {
-		elapsed := time.Since(start)
+		elapsed := r.clock.Now().Sub(start)
 		wait, stop := p.Pace(elapsed, sent)
 		if stop || sent >= len(items) {
 			break
 		}
-		if !sleep(r.ctx, wait) {
+		if !r.clock.Sleep(r.ctx, wait) {
 			break
 		}
 		sched := levelNS + int64(p.Due(sent))
@@ -346,37 +381,35 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 // NewPacer returns the Pacer of a rate level: Constant or Poisson (the
 // default) at l.Rate for l.Requests requests.
 func NewPacer(l Level, seed int64) Pacer {
-	if l.Arrival == Constant {
+	if Arrival(l.Arrival) == Constant {
 		return ConstantPacer{Rate: l.Rate, Max: l.Requests}
 	}
-	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Key))
+	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Level))
 }
 
-// sleep waits d or until ctx is done; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// merge copies the non-nil fields of src into dst (allocating dst), for
-// the fields observers measure.
-func merge(dst, src *document.Level) *document.Level {
+// merge copies the non-nil fields of src into dst (allocating dst) and
+// appends src's warnings.
+func merge(dst, src *record.Observations) *record.Observations {
 	if src == nil {
 		return dst
 	}
 	if dst == nil {
-		return src
+		c := *src
+		c.Warnings = slices.Clone(src.Warnings)
+		return &c
 	}
-	stats.MergeLevel(dst, src)
+	for _, f := range []struct{ d, s **float64 }{
+		{&dst.PeakVRAMGiB, &src.PeakVRAMGiB},
+		{&dst.PeakKVCacheUsage, &src.PeakKVCacheUsage},
+		{&dst.Preemptions, &src.Preemptions},
+		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
+		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+	} {
+		if *f.s != nil {
+			*f.d = *f.s
+		}
+	}
+	dst.Warnings = append(dst.Warnings, src.Warnings...)
 	return dst
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/workload"
 )
@@ -173,10 +172,10 @@ type observer struct {
 }
 
 func (o *observer) LevelStart(_ context.Context, l Level) { o.calls = append(o.calls, "start") }
-func (o *observer) LevelEnd(_ context.Context, l Level) *document.Level {
+func (o *observer) LevelEnd(_ context.Context, l Level) *record.Observations {
 	o.calls = append(o.calls, "end")
 	v := 9.5
-	return &document.Level{PeakVRAMGiB: &v}
+	return &record.Observations{PeakVRAMGiB: &v}
 }
 func (o *observer) RepeatEnd(_ context.Context, l Level, rep int) *float64 {
 	o.mem++
@@ -189,7 +188,7 @@ func TestPool(t *testing.T) {
 	s := &sink{t: t}
 	obs := &observer{}
 	sw := &Sweep{Run: "r", Method: Pool, Warmup: 2, Client: fc, Source: fakeSource{}, Sink: s, Observe: []Observer{obs},
-		Levels: []Level{{Key: 3, Concurrency: 3, Requests: 10}, {Key: 1, Concurrency: 1, Requests: 4}}}
+		Levels: []Level{{Level: 3, Concurrency: 3, Requests: 10}, {Level: 1, Concurrency: 1, Requests: 4}}}
 	complete, err := sw.Do(context.Background())
 	if err != nil || !complete {
 		t.Fatalf("Do = %v, %v", complete, err)
@@ -237,7 +236,7 @@ func TestBatchIsSimultaneousAndSequential(t *testing.T) {
 	s := &sink{t: t}
 	obs := &observer{}
 	sw := &Sweep{Method: Batch, Client: fc, Source: fakeSource{}, Sink: s, Observe: []Observer{obs},
-		Levels: []Level{{Key: 4, Concurrency: 4, Repeats: 3}}}
+		Levels: []Level{{Level: 4, Concurrency: 4, Repeats: 3}}}
 	if complete, err := sw.Do(context.Background()); !complete || err != nil {
 		t.Fatal(complete, err)
 	}
@@ -277,7 +276,7 @@ func TestRateCapsInFlightAndRecordsSchedule(t *testing.T) {
 	fc := &fakeClient{delay: 50 * time.Millisecond}
 	s := &sink{t: t}
 	sw := &Sweep{Method: Rate, Client: fc, Source: fakeSource{}, Sink: s,
-		Levels: []Level{{Key: 0, Concurrency: 2, Requests: 8, Rate: 1000, Arrival: Constant}}}
+		Levels: []Level{{Level: 0, Concurrency: 2, Requests: 8, Rate: 1000, Arrival: string(Constant)}}}
 	if complete, err := sw.Do(context.Background()); !complete || err != nil {
 		t.Fatal(complete, err)
 	}
@@ -302,7 +301,7 @@ func TestRateSendsOnScheduleRegardlessOfFinishes(t *testing.T) {
 	fc := &fakeClient{delay: 200 * time.Millisecond}
 	s := &sink{t: t}
 	sw := &Sweep{Method: Rate, Client: fc, Source: fakeSource{}, Sink: s,
-		Levels: []Level{{Key: 0, Concurrency: 64, Requests: 10, Rate: 100, Arrival: Constant}}}
+		Levels: []Level{{Level: 0, Concurrency: 64, Requests: 10, Rate: 100, Arrival: string(Constant)}}}
 	start := time.Now()
 	sw.Do(context.Background())
 	// Open loop: 10 requests at 100/s are all sent within ~100 ms although
@@ -320,7 +319,7 @@ func TestCancelStopsSendingAndKeepsMeasurements(t *testing.T) {
 	s := &sink{t: t}
 	ctx, cancel := context.WithCancel(context.Background())
 	sw := &Sweep{Method: Pool, Client: fc, Source: fakeSource{}, Sink: s, Grace: 50 * time.Millisecond,
-		Levels: []Level{{Key: 2, Concurrency: 2, Requests: 100}, {Key: 4, Concurrency: 4, Requests: 100}}}
+		Levels: []Level{{Level: 2, Concurrency: 2, Requests: 100}, {Level: 4, Concurrency: 4, Requests: 100}}}
 	time.AfterFunc(30*time.Millisecond, cancel)
 	start := time.Now()
 	complete, err := sw.Do(ctx)
@@ -348,7 +347,7 @@ func TestGraceLetsInFlightRequestsFinish(t *testing.T) {
 	s := &sink{t: t}
 	ctx, cancel := context.WithCancel(context.Background())
 	sw := &Sweep{Method: Pool, Client: fc, Source: fakeSource{}, Sink: s, Grace: time.Second,
-		Levels: []Level{{Key: 3, Concurrency: 3, Requests: 30}}}
+		Levels: []Level{{Level: 3, Concurrency: 3, Requests: 30}}}
 	time.AfterFunc(20*time.Millisecond, cancel)
 	complete, _ := sw.Do(ctx)
 	if complete || len(s.results) != 3 {
@@ -388,7 +387,7 @@ func (f *failingSource) Items(ctx context.Context, seq0, n int) ([]workload.Item
 func TestEveryStartedLevelEnds(t *testing.T) {
 	s := &sink{t: t}
 	sw := &Sweep{Method: Pool, Client: &fakeClient{delay: time.Millisecond}, Source: &failingSource{after: 3}, Sink: s,
-		Levels: []Level{{Key: 1, Concurrency: 1, Requests: 3}, {Key: 2, Concurrency: 2, Requests: 3}}}
+		Levels: []Level{{Level: 1, Concurrency: 1, Requests: 3}, {Level: 2, Concurrency: 2, Requests: 3}}}
 	complete, err := sw.Do(context.Background())
 	if complete || err == nil || !strings.Contains(err.Error(), "tokenizer went away") {
 		t.Fatalf("Do = %v, %v", complete, err)

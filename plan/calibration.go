@@ -11,21 +11,24 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/internal/jsonerr"
 )
 
-// ErrorPct is the calibration error: (predicted − actual) / actual × 100,
+// errorPct is the calibration error: (predicted − actual) / actual × 100,
 // rounded to one decimal as the seed's calibration records are.
-func ErrorPct(predicted, actual int) float64 {
+func errorPct(predicted, actual int) float64 {
 	if actual == 0 {
 		return math.NaN()
 	}
 	return math.Round(float64(predicted-actual)/float64(actual)*1000) / 10
 }
 
-// CalibrationRecord builds a seed-shaped calibration record from a
+// calibrationRecord builds a seed-shaped calibration record from a
 // prediction and the capacity a real server reported.
-func CalibrationRecord(model, preset string, in *InputsOut, p *Prediction, actual int, source string) document.Calibration {
+func calibrationRecord(model, preset string, in *InputsOut, p *Prediction, actual int, source string) document.Calibration {
 	pred := p.PredictedTokens
 	if p.Correction != nil {
 		pred = p.UncorrectedTokens
@@ -33,14 +36,19 @@ func CalibrationRecord(model, preset string, in *InputsOut, p *Prediction, actua
 	return document.Calibration{
 		Model: model, Preset: preset, KVCacheDtype: p.KVCacheDtype, GPUGiB: in.GPUGiB,
 		WeightsGiB: p.WeightsGiB, GPUMemoryUtilization: in.GPUMemoryUtilization,
-		PredictedTokens: pred, ActualTokens: actual, ErrorPct: ErrorPct(pred, actual),
-		Backend: string(in.Backend), Source: source,
+		PredictedTokens: pred, ActualTokens: actual, ErrorPct: errorPct(pred, actual),
+		Backend: formulaName(in.Backend, in.CapacityModel), Source: source,
 	}
 }
 
-// Correction is a multiplicative correction of one (backend, GPU, KV dtype)
-// capacity, learned by `calibrate --fit`: Factor = actual / predicted.
+// Correction is a multiplicative correction of one (capacity model, GPU,
+// KV dtype) capacity, learned by `calibrate --fit`: Factor = actual /
+// predicted.
 type Correction struct {
+	// Backend names the capacity model as calibration records do: "seed",
+	// or the server family whose accounting it follows ("vllm",
+	// "llamacpp", "ollama"). The key keeps its name for the files written
+	// before there were two inputs.
 	Backend string  `json:"backend"`
 	GPU     string  `json:"gpu"`
 	KVDtype string  `json:"kv_cache_dtype"`
@@ -63,7 +71,7 @@ type CalibrationFile struct {
 // to --gpu-gib 15.92.
 func correctionKey(gpu string, gib float64) string {
 	if gpu != "" {
-		return gpuKey(gpu)
+		return hardware.Key(gpu)
 	}
 	return fmt.Sprintf("%.2fgib", gib)
 }
@@ -88,7 +96,7 @@ func LoadCalibration(path string) (*CalibrationFile, error) {
 func parseCalibration(b []byte) (*CalibrationFile, error) {
 	var f CalibrationFile
 	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, jsonFieldError(err)
+		return nil, jsonerr.Describe(err)
 	}
 	for i, c := range f.Corrections {
 		if !(c.Factor > 0 && c.Factor < 100) {
@@ -145,11 +153,11 @@ func (f *CalibrationFile) Fit(rec document.Calibration, gpu string) Correction {
 
 // apply multiplies the prediction's tokens by the matching correction, if
 // any, keeping the uncorrected figure; blocks and concurrency follow.
-func (f *CalibrationFile) apply(b Backend, gpu string, gib float64, p *Prediction) {
+func (f *CalibrationFile) apply(formula string, gpu string, gib float64, p *Prediction) {
 	key := correctionKey(gpu, gib)
 	for i := range f.Corrections {
 		c := f.Corrections[i]
-		if c.Backend != string(b) || c.GPU != key || !strings.EqualFold(c.KVDtype, p.KVCacheDtype) {
+		if c.Backend != formula || c.GPU != key || !strings.EqualFold(c.KVDtype, p.KVCacheDtype) {
 			continue
 		}
 		p.UncorrectedTokens = p.PredictedTokens
@@ -168,8 +176,8 @@ func (f *CalibrationFile) apply(b Backend, gpu string, gib float64, p *Predictio
 	}
 }
 
-// Actual is the capacity a real server reported, for calibration.
-type Actual struct {
+// actual is the capacity a real server reported, for compare.
+type actual struct {
 	// Tokens is the KV capacity in tokens (vLLM blocks × block size;
 	// llama.cpp/Ollama cells); 0 when unknown.
 	Tokens int
@@ -178,17 +186,17 @@ type Actual struct {
 	KVMiB, TotalMiB *float64
 	// Source names where the figures came from (a log path, a URL).
 	Source string
-	// Terms are the memory terms a vLLM log states, for Compare's
+	// Terms are the memory terms a vLLM log states, for compare's
 	// term-by-term table; the zero value when there is no log.
-	Terms MemoryTerms
+	Terms memoryTerms
 }
 
-// MemoryTerms are the GiB a vLLM server's start-up log gives each part of
+// memoryTerms are the GiB a vLLM server's start-up log gives each part of
 // its memory ("Model loading took", the profiling summary, "Estimated
 // CUDA graph memory", "Available KV cache memory"); nil where the log is
 // silent. GraphsCharged says whether the log states that the CUDA-graph
 // estimate was subtracted from the KV cache (nil: not stated).
-type MemoryTerms struct {
+type memoryTerms struct {
 	Weights, Activation, NonTorch, CUDAGraphs, AvailableKV *float64
 	GraphsCharged                                          *bool
 }
@@ -218,16 +226,16 @@ type Comparison struct {
 	Terms []TermComparison `json:"memory_terms,omitempty"`
 }
 
-// Compare holds prediction p of res against a. The record's error_pct is
+// compare holds prediction p of res against a. The record's error_pct is
 // on tokens when a.Tokens is known. Otherwise actual_tokens stays 0
 // (unknown) and error_pct is the KV-size error when both KV sizes are
 // known, else the total-size error, and the record's source says which,
 // so that a 0 never reads as "no error"; with neither it is an error.
-func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, error) {
+func compare(res *Result, p *Prediction, a actual, preset string) (Comparison, error) {
 	if a.Tokens <= 0 && a.KVMiB == nil && a.TotalMiB == nil {
-		return Comparison{}, fmt.Errorf("the server reported no capacity figure")
+		return Comparison{}, &NoCapacityError{a.Source, "the server reported no capacity figure"}
 	}
-	c := Comparison{Record: CalibrationRecord(res.Model.Name, preset, &res.Inputs, p, a.Tokens, a.Source)}
+	c := Comparison{Record: calibrationRecord(res.Model.Name, preset, &res.Inputs, p, a.Tokens, a.Source)}
 	if a.KVMiB != nil && *a.KVMiB > 0 && p.KVMiB > 0 {
 		pk, ak := p.KVMiB, *a.KVMiB
 		c.Record.PredictedKVMiB, c.Record.ActualKVMiB = &pk, &ak
@@ -243,7 +251,7 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 		e := math.Round((t-*a.TotalMiB) / *a.TotalMiB * 1000) / 10
 		c.TotalErrorPct = &e
 	}
-	c.Terms = compareTerms(res.Inputs.Backend, p, a.Terms)
+	c.Terms = compareTerms(&res.Inputs, p, a.Terms)
 	if a.Tokens <= 0 {
 		c.Record.ActualTokens = 0
 		note := func(s string) {
@@ -257,7 +265,7 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 			c.Record.ErrorPct = *c.TotalErrorPct
 			note("no token capacity: error_pct is on the total size in MiB")
 		default:
-			return Comparison{}, fmt.Errorf("the server reported no token capacity and no size the prediction has (predicted KV %.2f MiB)", p.KVMiB)
+			return Comparison{}, &NoCapacityError{a.Source, fmt.Sprintf("the server reported no token capacity and no size the prediction has (predicted KV %.2f MiB)", p.KVMiB)}
 		}
 	}
 	return c, nil
@@ -268,8 +276,8 @@ func Compare(res *Result, p *Prediction, a Actual, preset string) (Comparison, e
 // charges (the FlashInfer buffers); it is compared only when the log says
 // the estimate was charged, or gives the estimate at all and does not say
 // it was not.
-func compareTerms(b Backend, p *Prediction, t MemoryTerms) []TermComparison {
-	if b != VLLM {
+func compareTerms(in *InputsOut, p *Prediction, t memoryTerms) []TermComparison {
+	if in.Backend != backend.VLLM || in.CapacityModel == SeedFormula {
 		return nil
 	}
 	var out []TermComparison
@@ -288,74 +296,4 @@ func compareTerms(b Backend, p *Prediction, t MemoryTerms) []TermComparison {
 	}
 	add("KV cache", p.KVGiB, t.AvailableKV)
 	return out
-}
-
-// LogInputs are inputs a server log states, used where the command line
-// left them unset.
-type LogInputs struct {
-	GPUGiB, Utilization *float64
-	NCtx, NSeq          *int
-	TypeK               string
-	// VLLMVersion is the vLLM release the log names ("" if none);
-	// GraphsCharged whether it says the CUDA-graph estimate was subtracted
-	// from the KV cache (nil: not said).
-	VLLMVersion   string
-	GraphsCharged *bool
-}
-
-// ApplyLog fills in's unset fields from what the server's log states: for
-// llama.cpp n_ctx (the total) and n_seq_max; for Ollama num_ctx per slot
-// (n_ctx / n_seq_max) and the slots; the KV type; for vLLM the total GPU
-// memory and utilization of its profiling line. set names the flags the
-// user gave. It returns what it took from the log, as warnings-style
-// notes.
-func ApplyLog(in *Inputs, l LogInputs, set map[string]bool) []string {
-	var notes []string
-	note := func(s string) { notes = append(notes, "from the server log: "+s) }
-	switch in.Backend {
-	case LlamaCpp, Ollama:
-		if l.NSeq != nil && *l.NSeq > 0 && !set["parallel"] {
-			in.Parallel = *l.NSeq
-			note(fmt.Sprintf("%d slots (n_seq_max)", in.Parallel))
-		}
-		if l.NCtx != nil && *l.NCtx > 0 && !set["context"] {
-			in.Context = *l.NCtx
-			if in.Backend == Ollama {
-				in.Context = *l.NCtx / max(in.Parallel, 1)
-			}
-			note(fmt.Sprintf("n_ctx %d", *l.NCtx))
-		}
-		if l.TypeK != "" && !set["kv-dtype"] {
-			if d, err := ParseKVDtype(l.TypeK); err == nil {
-				in.KVDtypes = []KVDtype{d}
-				note("KV type " + l.TypeK)
-				if d.IsGGMLQuant() {
-					in.FlashAttention = true
-				}
-			}
-		}
-	case VLLM, Seed:
-		if l.GPUGiB != nil && !set["gpu"] && !set["gpu-gib"] {
-			in.GPUGiB = *l.GPUGiB
-			note(fmt.Sprintf("total_gpu_memory %.2f GiB", in.GPUGiB))
-		}
-		if l.Utilization != nil && !set["gpu-memory-utilization"] {
-			in.Utilization = *l.Utilization
-			note(fmt.Sprintf("gpu_memory_utilization %.2f", in.Utilization))
-		}
-		if l.VLLMVersion != "" && !set["vllm-version"] {
-			if v, err := ParseVLLMVersion(l.VLLMVersion); err == nil {
-				in.VLLMVersion = v
-				note("vLLM " + v.String())
-			}
-		}
-		if l.GraphsCharged != nil && !set["graph-estimate"] && !set["enforce-eager"] {
-			in.GraphEstimate = GraphEstimateOff
-			if *l.GraphsCharged {
-				in.GraphEstimate = GraphEstimateOn
-			}
-			note(fmt.Sprintf("CUDA-graph estimate charged to the KV cache: %v", *l.GraphsCharged))
-		}
-	}
-	return notes
 }

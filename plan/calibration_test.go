@@ -5,6 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/modelspec"
+	"github.com/servebench/servebench/serverlog"
 )
 
 func TestErrorPct(t *testing.T) {
@@ -12,8 +16,8 @@ func TestErrorPct(t *testing.T) {
 		p, a int
 		want float64
 	}{{143040, 158048, -9.5}, {286096, 272304, 5.1}, {100, 100, 0}} {
-		if got := ErrorPct(c.p, c.a); got != c.want {
-			t.Errorf("ErrorPct(%d, %d) = %v, want %v", c.p, c.a, got, c.want)
+		if got := errorPct(c.p, c.a); got != c.want {
+			t.Errorf("errorPct(%d, %d) = %v, want %v", c.p, c.a, got, c.want)
 		}
 	}
 }
@@ -22,14 +26,14 @@ func TestErrorPct(t *testing.T) {
 // same backend, GPU and dtype only, keeps the uncorrected figure, and
 // survives a save and load.
 func TestFitAndApply(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
-	in := Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	in := Inputs{Model: m, Server: backend.VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Quant: "awq", Context: 32768}
 	res, err := Plan(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	auto := res.Predictions[0]
-	rec := CalibrationRecord("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", &res.Inputs, &auto, 158048, "test")
+	rec := calibrationRecord("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5-7b", &res.Inputs, &auto, 158048, "test")
 	var f CalibrationFile
 	c := f.Fit(rec, in.GPUName)
 	if c.Factor != 158048.0/float64(auto.PredictedTokens) || c.GPU != "rtx5070ti" {
@@ -80,13 +84,13 @@ func TestLoadCalibrationErrors(t *testing.T) {
 // num_ctx per slot and the slots.
 func TestApplyLogOllama(t *testing.T) {
 	nctx, nseq := 8192, 4
-	in := Inputs{Backend: Ollama}
-	notes := ApplyLog(&in, LogInputs{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}, map[string]bool{})
-	if in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
-		t.Errorf("%+v %v", in, notes)
+	in := Inputs{Server: backend.Ollama}
+	notes, err := in.takeStated(&Observed{Log: &serverlog.Capacity{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}})
+	if err != nil || in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
+		t.Errorf("%+v %v %v", in, notes, err)
 	}
-	in = Inputs{Backend: Ollama, Context: 4096}
-	ApplyLog(&in, LogInputs{NCtx: &nctx}, map[string]bool{"context": true})
+	in = Inputs{Server: backend.Ollama, Context: 4096, Given: Given{Context: true}}
+	in.takeStated(&Observed{Log: &serverlog.Capacity{NCtx: &nctx}})
 	if in.Context != 4096 {
 		t.Errorf("a flag the user set was overridden: %d", in.Context)
 	}
@@ -97,11 +101,11 @@ func TestApplyLogOllama(t *testing.T) {
 // flash attention (80.51 MiB logged by Ollama 0.6.5) and Llama-3.1-8B
 // with flash attention at n_ubatch 1024 (613.01 MiB, kv-capacity-logs.json).
 func TestComputeBufferEstimate(t *testing.T) {
-	tiny := ModelSpec{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Intermediate: 128, Vocab: 299}
-	llama, _ := Preset("llama-3.1-8b")
+	tiny := modelspec.Spec{Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64, Intermediate: 128, Vocab: 299}
+	llama, _ := modelspec.Preset("llama-3.1-8b")
 	for _, c := range []struct {
 		name      string
-		m         *ModelSpec
+		m         *modelspec.Spec
 		nkv, ub   int
 		fa        bool
 		logged    float64
@@ -117,42 +121,13 @@ func TestComputeBufferEstimate(t *testing.T) {
 	}
 }
 
-// TestLookupGPU matches device names as nvidia-smi and logs print them.
-func TestLookupGPU(t *testing.T) {
-	for _, c := range []struct{ name, want string }{
-		{"NVIDIA GeForce RTX 5070 Ti", "GeForce RTX 5070 Ti"},
-		{"NVIDIA H100 80GB HBM3", "H100 80GB"},
-		{"NVIDIA A100-SXM4-80GB", "A100 80GB"},
-		{"NVIDIA A100-SXM4-40GB", "A100 40GB"},
-		{"Tesla T4", "Tesla T4"},
-		{"NVIDIA L4", "L4"},
-		{"NVIDIA L40S", "L40S"},
-		{"NVIDIA GeForce RTX 3060", "GeForce RTX 3060 12GB"},
-		{"rtx 4090", "GeForce RTX 4090"},
-		{"NVIDIA H200", "H200"},
-	} {
-		g, err := LookupGPU(c.name)
-		if err != nil || g.Name != c.want {
-			t.Errorf("LookupGPU(%q) = %q, %v; want %q", c.name, g.Name, err, c.want)
-		}
-	}
-	if _, err := LookupGPU("RTX 9090"); err == nil || !strings.Contains(err.Error(), "closest") {
-		t.Errorf("unknown GPU: %v", err)
-	}
-	for _, g := range GPUs() {
-		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 {
-			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
-		}
-	}
-}
-
 // FuzzParseCalibration: a hand-edited calibration file never panics the
 // planner; accepted factors are in range and apply cleanly.
 func FuzzParseCalibration(f *testing.F) {
 	f.Add([]byte(`{"corrections":[{"backend":"vllm","gpu":"rtx5070ti","kv_cache_dtype":"auto","factor":0.97}]}`))
 	f.Add([]byte(`{"corrections":[{"factor":1e308}],"calibration":[{"model":"m"}]}`))
 	f.Add([]byte(`[]`))
-	m, _ := Preset("qwen3-8b")
+	m, _ := modelspec.Preset("qwen3-8b")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cf, err := parseCalibration(b)
 		if err != nil {
@@ -163,7 +138,7 @@ func FuzzParseCalibration(f *testing.F) {
 				t.Fatalf("accepted factor %v", c.Factor)
 			}
 		}
-		if _, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Corrections: cf}); err != nil {
+		if _, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "GeForce RTX 5070 Ti", GPUGiB: 15.92, Corrections: cf}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -171,12 +146,12 @@ func FuzzParseCalibration(f *testing.F) {
 
 // TestCompareWithoutTokens: with only MiB figures, error_pct is the size
 // error and the source says so, never a 0 that reads as "no error"; with
-// no figure the prediction has, Compare fails.
+// no figure the prediction has, compare fails.
 func TestCompareWithoutTokens(t *testing.T) {
-	res := &Result{Model: ModelSpec{Name: "m"}}
+	res := &Result{Model: modelspec.Spec{Name: "m"}}
 	p := &Prediction{PredictedTokens: 4096, KVMiB: 512, WeightsGiB: 1}
 	kv, total := 400.0, 1600.0
-	c, err := Compare(res, p, Actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
+	c, err := compare(res, p, actual{KVMiB: &kv, TotalMiB: &total, Source: "log x"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +159,7 @@ func TestCompareWithoutTokens(t *testing.T) {
 		c.Record.Source != "log x; no token capacity: error_pct is on the KV size in MiB" {
 		t.Errorf("KV only: record %+v, kv error %v", c.Record, *c.KVErrorPct)
 	}
-	c, err = Compare(res, p, Actual{TotalMiB: &total}, "")
+	c, err = compare(res, p, actual{TotalMiB: &total}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,11 +167,11 @@ func TestCompareWithoutTokens(t *testing.T) {
 		c.Record.Source != "no token capacity: error_pct is on the total size in MiB" {
 		t.Errorf("total only: record %+v, total error %v", c.Record, want)
 	}
-	c, err = Compare(res, p, Actual{Tokens: 4000, KVMiB: &kv, Source: "log x"}, "")
+	c, err = compare(res, p, actual{Tokens: 4000, KVMiB: &kv, Source: "log x"}, "")
 	if err != nil || c.Record.ErrorPct != 2.4 || c.Record.Source != "log x" {
 		t.Errorf("tokens known: record %+v, err %v", c.Record, err)
 	}
-	if _, err := Compare(res, &Prediction{PredictedTokens: 4096}, Actual{KVMiB: &kv}, ""); err == nil {
+	if _, err := compare(res, &Prediction{PredictedTokens: 4096}, actual{KVMiB: &kv}, ""); err == nil {
 		t.Error("no comparable figure: want an error, got a record")
 	}
 }
@@ -205,16 +180,16 @@ func TestCompareWithoutTokens(t *testing.T) {
 // prediction's, term by term; the CUDA-graph term only where the log does
 // not say the estimate went uncharged; terms the log lacks are left out.
 func TestCompareMemoryTerms(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
-	res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	res, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
 		Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := func(x float64) *float64 { return &x }
 	no, yes := false, true
-	terms := MemoryTerms{Weights: f(5.19), Activation: f(0.38), CUDAGraphs: f(1.39), AvailableKV: f(7.27), GraphsCharged: &yes}
-	c, err := Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "qwen2.5-7b")
+	terms := memoryTerms{Weights: f(5.19), Activation: f(0.38), CUDAGraphs: f(1.39), AvailableKV: f(7.27), GraphsCharged: &yes}
+	c, err := compare(res, &res.Predictions[0], actual{Tokens: 272304, Source: "log", Terms: terms}, "qwen2.5-7b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +207,14 @@ func TestCompareMemoryTerms(t *testing.T) {
 		t.Errorf("CUDA graphs: %+v", g)
 	}
 	terms.GraphsCharged = &no
-	c, _ = Compare(res, &res.Predictions[0], Actual{Tokens: 272304, Source: "log", Terms: terms}, "")
+	c, _ = compare(res, &res.Predictions[0], actual{Tokens: 272304, Source: "log", Terms: terms}, "")
 	for _, tc := range c.Terms {
 		if tc.Term == "CUDA graphs charged" {
 			t.Error("compared a CUDA-graph estimate the log says was not charged")
 		}
 	}
-	res.Inputs.Backend = LlamaCpp
-	if c, _ := Compare(res, &res.Predictions[0], Actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
+	res.Inputs.Backend = backend.LlamaCpp
+	if c, _ := compare(res, &res.Predictions[0], actual{Tokens: 1, Terms: terms}, ""); c.Terms != nil {
 		t.Error("memory terms for a llama.cpp plan")
 	}
 }
@@ -248,14 +223,15 @@ func TestCompareMemoryTerms(t *testing.T) {
 // states become inputs unless their flags were given.
 func TestApplyLogVLLM(t *testing.T) {
 	no := false
-	in := Inputs{Backend: VLLM}
-	notes := ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{})
+	log := &serverlog.Capacity{VLLMVersion: "0.27.1", CUDAGraphEstimateApplied: &no}
+	in := Inputs{Server: backend.VLLM}
+	notes, _ := in.takeStated(&Observed{Log: log})
 	if in.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
 		t.Errorf("version %v estimate %q notes %q", in.VLLMVersion, in.GraphEstimate, notes)
 	}
-	in = Inputs{Backend: VLLM, GraphEstimate: GraphEstimateAuto}
-	ApplyLog(&in, LogInputs{VLLMVersion: "0.27.1", GraphsCharged: &no}, map[string]bool{"vllm-version": true, "graph-estimate": true})
-	if !in.VLLMVersion.Latest() || in.GraphEstimate != GraphEstimateAuto {
+	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto, Given: Given{VLLMVersion: true, GraphEstimate: true}}
+	in.takeStated(&Observed{Log: log})
+	if !in.VLLMVersion.latest() || in.GraphEstimate != GraphEstimateAuto {
 		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/modelspec"
 )
 
 // capacityLogs is testdata/kv-capacity-logs.json: capacity figures copied
@@ -88,7 +92,7 @@ func loadCapacityLogs(t *testing.T) *capacityLogs {
 func TestLlamaCppKVExact(t *testing.T) {
 	for _, r := range loadCapacityLogs(t).LlamaCpp {
 		t.Run(r.Model, func(t *testing.T) {
-			m := ModelSpec{Name: r.Model, Arch: r.Arch, Layers: r.NLayer, KVHeads: r.NHeadKV, HeadDim: r.HeadK}
+			m := modelspec.Spec{Name: r.Model, Arch: r.Arch, Layers: r.NLayer, KVHeads: r.NHeadKV, HeadDim: r.HeadK}
 			if m.EmbdGQA() != r.EmbdKGQA {
 				t.Fatalf("n_embd_k_gqa %d, log %d", m.EmbdGQA(), r.EmbdKGQA)
 			}
@@ -100,7 +104,7 @@ func TestLlamaCppKVExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kv, err := LlamaKVSize(&m, r.NCtx, max(r.NSeqMax, 1), r.NUBatch, tk, tv)
+			kv, err := llamaKVSize(&m, r.NCtx, max(r.NSeqMax, 1), r.NUBatch, tk, tv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,9 +126,9 @@ func TestLlamaCppKVExact(t *testing.T) {
 // dim 64, 4 heads, 2 KV heads → n_embd_gqa 32) at num_ctx 2048 × 4 slots,
 // f16: Ollama logs "KV self size = 2.00 MiB".
 func TestOllamaTestbedKV(t *testing.T) {
-	m := ModelSpec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
+	m := modelspec.Spec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
 		Intermediate: 128, Vocab: 256}
-	res, err := Plan(Inputs{Model: m, Backend: Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
+	res, err := Plan(Inputs{Model: m, Server: backend.Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +167,7 @@ func TestVLLMRecords(t *testing.T) {
 		if r.TotalGiB != nil {
 			total = *r.TotalGiB
 		} else {
-			g, err := LookupGPU(r.GPU)
+			g, err := hardware.Lookup(r.GPU)
 			if err != nil {
 				t.Fatalf("%s: %v", r.GPU, err)
 			}
@@ -184,7 +188,7 @@ func TestVLLMRecords(t *testing.T) {
 		}
 		rows = append(rows, row{
 			name: fmt.Sprintf("%s %s %s", r.Model, r.GPU, r.VLLMVersion),
-			in: Inputs{Model: m, Backend: VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
+			in: Inputs{Model: m, Server: backend.VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
 				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
 				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler, VLLMVersion: ver},
 			actual: r.actualTokens(), targetPct: 5,
@@ -196,11 +200,11 @@ func TestVLLMRecords(t *testing.T) {
 		seedGPU = *seed.GPU
 	}
 	for _, c := range seed.Calibration {
-		m, _ := Preset(c.Preset)
+		m, _ := modelspec.Preset(c.Preset)
 		dt, _ := ParseKVDtype(c.KVCacheDtype)
 		r := row{
 			name: "seed " + c.Model + " " + c.KVCacheDtype,
-			in: Inputs{Model: m, Backend: VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
+			in: Inputs{Model: m, Server: backend.VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
 				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768},
 			actual: c.ActualTokens, targetPct: 3,
 		}
@@ -210,7 +214,7 @@ func TestVLLMRecords(t *testing.T) {
 			// of 0.875 MiB vs 17,019 of 0.4375 MiB). The seed names no
 			// vLLM version; a gap this size exists only where vLLM charges
 			// its CUDA-graph estimate (v0.21.0 and later), so the records
-			// run as the current version. VLLMFlashInferGiB charges
+			// run as the current version. vllmFlashInferGiB charges
 			// 0.66 GiB of it (FlashInfer, which an fp8 cache forces on an
 			// RTX 5070 Ti, sm_120). The other 0.51 GiB is measured by
 			// vLLM's estimator in FlashInfer's first graph captures and
@@ -226,10 +230,10 @@ func TestVLLMRecords(t *testing.T) {
 	// (xinyuwei-david/david-share Deep-Learning/Phi4/readme.md), whose
 	// small utilization (0.15) leaves 2.18 GiB of KV, so that errors in
 	// the 1.2 GiB of activation and non-torch memory weigh heavily.
-	phi4, _ := Preset("phi-4")
+	phi4, _ := modelspec.Preset("phi-4")
 	rows = append(rows, row{
 		name: "extra: phi-4 GPTQ A100 80GB V0 (serverlog/testdata/vllm-v0-phi4.log)",
-		in: Inputs{Model: phi4, Backend: VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
+		in: Inputs{Model: phi4, Server: backend.VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
 			Context: 2048, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, Sampler: SamplerPyTorch},
 		actual: 715 * 16, targetPct: math.Inf(1), knownMiss: "information only",
 	})
@@ -250,17 +254,17 @@ func TestVLLMRecords(t *testing.T) {
 
 // presetForLog maps a record's model name to the preset of its
 // architecture (fine-tunes and quantized copies share it).
-func presetForLog(model string) (ModelSpec, error) {
+func presetForLog(model string) (modelspec.Spec, error) {
 	l := strings.ToLower(model)
 	for _, c := range []struct{ sub, preset string }{
 		{"qwen3-8b", "qwen3-8b"}, {"llama-3.2-3b", "llama-3.2-3b"}, {"llama-3.1-8b", "llama-3.1-8b"},
 		{"mistral-7b", "mistral-7b"}, {"qwen2-7b", "qwen2-7b"},
 	} {
 		if strings.Contains(l, c.sub) {
-			return Preset(c.preset)
+			return modelspec.Preset(c.preset)
 		}
 	}
-	return ModelSpec{}, fmt.Errorf("no preset for %q", model)
+	return modelspec.Spec{}, fmt.Errorf("no preset for %q", model)
 }
 
 // TestVLLMFlashInfer: an fp8 KV cache off Hopper costs FlashInfer's
@@ -275,14 +279,14 @@ func TestVLLMFlashInfer(t *testing.T) {
 		t.Errorf("full decode graphs at 4 seqs: %d, want 3 (1, 2, 4)", n)
 	}
 	want := float64(394<<20+35*8<<20) / GiB
-	if got := VLLMFlashInferGiB("NVIDIA GeForce RTX 5070 Ti", KVFP8, 256, 2048); got != want {
+	if got := vllmFlashInferGiB("NVIDIA GeForce RTX 5070 Ti", KVFP8, 256, 2048); got != want {
 		t.Errorf("RTX 5070 Ti fp8: %.4f GiB, want %.4f", got, want)
 	}
 	for _, c := range []struct {
 		gpu string
 		d   KVDtype
 	}{{"NVIDIA GeForce RTX 5070 Ti", KVAuto}, {"NVIDIA H100 80GB HBM3", KVFP8}, {"NVIDIA H200", KVFP8}} {
-		if got := VLLMFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
+		if got := vllmFlashInferGiB(c.gpu, c.d, 256, 2048); got != 0 {
 			t.Errorf("%s %s: %.4f GiB, want 0", c.gpu, c.d, got)
 		}
 	}
@@ -293,7 +297,7 @@ func TestVLLMFlashInfer(t *testing.T) {
 // then comes with a warning; older versions and --enforce-eager leave the
 // buffers to the headroom.
 func TestVLLMGraphCharge(t *testing.T) {
-	m, _ := Preset("qwen2.5-7b")
+	m, _ := modelspec.Preset("qwen2.5-7b")
 	for _, c := range []struct {
 		name      string
 		version   string
@@ -317,7 +321,7 @@ func TestVLLMGraphCharge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Plan(Inputs{Model: m, Backend: VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+			res, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
 				Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768, VLLMVersion: v, EnforceEager: c.eager, GraphEstimate: c.estimate})
 			if err != nil {
 				t.Fatal(err)
@@ -367,8 +371,8 @@ func TestParseVLLMVersion(t *testing.T) {
 			t.Errorf("ParseVLLMVersion(%q) = %v, %v; want %v, error %v", c.in, got, err, c.want, c.err)
 		}
 	}
-	if !(VLLMVersion{0, 21, 0}).AtLeast(vllmGraphEstimateDefault) || (VLLMVersion{0, 20, 9}).AtLeast(vllmGraphEstimateDefault) ||
-		!(VLLMVersion{1, 0, 0}).AtLeast(vllmGraphEstimateDefault) || !(VLLMVersion{}).AtLeast(VLLMVersion{9, 9, 9}) {
-		t.Error("AtLeast orders versions wrongly")
+	if !(VLLMVersion{0, 21, 0}).atLeast(vllmGraphEstimateDefault) || (VLLMVersion{0, 20, 9}).atLeast(vllmGraphEstimateDefault) ||
+		!(VLLMVersion{1, 0, 0}).atLeast(vllmGraphEstimateDefault) || !(VLLMVersion{}).atLeast(VLLMVersion{9, 9, 9}) {
+		t.Error("atLeast orders versions wrongly")
 	}
 }

@@ -75,9 +75,9 @@ func ParseKVDtypes(s string) ([]KVDtype, error) {
 	return out, nil
 }
 
-// Bytes is the bytes per cached element; auto resolves to the model dtype
+// bytesPerElement is the bytes per cached element; auto resolves to the model dtype
 // (2 for fp16/bf16, 4 for float32).
-func (d KVDtype) Bytes(modelDtype string) float64 {
+func (d KVDtype) bytesPerElement(modelDtype string) float64 {
 	if d == KVAuto {
 		if strings.Contains(strings.ToLower(modelDtype), "32") {
 			return 4
@@ -87,8 +87,8 @@ func (d KVDtype) Bytes(modelDtype string) float64 {
 	return kvBytes[d]
 }
 
-// IsGGMLQuant reports whether d is a GGML block type (llama.cpp/Ollama only).
-func (d KVDtype) IsGGMLQuant() bool {
+// isGGMLQuant reports whether d is a GGML block type (llama.cpp/Ollama only).
+func (d KVDtype) isGGMLQuant() bool {
 	switch d {
 	case KVQ8_0, KVQ4_0, KVQ4_1, KVQ5_0, KVQ5_1, KVIQ4NL:
 		return true

@@ -3,6 +3,10 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/servebench/servebench/backend"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // llamaPad is llama.cpp's KV-cache size padding (GGML_PAD(n_ctx, 256)).
@@ -25,11 +29,11 @@ func rowBytes(d KVDtype, n int64) int64 {
 	return n / b.blockElems * b.blockBytes
 }
 
-// PadCtx rounds n_ctx up to llama.cpp's padding of 256 cells.
-func PadCtx(n int) int { return (n + llamaPad - 1) / llamaPad * llamaPad }
+// padCtx rounds n_ctx up to llama.cpp's padding of 256 cells.
+func padCtx(n int) int { return (n + llamaPad - 1) / llamaPad * llamaPad }
 
-// LlamaKV is llama.cpp's KV-cache allocation for a model.
-type LlamaKV struct {
+// llamaKV is llama.cpp's KV-cache allocation for a model.
+type llamaKV struct {
 	// Cells is the padded n_ctx of full-attention layers; SWACells the
 	// cells of sliding-window layers.
 	Cells, SWACells int
@@ -38,25 +42,25 @@ type LlamaKV struct {
 }
 
 // MiB is the "KV self size" / "llama_kv_cache: size" figure in MiB.
-func (k LlamaKV) MiB() float64 { return float64(k.KBytes+k.VBytes) / MiB }
+func (k llamaKV) MiB() float64 { return float64(k.KBytes+k.VBytes) / MiB }
 
-// LlamaKVSize computes llama.cpp's KV buffers (llama_kv_cache constructor:
+// llamaKVSize computes llama.cpp's KV buffers (llama_kv_cache constructor:
 // per layer, ggml_new_tensor_3d(type_k, n_embd_k_gqa, kv_size) and the same
 // for V) for nCtx total context cells (padded to 256) and nSeq parallel
 // sequences. Sliding-window layers get llama_kv_cache_iswa's smaller size:
 // min(kv_size, pad(n_swa × n_seq + n_ubatch, 256)). MLA models cache K as
 // kv_lora_rank + qk_rope_head_dim and V as kv_lora_rank per layer, as
 // llama.cpp does for DeepSeek since its MLA support.
-func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (LlamaKV, error) {
+func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (llamaKV, error) {
 	for _, t := range []KVDtype{typeK, typeV} {
 		if _, ok := kvGGML[t]; !ok {
-			return LlamaKV{}, fmt.Errorf("llama.cpp has no KV cache type %q", t)
+			return llamaKV{}, fmt.Errorf("llama.cpp has no KV cache type %q", t)
 		}
 	}
-	kv := LlamaKV{Cells: PadCtx(nCtx)}
+	kv := llamaKV{Cells: padCtx(nCtx)}
 	kv.SWACells = kv.Cells
 	if m.SlidingWindow > 0 {
-		kv.SWACells = min(kv.Cells, PadCtx(m.SlidingWindow*max(nSeq, 1)+nUBatch))
+		kv.SWACells = min(kv.Cells, padCtx(m.SlidingWindow*max(nSeq, 1)+nUBatch))
 	}
 	nK, nV := int64(m.EmbdGQA()), int64(m.EmbdGQA())
 	if m.IsMLA() {
@@ -64,7 +68,7 @@ func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (L
 	}
 	for i := 0; i < m.Layers; i++ {
 		cells := int64(kv.Cells)
-		if m.Kind(i) == SlidingAttention {
+		if m.Kind(i) == modelspec.SlidingAttention {
 			cells = int64(kv.SWACells)
 		}
 		kv.KBytes += cells * rowBytes(typeK, nK)
@@ -83,7 +87,7 @@ func LlamaKVSize(m *ModelSpec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (L
 // attention (613.01 logged), 80 MiB for the testbed's tiny model (80.51),
 // but 237 for a Mistral-7B SYCL run without flash attention (164.01) and
 // 386 for GLM-4-32B on CPU (308.0).
-func llamaComputeMiB(m *ModelSpec, nKV, nUBatch int, flashAttn bool) float64 {
+func llamaComputeMiB(m *modelspec.Spec, nKV, nUBatch int, flashAttn bool) float64 {
 	inter := m.Intermediate
 	if m.MoEIntermediate > 0 && m.Experts > 0 {
 		inter = m.MoEIntermediate * max(m.ExpertsPerToken, 1)
@@ -111,25 +115,25 @@ func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []stri
 		warns = append(warns, "llama.cpp has no fp8 KV cache; fp8 is shown as q8_0")
 		eff = KVQ8_0
 	}
-	if in.Backend == Ollama {
+	if in.Server == backend.Ollama {
 		var w []string
 		cellsReq, perSeq = in.Context*in.Parallel, in.Context
 		eff, w = ollamaKVType(in, eff)
 		warns = append(warns, w...)
-	} else if eff.IsGGMLQuant() && !in.FlashAttention {
+	} else if eff.isGGMLQuant() && !in.FlashAttention {
 		warns = append(warns, "llama.cpp needs flash attention (-fa) for a quantized V cache; pass --flash-attn")
 	}
 	if in.Model.IsMLA() {
 		warns = append(warns, "llama.cpp MLA cache: K = kv_lora_rank + qk_rope_head_dim, V = kv_lora_rank per layer")
 	}
-	kv, err := LlamaKVSize(&in.Model, cellsReq, in.Parallel, in.UBatch, eff, eff)
+	kv, err := llamaKVSize(&in.Model, cellsReq, in.Parallel, in.UBatch, eff, eff)
 	if err != nil {
 		return Prediction{KVCacheDtype: string(d)}, []string{err.Error()}
 	}
 	bpt := float64(kv.KBytes+kv.VBytes) / float64(kv.Cells)
 	comp := llamaComputeMiB(&in.Model, kv.Cells, min(in.UBatch, kv.Cells), in.FlashAttention)
 	p := Prediction{
-		KVCacheDtype: string(d), BytesPerElement: eff.Bytes(""), PredictedTokens: kv.Cells,
+		KVCacheDtype: string(d), BytesPerElement: eff.bytesPerElement(""), PredictedTokens: kv.Cells,
 		WeightsGiB: round(float64(weightsBytes)/GiB, 3), KVGiB: round(float64(kv.KBytes+kv.VBytes)/GiB, 3),
 		BytesPerToken: round(bpt, 2), Context: perSeq, KVMiB: round(kv.MiB(), 2), Cells: kv.Cells,
 		ComputeBufferMiB: round(comp, 2), Fits: true,

@@ -1,49 +1,76 @@
+// Package plan predicts how much of a GPU an LLM server gives to its KV
+// cache: the weights, the KV-cache tokens and blocks left, and how many
+// concurrent sequences of a context length fit, per server family (vLLM,
+// llama.cpp, Ollama) and per KV-cache dtype; and it calibrates those
+// predictions against the capacity a real server reports. The model comes
+// from package modelspec, the GPU from package hardware; package
+// report/plantext renders the result as text. Server families are
+// backend.Kind, the one vocabulary run, calibrate and launch share; the
+// formula applied to a family is a CapacityModel.
+//
+// Units: bytes inside, GiB (2^30 bytes) and MiB (2^20) in names outside.
 package plan
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 )
 
-// Backend is a capacity model: how one server family turns GPU memory into
-// KV-cache capacity.
-type Backend string
+// GiB is the number of bytes in one GiB, the seed planner's "gib".
+const GiB = 1 << 30
+
+// MiB is the number of bytes in one MiB.
+const MiB = 1 << 20
+
+// CapacityModel is the formula that turns a server's GPU memory into
+// KV-cache capacity. The server family is a separate input
+// (Inputs.Server, a backend.Kind): each family has its own accounting,
+// and the seed formula is a second model of vLLM.
+type CapacityModel string
 
 // Capacity models.
 const (
-	// Seed is the seed planner of examples/multi-backend-sweep.json, exactly.
-	Seed Backend = "seed"
-	// VLLM follows vLLM's memory profiling (gpu_worker).
-	VLLM Backend = "vllm"
-	// LlamaCpp follows llama.cpp's KV-cache allocation (llama_kv_cache).
-	LlamaCpp Backend = "llamacpp"
-	// Ollama is llama.cpp underneath with Ollama's settings and defaults.
-	Ollama Backend = "ollama"
+	// ServerAccounting follows the server family's own memory accounting:
+	// vLLM's profiling run (gpu_worker), llama.cpp's KV-cache allocation
+	// (llama_kv_cache), Ollama's settings and defaults on llama.cpp. It is
+	// the default.
+	ServerAccounting CapacityModel = "server"
+	// SeedFormula is the seed planner of examples/multi-backend-sweep.json,
+	// exactly; it models vLLM.
+	SeedFormula CapacityModel = "seed"
 )
 
-// Backends lists the capacity models in help order.
-var Backends = []Backend{Seed, VLLM, LlamaCpp, Ollama}
-
-// ParseBackend returns the capacity model named s.
-func ParseBackend(s string) (Backend, error) {
-	for _, b := range Backends {
-		if string(b) == strings.ToLower(s) {
-			return b, nil
-		}
+// ParseCapacityModel returns the capacity model named s ("" is
+// ServerAccounting).
+func ParseCapacityModel(s string) (CapacityModel, error) {
+	switch m := CapacityModel(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return ServerAccounting, nil
+	case ServerAccounting, SeedFormula:
+		return m, nil
 	}
-	return "", fmt.Errorf("unknown --backend %q (want one of seed, vllm, llamacpp, ollama)", s)
+	return "", fmt.Errorf("unknown capacity model %q (want server or seed)", s)
 }
 
-// Inputs are everything a plan depends on. Zero values mean "the backend's
-// default" (see Defaults).
+// Servers lists the server families plan has a capacity model for, in
+// help order.
+var Servers = []backend.Kind{backend.VLLM, backend.LlamaCpp, backend.Ollama}
+
+// Inputs are everything a plan depends on. Zero values mean "the server
+// family's default" (see defaults).
 type Inputs struct {
 	// Model is the model's attention and matrix shape.
-	Model ModelSpec
-	// Backend is the capacity model to apply.
-	Backend Backend
+	Model modelspec.Spec
+	// Server is the server family whose capacity is predicted (one of
+	// Servers); CapacityModel the formula ("" is ServerAccounting).
+	Server        backend.Kind
+	CapacityModel CapacityModel
 	// GPUName is the device name, for display; GPUGiB its total memory.
 	GPUName string
 	GPUGiB  float64
@@ -81,6 +108,9 @@ type Inputs struct {
 	FlashAttention bool
 	// Corrections, if set, are calibration corrections to apply.
 	Corrections *CalibrationFile
+	// Given says which of these the caller set on purpose, for Calibrate
+	// (Plan does not look at it).
+	Given Given
 }
 
 // Prediction is the capacity of one KV dtype.
@@ -121,7 +151,7 @@ type Prediction struct {
 	NonTorchGiB   float64 `json:"non_torch_gib,omitempty"`
 	// AttentionBackendGiB is, for vLLM, the attention backend's buffers
 	// its CUDA-graph estimate charges to the KV budget (FlashInfer under
-	// an fp8 cache off Hopper, from v0.21.0; see VLLMFlashInferGiB).
+	// an fp8 cache off Hopper, from v0.21.0; see vllmFlashInferGiB).
 	AttentionBackendGiB float64 `json:"attention_backend_gib,omitempty"`
 	// KVMiB and Cells are llama.cpp's "KV self size" and cell count;
 	// ComputeBufferMiB its compute-buffer estimate.
@@ -143,7 +173,7 @@ type Result struct {
 	// Inputs are the resolved inputs (defaults filled in).
 	Inputs InputsOut `json:"inputs"`
 	// Model is the spec the prediction was made for.
-	Model ModelSpec `json:"model"`
+	Model modelspec.Spec `json:"model"`
 	// Predictions holds one entry per KV dtype, in the order asked.
 	Predictions []Prediction `json:"predictions"`
 	// Warnings are findings a person should read (data, not stderr).
@@ -155,22 +185,23 @@ type Result struct {
 
 // InputsOut is the resolved inputs as written to JSON.
 type InputsOut struct {
-	Model                string   `json:"model"`
-	Backend              Backend  `json:"backend"`
-	GPU                  string   `json:"gpu,omitempty"`
-	GPUGiB               float64  `json:"gpu_gib"`
-	GPUMemoryUtilization float64  `json:"gpu_memory_utilization,omitempty"`
-	WeightsSource        string   `json:"weights_source"`
-	Quant                Quant    `json:"quant,omitempty"`
-	KVDtypes             []string `json:"kv_cache_dtypes"`
-	Context              int      `json:"context"`
-	BlockSize            int      `json:"block_size,omitempty"`
-	MaxNumSeqs           int      `json:"max_num_seqs,omitempty"`
-	MaxNumBatchedTokens  int      `json:"max_num_batched_tokens,omitempty"`
-	Sampler              Sampler  `json:"sampler,omitempty"`
-	VLLMVersion          string   `json:"vllm_version,omitempty"`
-	EnforceEager         bool     `json:"enforce_eager,omitempty"`
-	GraphEstimate        string   `json:"graph_estimate,omitempty"`
+	Model                string        `json:"model"`
+	Backend              backend.Kind  `json:"backend"`
+	CapacityModel        CapacityModel `json:"capacity_model"`
+	GPU                  string        `json:"gpu,omitempty"`
+	GPUGiB               float64       `json:"gpu_gib"`
+	GPUMemoryUtilization float64       `json:"gpu_memory_utilization,omitempty"`
+	WeightsSource        string        `json:"weights_source"`
+	Quant                Quant         `json:"quant,omitempty"`
+	KVDtypes             []string      `json:"kv_cache_dtypes"`
+	Context              int           `json:"context"`
+	BlockSize            int           `json:"block_size,omitempty"`
+	MaxNumSeqs           int           `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  int           `json:"max_num_batched_tokens,omitempty"`
+	Sampler              Sampler       `json:"sampler,omitempty"`
+	VLLMVersion          string        `json:"vllm_version,omitempty"`
+	EnforceEager         bool          `json:"enforce_eager,omitempty"`
+	GraphEstimate        string        `json:"graph_estimate,omitempty"`
 	// GraphsCharged says whether this vLLM subtracts its CUDA-graph
 	// estimate from the KV cache, as the three settings above resolve.
 	GraphsCharged  *bool `json:"graphs_charged,omitempty"`
@@ -179,11 +210,14 @@ type InputsOut struct {
 	FlashAttention bool  `json:"flash_attention,omitempty"`
 }
 
-// Defaults fills the zero fields of in with the backend's defaults.
-func (in *Inputs) Defaults() {
+// defaults fills the zero fields of in with the server family's defaults.
+func (in *Inputs) defaults() {
+	if in.CapacityModel == "" {
+		in.CapacityModel = ServerAccounting
+	}
 	if len(in.KVDtypes) == 0 {
-		switch in.Backend {
-		case LlamaCpp, Ollama:
+		switch in.Server {
+		case backend.LlamaCpp, backend.Ollama:
 			in.KVDtypes = []KVDtype{KVFP16, KVQ8_0, KVQ4_0}
 		default:
 			in.KVDtypes = []KVDtype{KVAuto, KVFP8}
@@ -192,8 +226,8 @@ func (in *Inputs) Defaults() {
 	if in.BlockSize == 0 {
 		in.BlockSize = 16
 	}
-	switch in.Backend {
-	case Seed, VLLM:
+	switch in.Server {
+	case backend.VLLM:
 		if in.Utilization == 0 {
 			in.Utilization = 0.9
 		}
@@ -213,14 +247,14 @@ func (in *Inputs) Defaults() {
 		if in.Context == 0 {
 			in.Context = in.Model.MaxContext
 		}
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		if in.Parallel == 0 {
 			in.Parallel = 1
 		}
 		if in.Context == 0 {
 			in.Context = 4096
 		}
-	case Ollama:
+	case backend.Ollama:
 		if in.Parallel == 0 {
 			in.Parallel = ollamaDefaultParallel
 		}
@@ -236,32 +270,89 @@ func (in *Inputs) Defaults() {
 	}
 }
 
-// Validate checks the inputs; errors name the flag.
-func (in *Inputs) Validate() error {
+// Field names an input of Inputs in an InputError, so that a caller can
+// say which of its own settings (a flag, a profile key) it was.
+type Field string
+
+// Inputs that validate checks.
+const (
+	FieldServer              Field = "server family"
+	FieldCapacityModel       Field = "capacity model"
+	FieldGPUGiB              Field = "GPU memory (GiB)"
+	FieldUtilization         Field = "gpu_memory_utilization"
+	FieldWeightsGiB          Field = "weights (GiB)"
+	FieldContext             Field = "context"
+	FieldBlockSize           Field = "block size"
+	FieldMaxNumSeqs          Field = "max_num_seqs"
+	FieldMaxNumBatchedTokens Field = "max_num_batched_tokens"
+	FieldParallel            Field = "parallel slots"
+	FieldUBatch              Field = "n_ubatch"
+)
+
+// InputError is an input Plan cannot use: Field says which, Value what
+// it was and Want what it must be.
+type InputError struct {
+	Field Field
+	Value any
+	Want  string
+}
+
+// Error is "<field> <value> <want>", e.g. "context -3 must be > 0".
+func (e *InputError) Error() string { return fmt.Sprintf("%s %v %s", e.Field, e.Value, e.Want) }
+
+// validate checks the inputs; an input out of range is an *InputError
+// naming its Field, a bad model spec an error naming the spec's field.
+func (in *Inputs) validate() error {
 	if err := in.Model.Validate(); err != nil {
 		return err
 	}
+	if !slices.Contains(Servers, in.Server) {
+		return &InputError{FieldServer, in.Server, "has no capacity model (want vllm, llamacpp or ollama)"}
+	}
+	switch in.CapacityModel {
+	case "", ServerAccounting:
+	case SeedFormula:
+		if in.Server != backend.VLLM {
+			return &InputError{FieldCapacityModel, in.CapacityModel, "models vLLM only, not " + string(in.Server)}
+		}
+	default:
+		return &InputError{FieldCapacityModel, in.CapacityModel, "is unknown (want server or seed)"}
+	}
 	switch {
 	case !(in.GPUGiB > 0) || in.GPUGiB > 1e5:
-		return fmt.Errorf("--gpu-gib %v must be > 0 and at most 100000", in.GPUGiB)
+		return &InputError{FieldGPUGiB, in.GPUGiB, "must be > 0 and at most 100000"}
 	case !(in.Utilization >= 0 && in.Utilization <= 1):
-		return fmt.Errorf("--gpu-memory-utilization %v must be in (0, 1]", in.Utilization)
+		return &InputError{FieldUtilization, in.Utilization, "must be in (0, 1]"}
 	case in.WeightsGiB < 0 || math.IsNaN(in.WeightsGiB):
-		return fmt.Errorf("--weights-gib %v must be >= 0", in.WeightsGiB)
+		return &InputError{FieldWeightsGiB, in.WeightsGiB, "must be >= 0"}
 	case in.Context <= 0:
-		return fmt.Errorf("--context %d must be > 0", in.Context)
+		return &InputError{FieldContext, in.Context, "must be > 0"}
 	case in.BlockSize <= 0:
-		return fmt.Errorf("--block-size %d must be > 0", in.BlockSize)
+		return &InputError{FieldBlockSize, in.BlockSize, "must be > 0"}
 	}
 	for _, c := range []struct {
-		flag string
-		v    int
-	}{{"--max-num-seqs", in.MaxNumSeqs}, {"--max-num-batched-tokens", in.MaxNumBatchedTokens}, {"--parallel", in.Parallel}, {"--ubatch", in.UBatch}} {
+		field Field
+		v     int
+	}{{FieldMaxNumSeqs, in.MaxNumSeqs}, {FieldMaxNumBatchedTokens, in.MaxNumBatchedTokens}, {FieldParallel, in.Parallel}, {FieldUBatch, in.UBatch}} {
 		if c.v < 0 {
-			return fmt.Errorf("%s %d must be >= 0", c.flag, c.v)
+			return &InputError{c.field, c.v, "must be >= 0"}
 		}
 	}
 	return nil
+}
+
+// formula names the capacity model Plan applies to in: "seed", or the
+// server family whose accounting it follows ("vllm", "llamacpp",
+// "ollama"). Calibration records and corrections carry this name (their
+// "backend" field).
+func (in *Inputs) formula() string { return formulaName(in.Server, in.CapacityModel) }
+
+// formulaName is Inputs.formula for a resolved server and model.
+func formulaName(server backend.Kind, m CapacityModel) string {
+	if m == SeedFormula {
+		return string(SeedFormula)
+	}
+	return string(server)
 }
 
 // weights returns the weight bytes and where they came from.
@@ -270,15 +361,15 @@ func (in *Inputs) weights() (int64, string) {
 	case in.WeightsGiB > 0:
 		return int64(in.WeightsGiB * GiB), "--weights-gib"
 	case in.Quant != "":
-		return WeightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
+		return weightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
 	case in.Model.WeightsBytes > 0:
 		return in.Model.WeightsBytes, "GGUF tensor sizes"
 	case fileTypeQuant[in.Model.FileType] != "":
 		q := fileTypeQuant[in.Model.FileType]
-		return WeightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
+		return weightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
 	}
-	q := DefaultQuant(&in.Model)
-	return WeightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
+	q := defaultQuant(&in.Model)
+	return weightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
 }
 
 // fileTypeQuant maps GGUF file types to the --quant formats that
@@ -287,25 +378,25 @@ var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {
-	in.Defaults()
-	if err := in.Validate(); err != nil {
+	in.defaults()
+	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	wb, wsrc := in.weights()
-	res := &Result{Model: in.Model, Planner: SeedPlanner(in.Model)}
+	res := &Result{Model: in.Model, Planner: seedPlanner(in.Model)}
 	res.Inputs = InputsOut{
-		Model: in.Model.Name, Backend: in.Backend, GPU: in.GPUName, GPUGiB: in.GPUGiB,
+		Model: in.Model.Name, Backend: in.Server, CapacityModel: in.CapacityModel, GPU: in.GPUName, GPUGiB: in.GPUGiB,
 		WeightsSource: wsrc, Quant: in.Quant, Context: in.Context,
 	}
 	for _, d := range in.KVDtypes {
 		res.Inputs.KVDtypes = append(res.Inputs.KVDtypes, string(d))
 	}
 	var p func(KVDtype) (Prediction, []string)
-	switch in.Backend {
-	case Seed:
+	switch {
+	case in.CapacityModel == SeedFormula:
 		res.Inputs.GPUMemoryUtilization, res.Inputs.BlockSize = in.Utilization, in.BlockSize
 		p = func(d KVDtype) (Prediction, []string) { return seedPredict(&in, wb, d) }
-	case VLLM:
+	case in.Server == backend.VLLM:
 		o := &res.Inputs
 		o.GPUMemoryUtilization, o.BlockSize, o.MaxNumSeqs, o.MaxNumBatchedTokens, o.Sampler =
 			in.Utilization, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens, in.Sampler
@@ -313,18 +404,18 @@ func Plan(in Inputs) (*Result, error) {
 		charged := vllmChargesGraphs(&in)
 		o.GraphsCharged = &charged
 		p = func(d KVDtype) (Prediction, []string) { return vllmPredict(&in, wb, d) }
-	case LlamaCpp, Ollama:
+	case in.Server == backend.LlamaCpp, in.Server == backend.Ollama:
 		o := &res.Inputs
 		o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
 		p = func(d KVDtype) (Prediction, []string) { return llamaPredict(&in, wb, d) }
 	default:
-		return nil, fmt.Errorf("unknown backend %q", in.Backend)
+		return nil, &InputError{FieldServer, in.Server, "has no capacity model"}
 	}
 	seen := map[string]bool{}
 	for _, d := range in.KVDtypes {
 		pr, warns := p(d)
 		if in.Corrections != nil {
-			in.Corrections.apply(in.Backend, in.GPUName, in.GPUGiB, &pr)
+			in.Corrections.apply(in.formula(), in.GPUName, in.GPUGiB, &pr)
 		}
 		res.Predictions = append(res.Predictions, pr)
 		for _, w := range warns {
@@ -334,7 +425,7 @@ func Plan(in Inputs) (*Result, error) {
 			}
 		}
 	}
-	if in.Model.IsMLA() && in.Backend != VLLM {
+	if in.Model.IsMLA() && (in.Server != backend.VLLM || in.CapacityModel == SeedFormula) {
 		res.Warnings = append(res.Warnings, "MLA model: KV is one latent of kv_lora_rank+qk_rope_head_dim per layer and token")
 	}
 	return res, nil

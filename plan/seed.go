@@ -2,20 +2,20 @@ package plan
 
 import (
 	"math"
-	"sort"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/modelspec"
 )
 
 // Seed planner constants (examples/multi-backend-sweep.json "planner").
 const (
-	// SeedOverheadGiB is the seed's fixed allowance for everything but
+	// seedOverheadGiB is the seed's fixed allowance for everything but
 	// weights and KV cache.
-	SeedOverheadGiB = 1.5
-	// SeedUtilization is the seed's gpu_memory_utilization.
-	SeedUtilization = 0.9
-	// SeedBlockSize is the seed's KV block size in tokens.
-	SeedBlockSize = 16
+	seedOverheadGiB = 1.5
+	// seedUtilization is the seed's gpu_memory_utilization.
+	seedUtilization = 0.9
+	// seedBlockSize is the seed's KV block size in tokens.
+	seedBlockSize = 16
 )
 
 // seedPredict is the seed planner of examples/multi-backend-sweep.json,
@@ -38,13 +38,13 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 		warns = append(warns, "seed planner ignores MLA and sliding windows: it counts 2 × layers × kv_heads × head_dim per token")
 	}
 	weightsGiB := round(float64(weightsBytes)/GiB, 3)
-	kb := d.Bytes(in.Model.Dtype)
+	kb := d.bytesPerElement(in.Model.Dtype)
 	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
-	free := in.GPUGiB*in.Utilization - weightsGiB - SeedOverheadGiB
+	free := in.GPUGiB*in.Utilization - weightsGiB - seedOverheadGiB
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
 		WeightsGiB: weightsGiB, BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: SeedOverheadGiB, Fits: true,
+		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: seedOverheadGiB, Fits: true,
 	}
 	if free <= 0 {
 		p.Fits, p.ShortfallGiB = false, round(-free, 2)
@@ -57,35 +57,28 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	return p, warns
 }
 
-// SeedPlanner returns the seed planner block (document.Planner) with the
+// seedPlanner returns the seed planner block (document.Planner) with the
 // seed's constants and the given models' table rows.
-func SeedPlanner(models ...ModelSpec) *document.Planner {
+func seedPlanner(models ...modelspec.Spec) *document.Planner {
 	pl := &document.Planner{
 		GiB:                  GiB,
 		KVBytes:              map[string]float64{"auto": 2.0, "fp8": 1.0},
-		GPUMemoryUtilization: SeedUtilization,
-		OverheadGiB:          SeedOverheadGiB,
-		BlockSize:            SeedBlockSize,
+		GPUMemoryUtilization: seedUtilization,
+		OverheadGiB:          seedOverheadGiB,
+		BlockSize:            seedBlockSize,
 		Models:               map[string]document.PlannerModel{},
 	}
 	for _, m := range models {
-		pl.Models[m.Name] = PlannerModel(&m)
+		pl.Models[m.Name] = plannerModel(&m)
 	}
 	return pl
 }
 
-// PlannerModel is m as a row of the seed planner's model table.
-func PlannerModel(m *ModelSpec) document.PlannerModel {
+// plannerModel is m as a row of the seed planner's model table.
+func plannerModel(m *modelspec.Spec) document.PlannerModel {
 	pb := m.ParamsB
 	if pb == 0 {
 		pb = round(float64(m.Params().Total())/1e9, 2)
 	}
 	return document.PlannerModel{NLayers: m.Layers, NKVHeads: m.KVHeads, HeadDim: m.HeadDim, ParamsB: pb}
-}
-
-// SeedPresetNames are the seven models of the seed planner's table.
-func SeedPresetNames() []string {
-	n := []string{"qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen3-8b", "qwen3-14b", "llama-3.1-8b", "mistral-7b"}
-	sort.Strings(n)
-	return n
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // vLLM's defaults for the OpenAI API server (V1 engine,
@@ -25,10 +27,10 @@ func vllmDefaults(gpuName string, gib float64) (seqs, batched int) {
 	return vllmDefaultMaxNumSeqs, vllmDefaultMaxNumBatchedTokens
 }
 
-// VLLMNonTorchGiB is the memory vLLM counts as "non-torch" growth during
+// vllmNonTorchGiB is the memory vLLM counts as "non-torch" growth during
 // profiling (cuBLAS/NCCL workspaces and the like, outside PyTorch's
 // allocator). The published runs show 0.02–0.09 GiB; 0.1 is used.
-const VLLMNonTorchGiB = 0.1
+const vllmNonTorchGiB = 0.1
 
 // Sampler is the implementation of top-k/top-p that vLLM's profiling run
 // exercises; it sets how many [max_num_seqs, vocab] float32 tensors are
@@ -51,7 +53,7 @@ const (
 // the sampler's peak, per implementation (see Sampler).
 var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 
-// VLLMActivation is the activation peak of vLLM's profiling run
+// vllmActivation is the activation peak of vLLM's profiling run
 // (gpu_model_runner.profile_run): a forward pass of max_num_batched_tokens
 // dummy tokens, then the sampler on the last token of min(max_num_seqs,
 // max_num_batched_tokens) dummy requests. The peak is the larger of:
@@ -63,7 +65,7 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 //
 // For MoE models the MLP width is the experts a token visits
 // (moe_intermediate × experts_per_token).
-func VLLMActivation(m *ModelSpec, tokens, seqs int, s Sampler) (forward, sampler int64) {
+func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler) (forward, sampler int64) {
 	T, S := int64(tokens), int64(min(seqs, tokens))
 	inter := int64(m.Intermediate)
 	if m.Experts > 0 && m.MoEIntermediate > 0 {
@@ -126,7 +128,7 @@ func vllmUsesFlashInferForFP8(gpuName string) bool {
 	return true
 }
 
-// VLLMFlashInferGiB is the memory vLLM's CUDA-graph estimate charges to
+// vllmFlashInferGiB is the memory vLLM's CUDA-graph estimate charges to
 // the FlashInfer attention backend when an fp8 KV cache forces it (see
 // vllmUsesFlashInferForFP8); 0 otherwise. From v0.21.0 the V1 worker runs
 // profile_cudagraph_memory inside determine_available_memory and subtracts
@@ -143,7 +145,7 @@ func vllmUsesFlashInferForFP8(gpuName string) bool {
 // only where vLLM charges graphs at all (vllmChargesGraphs): before
 // v0.21.0, or with --enforce-eager, these buffers come out of the
 // (1 − utilization) headroom, not the KV cache.
-func VLLMFlashInferGiB(gpuName string, d KVDtype, seqs, batched int) float64 {
+func vllmFlashInferGiB(gpuName string, d KVDtype, seqs, batched int) float64 {
 	if d != KVFP8 || !vllmUsesFlashInferForFP8(gpuName) {
 		return 0
 	}
@@ -162,7 +164,7 @@ func vllmChargesGraphs(in *Inputs) bool {
 	case in.GraphEstimate == GraphEstimateOn:
 		return true
 	}
-	return in.VLLMVersion.AtLeast(vllmGraphEstimateDefault)
+	return in.VLLMVersion.atLeast(vllmGraphEstimateDefault)
 }
 
 // flashInferFP8Warning says how far the FlashInfer term can be trusted.
@@ -189,7 +191,7 @@ func gpuOrDefault(gpu string) string {
 // vllmBytesPerToken is vLLM's KV page bytes per token over all layers:
 // full attention 2 × kv_heads × head_dim per layer; MLA one latent of
 // kv_lora_rank + qk_rope_head_dim per layer.
-func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
+func vllmBytesPerToken(m *modelspec.Spec, kb float64) float64 {
 	return float64(m.Layers*m.KVElementsPerToken()) * kb
 }
 
@@ -199,7 +201,7 @@ func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
 //	requested  = total_gpu_memory × gpu_memory_utilization
 //	available  = requested − weights − activation peak − non-torch
 //	             − FlashInfer buffers (fp8 KV off Hopper, v0.21.0 and later;
-//	               VLLMFlashInferGiB)
+//	               vllmFlashInferGiB)
 //	num_blocks = ⌊available / (block_size × bytes_per_token)⌋
 //	"GPU KV cache size" = num_blocks × block_size tokens
 //	"Maximum concurrency for L tokens per request"
@@ -209,34 +211,34 @@ func vllmBytesPerToken(m *ModelSpec, kb float64) float64 {
 // CUDA graphs are captured after the KV cache is allocated and come out
 // of the (1 − utilization) headroom. From v0.21.0 vLLM subtracts an
 // estimate of them; of it only the FlashInfer buffers are modelled (see
-// VLLMFlashInferGiB): the graphs common to every KV dtype are not, and
+// vllmFlashInferGiB): the graphs common to every KV dtype are not, and
 // the figure is high by their size (the seed's auto record comes out
 // 0.22 GiB, 2.6%, high, which they may explain). One block is vLLM
 // V1's null block (never holds tokens); it is inside num_blocks as the
 // server reports it.
 func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
 	var warns []string
-	if d.IsGGMLQuant() {
+	if d.isGGMLQuant() {
 		warns = append(warns, "vLLM has no "+string(d)+" KV cache (use auto, fp16, bf16 or fp8)")
 	}
 	if in.Model.SlidingWindow > 0 {
 		warns = append(warns, "sliding-window layers are counted as full attention (vLLM's hybrid allocator gives them fewer blocks; the figure is a lower bound)")
 	}
-	fwd, smp := VLLMActivation(&in.Model, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler)
+	fwd, smp := vllmActivation(&in.Model, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler)
 	act := float64(max(fwd, smp)) / GiB
-	kb := d.Bytes(in.Model.Dtype)
+	kb := d.bytesPerElement(in.Model.Dtype)
 	bpt := vllmBytesPerToken(&in.Model, kb)
 	req := in.GPUGiB * in.Utilization
 	w := float64(weightsBytes) / GiB
 	fi := 0.0
 	if vllmChargesGraphs(in) {
-		fi = VLLMFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
+		fi = vllmFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
 	}
-	avail := req - w - act - VLLMNonTorchGiB - fi
+	avail := req - w - act - vllmNonTorchGiB - fi
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
 		WeightsGiB: round(w, 3), BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(req, 3), ActivationGiB: round(act, 3), NonTorchGiB: VLLMNonTorchGiB,
+		RequestedGiB: round(req, 3), ActivationGiB: round(act, 3), NonTorchGiB: vllmNonTorchGiB,
 		AttentionBackendGiB: round(fi, 3), Fits: true,
 	}
 	if avail <= 0 {

@@ -37,7 +37,7 @@ func ParseVLLMVersion(s string) (VLLMVersion, error) {
 	}
 	m := vllmVersionRe.FindStringSubmatch(s)
 	if m == nil {
-		return VLLMVersion{}, fmt.Errorf("--vllm-version %q: want MAJOR.MINOR[.PATCH] such as 0.21.0, or latest", s)
+		return VLLMVersion{}, fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH] such as 0.21.0, or latest", s)
 	}
 	var v VLLMVersion
 	v.Major, _ = strconv.Atoi(m[1])
@@ -45,19 +45,19 @@ func ParseVLLMVersion(s string) (VLLMVersion, error) {
 	if m[3] != "" {
 		v.Patch, _ = strconv.Atoi(m[3])
 	}
-	if v.Latest() {
-		return v, fmt.Errorf("--vllm-version %q: there is no vLLM 0.0.0", s)
+	if v.latest() {
+		return v, fmt.Errorf("vLLM version %q: there is no vLLM 0.0.0", s)
 	}
 	return v, nil
 }
 
-// Latest reports whether v stands for the current release.
-func (v VLLMVersion) Latest() bool { return v == VLLMVersion{} }
+// latest reports whether v stands for the current release.
+func (v VLLMVersion) latest() bool { return v == VLLMVersion{} }
 
-// AtLeast reports whether v is w or newer (the current release is newer
+// atLeast reports whether v is w or newer (the current release is newer
 // than every numbered one).
-func (v VLLMVersion) AtLeast(w VLLMVersion) bool {
-	if v.Latest() {
+func (v VLLMVersion) atLeast(w VLLMVersion) bool {
+	if v.latest() {
 		return true
 	}
 	if v.Major != w.Major {
@@ -71,7 +71,7 @@ func (v VLLMVersion) AtLeast(w VLLMVersion) bool {
 
 // String is "0.21.0", or "latest" for the zero value.
 func (v VLLMVersion) String() string {
-	if v.Latest() {
+	if v.latest() {
 		return "latest"
 	}
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
@@ -103,5 +103,5 @@ func ParseGraphEstimate(s string) (GraphEstimate, error) {
 	case GraphEstimateAuto, GraphEstimateOn, GraphEstimateOff:
 		return g, nil
 	}
-	return "", fmt.Errorf("--graph-estimate %q: want auto, on or off", s)
+	return "", fmt.Errorf("CUDA-graph estimate %q: want auto, on or off", s)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/servebench/servebench/modelspec"
 )
 
 // Quant is a weight format for the --quant estimate of weight memory.
@@ -42,13 +44,13 @@ func ParseQuant(s string) (Quant, error) {
 		names = append(names, string(k))
 	}
 	sort.Strings(names)
-	return "", fmt.Errorf("unknown --quant %q (want one of %s)", s, strings.Join(names, ", "))
+	return "", fmt.Errorf("unknown weight format %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
-// WeightsBytes estimates the weight memory of m stored in format q:
+// weightsBytes estimates the weight memory of m stored in format q:
 // linear parameters × the format's bytes, plus embeddings, lm_head and
 // the rest at 2 bytes (4 for fp32).
-func WeightsBytes(m *ModelSpec, q Quant) int64 {
+func weightsBytes(m *modelspec.Spec, q Quant) int64 {
 	p := m.Params()
 	other := 2.0
 	if q == "fp32" {
@@ -57,8 +59,8 @@ func WeightsBytes(m *ModelSpec, q Quant) int64 {
 	return int64(float64(p.Linear)*linearBytes[q] + float64(p.Embedding+p.LMHead+p.Other)*other)
 }
 
-// DefaultQuant is the format a model's own dtype implies (bf16/fp16/fp32).
-func DefaultQuant(m *ModelSpec) Quant {
+// defaultQuant is the format a model's own dtype implies (bf16/fp16/fp32).
+func defaultQuant(m *modelspec.Spec) Quant {
 	d := strings.ToLower(m.Dtype)
 	switch {
 	case strings.Contains(d, "32"):

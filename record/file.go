@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-
-	"github.com/servebench/servebench/document"
 )
 
 // A records file (servebench run --records) is JSON Lines. Besides one
@@ -15,9 +13,9 @@ import (
 // object with exactly one of these keys, so that `servebench report
 // records.jsonl` can rebuild the same runs[].levels[] without the server:
 //
-//	{"header": {...}}    opens a run: the run's metadata (document.Run
-//	                     without levels) and its level plan. Written before
-//	                     the run's first request.
+//	{"header": {...}}    opens a run: the run's description (Run) and its
+//	                     level plan. Written before the run's first
+//	                     request.
 //	{...Result...}       one line per request (warm-ups too, with
 //	                     "warmup": true), written as the request ends.
 //	{"level_end": {...}} closes a level: the fields that cannot be derived
@@ -32,16 +30,17 @@ import (
 
 // Header opens a run in a records file.
 type Header struct {
-	// Run is the run's metadata as the report will show it; its Levels
-	// are empty (they are rebuilt from the Results).
-	Run document.Run `json:"run"`
+	// Run is the run's description as the report will show it; the
+	// report's levels are rebuilt from the Results.
+	Run Run `json:"run"`
 	// Levels is the plan of the run's levels, in order.
 	Levels []LevelPlan `json:"levels"`
 	// Warmup is the number of warm-up requests sent before each level.
 	Warmup int `json:"warmup"`
 }
 
-// LevelPlan is one planned level of a run.
+// LevelPlan is one planned level of a run: what the load generator runs
+// (load.Level is this type) and what the header records of it.
 type LevelPlan struct {
 	// Level is the value Results carry in their Level field.
 	Level int `json:"level"`
@@ -60,13 +59,15 @@ type LevelPlan struct {
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)
 // measured over the level; they are merged into the level summary that the
-// Results give (non-null fields win).
+// Results give (non-null fields win). Records files before Observations
+// wrote every field of a report's level here; the ones other than
+// Observations' were always zero or null and are ignored.
 type LevelEnd struct {
 	Run   string `json:"run"`
 	Level int    `json:"level"`
 	// Fields are level fields measured outside the requests (peak VRAM,
 	// peak KV usage, preemptions...). Nil when there were none.
-	Fields *document.Level `json:"fields,omitempty"`
+	Fields *Observations `json:"fields,omitempty"`
 	// RepeatGPUMemoryMiB is the GPU memory after each batch repeat (batch
 	// method), null where unknown.
 	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/servebench/servebench/document"
 )
 
 func TestRecordsFileRoundTrip(t *testing.T) {
@@ -15,13 +13,13 @@ func TestRecordsFileRoundTrip(t *testing.T) {
 	enc := NewEncoder(&buf)
 	out, ttft := 8, int64(1500)
 	vram := 9.25
-	h := &Header{Run: document.Run{Label: "ollama-text", Backend: "ollama", Model: "m", Scenario: "text", MaxTokens: 8},
+	h := &Header{Run: Run{Label: "ollama-text", Backend: "ollama", Model: "m", Scenario: "text", MaxTokens: 8},
 		Levels: []LevelPlan{{Level: 1, Concurrency: 1, Requests: 2}}, Warmup: 1}
 	res := []Result{
 		{Run: "ollama-text", Seq: 0, Level: 1, Warmup: true, E2ENS: 5},
 		{Run: "ollama-text", Seq: 1, Level: 1, TTFTNS: &ttft, E2ENS: 9000, OutputTokens: &out, ExpectedOutputTokens: 8, Status: 200},
 	}
-	le := &LevelEnd{Run: "ollama-text", Level: 1, Fields: &document.Level{PeakVRAMGiB: &vram}}
+	le := &LevelEnd{Run: "ollama-text", Level: 1, Fields: &Observations{PeakVRAMGiB: &vram}}
 	re := &RunEnd{Run: "ollama-text", Complete: true, Warnings: []string{"w"}}
 	for _, err := range []error{enc.EncodeHeader(h), enc.Encode(&res[0]), enc.Encode(&res[1]), enc.EncodeLevelEnd(le), enc.EncodeRunEnd(re)} {
 		if err != nil {

@@ -1,5 +1,10 @@
 // Package record defines the per-request Result, servebench's one flat
-// record of what happened to a request, and its JSON Lines encoding.
+// record of what happened to a request, and the records file that carries
+// Results as JSON Lines, with a header describing each run (Run: the
+// server's identity, settings and capacity, the launch profile) and what
+// observers measured per level (Observations). It is the vocabulary the
+// engine (load, backend, telemetry) writes; summary turns it into report
+// documents.
 //
 // Everything servebench reports is derived from Results, so a report can be
 // re-made from a saved .jsonl file without the server. All durations are

@@ -32,13 +32,13 @@ func WriteCSV(w io.Writer, s *Set) error {
 				if i > 0 {
 					samples += " "
 				}
-				samples += g(&v)
+				samples += csvFloat(&v)
 			}
 			row := []string{
 				csvText(r.Files[0]), csvText(r.Label), string(r.Kind), csvText(r.Backend), csvText(r.Workload), csvText(r.Model), strconv.Itoa(p.Concurrency),
-				ip(p.Requests), ip(p.Errors), g(p.ThroughputTokS), g(p.PerRequestTokS),
-				g(p.TTFTP50Ms), g(p.TTFTP95Ms), g(p.TPOTP50Ms), g(p.BatchTPOTMs),
-				g(p.PeakVRAMGiB), g(p.PeakKVCacheUsage), g(p.Preemptions), samples,
+				csvInt(p.Requests), csvInt(p.Errors), csvFloat(p.ThroughputTokS), csvFloat(p.PerRequestTokS),
+				csvFloat(p.TTFTP50Ms), csvFloat(p.TTFTP95Ms), csvFloat(p.TPOTP50Ms), csvFloat(p.BatchTPOTMs),
+				csvFloat(p.PeakVRAMGiB), csvFloat(p.PeakKVCacheUsage), csvFloat(p.Preemptions), samples,
 			}
 			if err := cw.Write(row); err != nil {
 				return err
@@ -65,14 +65,16 @@ func csvText(s string) string {
 	return "'" + s
 }
 
-func g(v *float64) string {
+// csvFloat is *v in its shortest exact form, and "" (an empty cell) for nil.
+func csvFloat(v *float64) string {
 	if v == nil {
 		return ""
 	}
 	return strconv.FormatFloat(*v, 'g', -1, 64)
 }
 
-func ip(v *int) string {
+// csvInt is *v, and "" (an empty cell) for nil.
+func csvInt(v *int) string {
 	if v == nil {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 // Merged returns the set as one result document of the shapes of examples/
@@ -34,13 +35,13 @@ func (s *Set) Merged() *document.Document {
 			continue
 		}
 		out.RunDates = append(out.RunDates, d.RunDates...)
-		if !eqStr(out.GPU, d.GPU) {
+		if !ptr.Equal(out.GPU, d.GPU) {
 			out.GPU = nil
 		}
 		if out.GPUGiB != nil && (d.GPUGiB == nil || *d.GPUGiB != *out.GPUGiB) {
 			out.GPUGiB = nil
 		}
-		if !eqStr(out.Runtime, d.Runtime) {
+		if !ptr.Equal(out.Runtime, d.Runtime) {
 			out.Runtime = nil
 		}
 		if out.Method != d.Method {
@@ -61,20 +62,13 @@ func (s *Set) Merged() *document.Document {
 	return out
 }
 
-func eqStr(a, b *string) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
+// WriteJSON writes the merged document of s (Merged) as JSON; the capacity
+// answer for a latency budget is added by slo.WriteJSON.
+func WriteJSON(w io.Writer, s *Set) error { return EncodeJSON(w, s.Merged()) }
 
-// WriteJSON writes the merged document, indented. When slo is not nil it
-// is added as the top-level field "slo" (readers of documents ignore it).
-func WriteJSON(w io.Writer, s *Set, slo any) error {
-	v := struct {
-		*document.Document
-		SLO any `json:"slo,omitempty"`
-	}{s.Merged(), slo}
+// EncodeJSON writes v as `report --format json` writes its document: one
+// JSON value, indented by one space, and a newline.
+func EncodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", " ")
 	return enc.Encode(v)

@@ -194,7 +194,7 @@ func sweepDetails(r *document.Run) []string {
 	kv := r.KVCache
 	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
 		d = append(d, fmt.Sprintf("KV cache: dtype %s, %s blocks × %s tok, gpu_memory_utilization %s",
-			strp(kv.Dtype), intp(kv.Blocks), intp(kv.BlockSize), floatp(kv.GPUMemoryUtilization, -1)))
+			strOrNull(kv.Dtype), intOrNull(kv.Blocks), intOrNull(kv.BlockSize), floatOrNull(kv.GPUMemoryUtilization, -1)))
 	}
 	if r.GPU != nil {
 		g := *r.GPU
@@ -236,7 +236,7 @@ func sweepDetails(r *document.Run) []string {
 		d = append(d, "profile: "+profileString(r.Profile))
 	}
 	if c := r.Capacity; c != nil {
-		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intp(c.Tokens), intp(c.Blocks), floatp(c.KVMiB, 1), orNull(c.Source)))
+		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intOrNull(c.Tokens), intOrNull(c.Blocks), floatOrNull(c.KVMiB, 1), orNull(c.Source)))
 	}
 	if r.StartedAt != "" {
 		d = append(d, "started "+r.StartedAt)
@@ -263,33 +263,33 @@ var sweepColumns = []sweepColumn{
 	{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }},
 	{Column{"requests", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Requests) }},
 	{Column{"errors", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Errors) }},
-	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return floatp(l.ThroughputTokS, 1) }},
+	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return floatOrNull(l.ThroughputTokS, 1) }},
 	{Column{"per-request tok/s", Right}, true, func(l document.Level) string {
 		if l.ThroughputTokS == nil {
 			return Null
 		}
 		return num(*l.ThroughputTokS/float64(l.Concurrency), 1)
 	}},
-	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return floatp(l.TTFTP50Ms, 1) }},
-	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return floatp(l.TTFTP95Ms, 1) }},
-	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return floatp(l.TTFTP99Ms, 1) }},
-	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return floatp(l.TPOTP50Ms, 2) }},
-	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return floatp(l.TPOTP95Ms, 2) }},
-	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatp(l.ITLP50Ms, 2) }},
-	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatp(l.ITLP99Ms, 2) }},
-	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return floatp(l.E2EP50Ms, 1) }},
-	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return floatp(l.E2EP95Ms, 1) }},
-	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatp(l.PeakVRAMGiB, 2) }},
+	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP50Ms, 1) }},
+	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP95Ms, 1) }},
+	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTP99Ms, 1) }},
+	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TPOTP50Ms, 2) }},
+	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TPOTP95Ms, 2) }},
+	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP50Ms, 2) }},
+	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP99Ms, 2) }},
+	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP50Ms, 1) }},
+	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP95Ms, 1) }},
+	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatOrNull(l.PeakVRAMGiB, 2) }},
 	{Column{"peak KV cache %", Right}, true, func(l document.Level) string { return percent(l.PeakKVCacheUsage) }},
-	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatp(l.Preemptions, -1) }},
-	{Column{"mean prompt tok", Right}, true, func(l document.Level) string { return floatp(l.MeanPromptTokens, 1) }},
-	{Column{"output tok", Right}, false, func(l document.Level) string { return intp(l.OutputTokens) }},
-	{Column{"wall s", Right}, false, func(l document.Level) string { return floatp(l.WallSeconds, 2) }},
-	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatp(l.RequestedRate, 2) }},
-	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatp(l.AchievedRate, 2) }},
-	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatp(l.ScheduleLagP99Ms, 1) }},
-	{Column{"peak running", Right}, false, func(l document.Level) string { return floatp(l.PeakRequestsRunning, -1) }},
-	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatp(l.PeakRequestsWaiting, -1) }},
+	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatOrNull(l.Preemptions, -1) }},
+	{Column{"mean prompt tok", Right}, true, func(l document.Level) string { return floatOrNull(l.MeanPromptTokens, 1) }},
+	{Column{"output tok", Right}, false, func(l document.Level) string { return intOrNull(l.OutputTokens) }},
+	{Column{"wall s", Right}, false, func(l document.Level) string { return floatOrNull(l.WallSeconds, 2) }},
+	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.RequestedRate, 2) }},
+	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.AchievedRate, 2) }},
+	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP99Ms, 1) }},
+	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
+	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
 }
 
@@ -339,7 +339,7 @@ func batchTable(recs []document.BatchRecord) Table {
 		t.Rows = append(t.Rows, []string{
 			strconv.Itoa(r.Concurrency), strconv.Itoa(r.Repeats), strconv.Itoa(r.OutputTokensPerRequest),
 			strconv.Itoa(r.TotalVerifiedOutputTokens), num(r.AggregateOutputTokS, 1), num(r.PerRequestOutputTokS, 1),
-			num(r.MeanCompletionSeconds, 3), num(r.MeanTPOTMs, 2), floatp(r.PeakObservedGPUMemoryMiB, 0),
+			num(r.MeanCompletionSeconds, 3), num(r.MeanTPOTMs, 2), floatOrNull(r.PeakObservedGPUMemoryMiB, 0),
 			orNull(strings.Join(reps, ", ")),
 		})
 	}
@@ -366,24 +366,24 @@ func num(v float64, prec int) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// floatp formats *v like num, and nil as Null.
-func floatp(v *float64, prec int) string {
+// floatOrNull formats *v like num, and nil as Null.
+func floatOrNull(v *float64, prec int) string {
 	if v == nil {
 		return Null
 	}
 	return num(*v, prec)
 }
 
-// intp formats *v, and nil as Null.
-func intp(v *int) string {
+// intOrNull formats *v, and nil as Null.
+func intOrNull(v *int) string {
 	if v == nil {
 		return Null
 	}
 	return strconv.Itoa(*v)
 }
 
-// strp returns *v, and nil or "" as Null.
-func strp(v *string) string {
+// strOrNull returns *v, and nil or "" as Null.
+func strOrNull(v *string) string {
 	if v == nil {
 		return Null
 	}
@@ -423,4 +423,4 @@ func reasons(m map[string]int) string {
 
 // FormatFloat formats *v with prec decimals, nil as Null; exported for the
 // sub-packages so every format shows numbers alike.
-func FormatFloat(v *float64, prec int) string { return floatp(v, prec) }
+func FormatFloat(v *float64, prec int) string { return floatOrNull(v, prec) }

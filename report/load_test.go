@@ -6,13 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
 )
 
-func ptrInt(v int) *int       { return &v }
-func ptrI64(v int64) *int64   { return &v }
-func ptrStr(v string) *string { return &v }
+func ptrInt(v int) *int     { return &v }
+func ptrI64(v int64) *int64 { return &v }
 
 // writeRecords writes a records file the way `servebench run` does
 // (record.Encoder): a header, the Results of two pool levels, level ends
@@ -26,7 +24,7 @@ func writeRecords(t *testing.T, path string) []record.Result {
 	defer f.Close()
 	enc := record.NewEncoder(f)
 	h := &record.Header{
-		Run:    document.Run{Label: "ollama-tiny", Backend: "ollama", Model: "servebench-tiny", Scenario: "chat", MaxTokens: 16, Method: "pool"},
+		Run:    record.Run{Label: "ollama-tiny", Backend: "ollama", Model: "servebench-tiny", Scenario: "chat", MaxTokens: 16, Method: "pool"},
 		Levels: []record.LevelPlan{{Level: 0, Concurrency: 1, Requests: 2}, {Level: 1, Concurrency: 4, Requests: 4}},
 	}
 	if err := enc.EncodeHeader(h); err != nil {
@@ -49,7 +47,7 @@ func writeRecords(t *testing.T, path string) []record.Result {
 		add(1, 400e6+i*1e6, 40e6+i*10e6, 300e6+i*10e6)
 	}
 	vram := 1.5
-	if err := enc.EncodeLevelEnd(&record.LevelEnd{Run: "ollama-tiny", Level: 1, Fields: &document.Level{PeakVRAMGiB: &vram}}); err != nil {
+	if err := enc.EncodeLevelEnd(&record.LevelEnd{Run: "ollama-tiny", Level: 1, Fields: &record.Observations{PeakVRAMGiB: &vram}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := enc.EncodeRunEnd(&record.RunEnd{Run: "ollama-tiny", Complete: true}); err != nil {

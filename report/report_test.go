@@ -47,7 +47,7 @@ func TestGolden(t *testing.T) {
 		"table":    func(b *bytes.Buffer, s *Set) error { return WriteText(b, Build(s)) },
 		"markdown": func(b *bytes.Buffer, s *Set) error { return WriteMarkdown(b, Build(s)) },
 		"csv":      func(b *bytes.Buffer, s *Set) error { return WriteCSV(b, s) },
-		"json":     func(b *bytes.Buffer, s *Set) error { return WriteJSON(b, s, nil) },
+		"json":     func(b *bytes.Buffer, s *Set) error { return WriteJSON(b, s) },
 		"gobench":  func(b *bytes.Buffer, s *Set) error { return WriteGoBench(b, s) },
 	}
 	for _, seed := range seedNames {

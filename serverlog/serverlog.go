@@ -5,8 +5,11 @@
 // and measurement of v0.18 and later (subtracted from the KV budget by
 // default since v0.21), its version and attention backend; llama.cpp's
 // (and Ollama's, which runs llama.cpp) "KV self size = X MiB" and
-// "llama_kv_cache…: size = X MiB (N cells, …)". The launch code and
-// `servebench calibrate` both use it.
+// "llama_kv_cache…: size = X MiB (N cells, …)". It also reads what a log
+// says about the server itself (Server): the version its start-up lines
+// name and the model file Ollama's runner loaded. It is servebench's one
+// reader of server logs: `servebench calibrate`, the launch code and run
+// --profile all use it.
 package serverlog
 
 import (
@@ -18,7 +21,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 // Format is the log family a capacity line came from.
@@ -225,27 +230,13 @@ var attentionBackendV1 = map[string]string{
 	"FlashInfer":      "FLASHINFER",
 }
 
-// Parse scans a server log for capacity lines. It reads lines of up to 1
+// parse scans a server log for capacity lines. It reads lines of up to 1
 // MiB (longer ones are skipped), never fails on content, and returns an
 // error only when reading fails.
-func Parse(r io.Reader) (Capacity, error) {
+func parse(r io.Reader) (Capacity, error) {
 	var c Capacity
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLineLen)
 	iswa, prev := "", ""
-	for {
-		if !sc.Scan() {
-			if err := sc.Err(); err == bufio.ErrTooLong {
-				// skip the rest of an overlong line and go on
-				sc = bufio.NewScanner(r)
-				sc.Buffer(make([]byte, 64<<10), maxLineLen)
-				continue
-			} else if err != nil {
-				return c, err
-			}
-			break
-		}
-		line := sc.Text()
+	err := scanLines(r, func(line string) {
 		if strings.HasSuffix(strings.TrimSpace(prev), "num_gpu_blocks is") {
 			// a log file hard-wrapped at a fixed width split this line
 			line = strings.TrimSpace(prev) + line
@@ -261,18 +252,43 @@ func Parse(r io.Reader) (Capacity, error) {
 		if c.parseVLLM(line) || c.parseLlama(line, &iswa) {
 			c.Lines = append(c.Lines, strings.TrimSpace(line))
 		}
-	}
-	return c, nil
+	})
+	return c, err
 }
 
-// ParseFile parses the log at path.
-func ParseFile(path string) (Capacity, error) {
+// scanLines calls fn with each line of r, skipping lines longer than
+// maxLineLen; its error is a read error of r.
+func scanLines(r io.Reader, fn func(line string)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLineLen)
+	for {
+		if !sc.Scan() {
+			if err := sc.Err(); err == bufio.ErrTooLong {
+				// skip the rest of an overlong line and go on
+				sc = bufio.NewScanner(r)
+				sc.Buffer(make([]byte, 64<<10), maxLineLen)
+				continue
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}
+		fn(sc.Text())
+	}
+}
+
+// ParseFile reads the capacity lines of the log at path (see parse).
+func ParseFile(path string) (Capacity, error) { return parseFile(path, parse) }
+
+// parseFile runs parser p over the file at path.
+func parseFile[T any](path string, p func(io.Reader) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Capacity{}, err
+		var zero T
+		return zero, err
 	}
 	defer f.Close()
-	return Parse(f)
+	return p(f)
 }
 
 // isStartup reports whether line is one of those that begin a server
@@ -328,11 +344,8 @@ func (c *Capacity) parseVLLM(line string) bool {
 			c.WeightsGiB = fltp(m[3])
 		}
 	}
-	if m := reEngineVersion.FindStringSubmatch(line); m != nil {
-		c.VLLMVersion, hit = m[1], true
-	}
-	if m := reAPIVersion.FindStringSubmatch(line); m != nil {
-		c.VLLMVersion, hit = m[1], true
+	if v, ok := vllmVersion(line); ok {
+		c.VLLMVersion, hit = v, true
 	}
 	if m := reBackendEnum.FindStringSubmatch(line); m != nil {
 		c.AttentionBackend, hit = m[1], true
@@ -380,13 +393,13 @@ func (c *Capacity) parseVLLMGraphs(line string) bool {
 		}
 	}
 	if m := reGraphEnabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(true), fltp(m[2]), true
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(true), fltp(m[2]), true
 		if c.Utilization == nil {
 			c.Utilization = fltp(m[1])
 		}
 	}
 	if m := reGraphDisabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = boolp(false), nil, true
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(false), nil, true
 		if c.Utilization == nil && m[1] != "" {
 			c.Utilization = fltp(m[1])
 		}
@@ -417,6 +430,21 @@ func (c *Capacity) parseVLLMGraphs(line string) bool {
 		}
 	}
 	return hit
+}
+
+// vllmVersion reads the vLLM version of a start-up line: "Initializing
+// a V1 LLM engine (v0.10.1.1) with config: …" (older: "Initializing an LLM
+// engine (v0.8.1) …") or "vLLM API server version 0.8.5.post1"; when a
+// line has both, the API server's.
+func vllmVersion(line string) (string, bool) {
+	v, ok := "", false
+	if m := reEngineVersion.FindStringSubmatch(line); m != nil {
+		v, ok = m[1], true
+	}
+	if m := reAPIVersion.FindStringSubmatch(line); m != nil {
+		v, ok = m[1], true
+	}
+	return v, ok
 }
 
 // addGraphSample records s, replacing an earlier sample of the same mode.
@@ -478,8 +506,6 @@ func intp(s string) *int {
 	return &n
 }
 
-func boolp(b bool) *bool { return &b }
-
 func fltp(s string) *float64 {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -520,4 +546,84 @@ func (c *Capacity) String() string {
 		return "no capacity lines"
 	}
 	return string(c.Format) + ": " + strings.Join(p, ", ")
+}
+
+// Server is what a log says about the server itself, beyond its KV cache.
+// Unlike Capacity, which a new start-up resets, each field is the last
+// value the log names: Ollama and llama.cpp print their version before
+// the lines that begin a model's start-up.
+type Server struct {
+	// OllamaVersion is from Ollama's `msg="Listening on 127.0.0.1:11434
+	// (version 0.6.5)"` (server/routes.go).
+	OllamaVersion string
+	// VLLMVersion is from vLLM's "vLLM API server version 0.8.5.post1"
+	// (entrypoints/openai/api_server.py) or "Initializing a V1 LLM engine
+	// (v0.10.1.1)", the lines Capacity.VLLMVersion is read from.
+	VLLMVersion string
+	// LlamaCppBuild is "4524 (6171c9d2)" from llama.cpp's "build: 4524
+	// (6171c9d2) with cc (GCC) 13.3.0 for x86_64-linux-gnu"
+	// (common/common.cpp: "build: %d (%s) with %s for %s").
+	LlamaCppBuild string
+	// ModelFile is the model file of the last runner Ollama started
+	// (server/server.go, v0.6.x): `msg="starting llama server"
+	// cmd="/usr/bin/ollama runner --model /root/.ollama/models/blobs/
+	// sha256-… --ctx-size 8192 …"`.
+	ModelFile string
+}
+
+var (
+	reOllamaVersion = regexp.MustCompile(`Listening on \S+ \(version ([^)\s]+)\)`)
+	reLlamaCppBuild = regexp.MustCompile(`build: (\d+ \([0-9a-f]+\))`)
+	reOllamaRunner  = regexp.MustCompile(`msg="starting llama server" cmd="[^"]*?--model (\S+)`)
+)
+
+// Version is the version of the server of family kind that the log
+// names ("0.6.5", "0.8.5.post1", "4524 (6171c9d2)"), or "" when no line
+// says (or the family prints no version line servebench knows).
+func (s *Server) Version(kind backend.Kind) string {
+	switch kind {
+	case backend.Ollama:
+		return s.OllamaVersion
+	case backend.VLLM:
+		return s.VLLMVersion
+	case backend.LlamaCpp:
+		return s.LlamaCppBuild
+	}
+	return ""
+}
+
+// parseServer scans a server log for what it says about the server
+// (Server). Like parse, it skips lines over 1 MiB, never fails on content
+// and returns an error only when reading fails.
+func parseServer(r io.Reader) (Server, error) {
+	var s Server
+	err := scanLines(r, s.parseLine)
+	return s, err
+}
+
+// ParseServerFile reads what the log at path says about the server (see
+// parseServer).
+func ParseServerFile(path string) (Server, error) { return parseFile(path, parseServer) }
+
+// parseLine reads one log line into s (the substring tests spare most
+// lines the regexps).
+func (s *Server) parseLine(line string) {
+	switch {
+	case strings.Contains(line, "Listening on"):
+		if m := reOllamaVersion.FindStringSubmatch(line); m != nil {
+			s.OllamaVersion = m[1]
+		}
+	case strings.Contains(line, "starting llama server"):
+		if m := reOllamaRunner.FindStringSubmatch(line); m != nil {
+			s.ModelFile = m[1]
+		}
+	case strings.Contains(line, "build: "):
+		if m := reLlamaCppBuild.FindStringSubmatch(line); m != nil {
+			s.LlamaCppBuild = m[1]
+		}
+	case strings.Contains(line, "LLM engine") || strings.Contains(line, "API server version"):
+		if v, ok := vllmVersion(line); ok {
+			s.VLLMVersion = v
+		}
+	}
 }

@@ -47,7 +47,7 @@ func TestParseFixtures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Parse(bytes.NewReader(readFixture(t, c.file)))
+			got, err := parse(bytes.NewReader(readFixture(t, c.file)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,11 +76,11 @@ func TestParseFixtures(t *testing.T) {
 
 // TestTokensFor: V0 logs give blocks only; tokens need the block size.
 func TestTokensFor(t *testing.T) {
-	c, _ := Parse(bytes.NewReader(readFixture(t, "vllm-v0-phi4.log")))
+	c, _ := parse(bytes.NewReader(readFixture(t, "vllm-v0-phi4.log")))
 	if n, ok := c.TokensFor(16); !ok || n != 715*16 {
 		t.Errorf("TokensFor(16) = %d, %v", n, ok)
 	}
-	c, _ = Parse(bytes.NewReader(readFixture(t, "vllm-v1-0.10.1.1.log")))
+	c, _ = parse(bytes.NewReader(readFixture(t, "vllm-v1-0.10.1.1.log")))
 	if n, _ := c.TokensFor(16); n != 93872 {
 		t.Errorf("V1 tokens %d", n)
 	}
@@ -92,12 +92,12 @@ func TestTokensFor(t *testing.T) {
 // TestLastStartupWins: a log with two start-ups reports the second.
 func TestLastStartupWins(t *testing.T) {
 	log := "INFO GPU KV cache size: 1,000 tokens\nINFO GPU KV cache size: 2,000 tokens\n"
-	c, _ := Parse(strings.NewReader(log))
+	c, _ := parse(strings.NewReader(log))
 	checkInt(t, "tokens", c.Tokens, 2000)
 }
 
 func TestNoCapacity(t *testing.T) {
-	c, err := Parse(strings.NewReader("hello\nworld\n"))
+	c, err := parse(strings.NewReader("hello\nworld\n"))
 	if err != nil || c.Found() || c.Document("x") != nil {
 		t.Errorf("found capacity in a log without one: %+v %v", c, err)
 	}
@@ -108,7 +108,7 @@ func TestNoCapacity(t *testing.T) {
 
 func TestOverlongLineSkipped(t *testing.T) {
 	log := strings.Repeat("x", maxLineLen+10) + "\nINFO GPU KV cache size: 7 tokens\n"
-	c, err := Parse(strings.NewReader(log))
+	c, err := parse(strings.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func FuzzParse(f *testing.F) {
 		"GPU KV cache size: 5 tokens", lineAPIVersion, "GPU KV cache size: 6 tokens",
 	}, "\n")))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Parse(bytes.NewReader(b))
+		c, err := parse(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func FuzzParse(f *testing.F) {
 		if c.UtilizationWithoutGraphs != nil && (c.CUDAGraphEstimateApplied == nil || !*c.CUDAGraphEstimateApplied) {
 			t.Fatalf("utilization without graphs %v but estimate applied %v", *c.UtilizationWithoutGraphs, deref(c.CUDAGraphEstimateApplied))
 		}
-		if again, _ := Parse(bytes.NewReader(b)); !reflect.DeepEqual(again, c) {
+		if again, _ := parse(bytes.NewReader(b)); !reflect.DeepEqual(again, c) {
 			t.Fatalf("two parses differ:\n%+v\n%+v", again, c)
 		}
 	})
@@ -336,7 +336,7 @@ func TestParseVLLMGraphs(t *testing.T) {
 			} else {
 				in = []byte(strings.Join(c.log, "\n") + "\n")
 			}
-			got, err := Parse(bytes.NewReader(in))
+			got, err := parse(bytes.NewReader(in))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,18 +401,18 @@ func TestStartupsDoNotMix(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			first, marker, second := readFixture(t, c.first), readFixture(t, c.restart), readFixture(t, c.second)
-			got, err := Parse(bytes.NewReader(bytes.Join([][]byte{first, marker, second}, nil)))
+			got, err := parse(bytes.NewReader(bytes.Join([][]byte{first, marker, second}, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, _ := Parse(bytes.NewReader(bytes.Join([][]byte{marker, second}, nil)))
+			want, _ := parse(bytes.NewReader(bytes.Join([][]byte{marker, second}, nil)))
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("two start-ups:\n got %+v\nwant %+v", got, want)
 			}
 			if !got.Found() && c.second != "vllm-0.27.1-gpustack-251.log" {
 				t.Error("the second start-up's capacity was lost")
 			}
-			alone, _ := Parse(bytes.NewReader(first))
+			alone, _ := parse(bytes.NewReader(first))
 			for i, f := range c.gone(got) {
 				if !reflect.ValueOf(f).IsZero() {
 					t.Errorf("field %d of the first start-up leaked: %v", i, deref2(f))
@@ -439,13 +439,13 @@ func TestStartupsDoNotMix(t *testing.T) {
 func TestStartupLineBeforeCapacity(t *testing.T) {
 	marker := readFixture(t, "vllm-0.10.2-startup-pr24162.log")
 	in := strings.Join([]string{lineBackendEnum, lineFIDtypes, lineAPIVersion, lineEngineV1}, "\n") + "\n"
-	c, _ := Parse(strings.NewReader(in + string(readFixture(t, "vllm-0.21-lmcache-3430.log"))))
+	c, _ := parse(strings.NewReader(in + string(readFixture(t, "vllm-0.21-lmcache-3430.log"))))
 	if c.AttentionBackend != "FLASHINFER" || c.DecodeBackend != "xqa" || c.VLLMVersion != "0.10.1.1" || c.Tokens == nil {
 		t.Errorf("lines before the capacity figures were dropped: %+v", c)
 	}
 	for _, n := range allFixtures {
-		alone, _ := Parse(bytes.NewReader(readFixture(t, n)))
-		with, _ := Parse(bytes.NewReader(append(append([]byte{}, marker...), readFixture(t, n)...)))
+		alone, _ := parse(bytes.NewReader(readFixture(t, n)))
+		with, _ := parse(bytes.NewReader(append(append([]byte{}, marker...), readFixture(t, n)...)))
 		with.VLLMVersion, with.Lines = alone.VLLMVersion, alone.Lines
 		if with.Format == VLLM && alone.Format == "" {
 			with.Format = ""

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 	"github.com/servebench/servebench/record"
 )
 
@@ -18,7 +19,6 @@ func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
 	type acc struct {
 		tokens     int
 		start, end int64
-		seen       bool
 	}
 	byRepeat := map[int]*acc{}
 	for _, r := range rs {
@@ -86,7 +86,7 @@ func DeriveBatchRecord(workload string, concurrency, outputTokensPerRequest int,
 		rec.TotalVerifiedOutputTokens += r.GeneratedTokens
 		wall += r.WallSeconds
 		if m := r.GPUMemoryMiBAfter; m != nil && (rec.PeakObservedGPUMemoryMiB == nil || *m > *rec.PeakObservedGPUMemoryMiB) {
-			rec.PeakObservedGPUMemoryMiB = ptr(*m)
+			rec.PeakObservedGPUMemoryMiB = ptr.To(*m)
 		}
 	}
 	if wall > 0 {

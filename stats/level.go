@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 	"github.com/servebench/servebench/record"
 )
 
@@ -243,7 +244,7 @@ func (a *Accumulator) counts() document.Level {
 		out := a.outTokens
 		l.OutputTokens = &out
 		if wall > 0 {
-			l.ThroughputTokS = ptr(float64(out) / wall)
+			l.ThroughputTokS = ptr.To(float64(out) / wall)
 		}
 	}
 	return l
@@ -263,7 +264,7 @@ func (a *Accumulator) schedule(l *document.Level) {
 	}
 	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
 	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
-		l.AchievedRate = ptr(float64(a.requests-1) / (float64(span) / 1e9))
+		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
 	}
 }
 
@@ -332,19 +333,17 @@ func pctMs(s []float64, p float64) *float64 {
 	if len(s) == 0 {
 		return nil
 	}
-	return ptr(percentileSorted(s, p) / 1e6)
+	return ptr.To(percentileSorted(s, p) / 1e6)
 }
 
-func ptr[T any](v T) *T { return &v }
-
-// MergeLevel copies into dst the fields of src that measure a level from
-// outside its requests (telemetry), where src has them: peak VRAM, peak KV
-// usage, preemptions, peak requests running and waiting; and appends src's
+// MergeLevel copies into dst what was measured over the level from outside
+// its requests (telemetry), where src has it: peak VRAM, peak KV usage,
+// preemptions, peak requests running and waiting; and appends src's
 // warnings. Request-derived fields of dst are left alone.
-func MergeLevel(dst, src *document.Level) {
+func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
-			*d = ptr(*s)
+			*d = ptr.To(*s)
 		}
 	}
 	set(&dst.PeakVRAMGiB, src.PeakVRAMGiB)

@@ -193,7 +193,7 @@ func TestLevelsGroupsInFirstAppearanceOrder(t *testing.T) {
 
 func TestMergeLevel(t *testing.T) {
 	dst := document.Level{Requests: 3, ThroughputTokS: fp(10)}
-	MergeLevel(&dst, &document.Level{Requests: 99, PeakVRAMGiB: fp(9.3), Preemptions: fp(0), Warnings: []string{"w"}})
+	MergeLevel(&dst, &record.Observations{PeakVRAMGiB: fp(9.3), Preemptions: fp(0), Warnings: []string{"w"}})
 	if dst.Requests != 3 || *dst.ThroughputTokS != 10 || *dst.PeakVRAMGiB != 9.3 || *dst.Preemptions != 0 || dst.PeakKVCacheUsage != nil || len(dst.Warnings) != 1 {
 		t.Fatalf("merged %+v", dst)
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
@@ -71,8 +72,7 @@ func buildRun(label string, r *run) document.Run {
 	var d document.Run
 	plans := map[int]record.LevelPlan{}
 	if r.header != nil {
-		d = r.header.Run
-		d.Warnings = slices.Clone(d.Warnings)
+		d = runDocument(&r.header.Run)
 		for _, p := range r.header.Levels {
 			plans[p.Level] = p
 		}
@@ -98,6 +98,19 @@ func buildRun(label string, r *run) document.Run {
 		d.Warnings = append(d.Warnings, r.end.Warnings...)
 	}
 	return d
+}
+
+// runDocument is the report's run for a records header's description of
+// it, without levels.
+func runDocument(h *record.Run) document.Run {
+	return document.Run{
+		Label: h.Label, Backend: h.Backend, Model: h.Model, Scenario: h.Scenario,
+		PromptTokens: h.PromptTokens, MaxTokens: h.MaxTokens, StartedAt: h.StartedAt,
+		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
+		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
+		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
+		Warnings: slices.Clone(h.Warnings),
+	}
 }
 
 // BatchRecords rebuilds records[] (vllm-text-image-example.json shape) for
@@ -162,7 +175,7 @@ func Document(f *record.File) document.Document {
 		}
 		if i == 0 {
 			doc.GPU, doc.GPUGiB = r.GPU, r.GPUGiB
-		} else if !sameString(doc.GPU, r.GPU) {
+		} else if !ptr.Equal(doc.GPU, r.GPU) {
 			doc.GPU, doc.GPUGiB = nil, nil
 		}
 	}
@@ -172,7 +185,7 @@ func Document(f *record.File) document.Document {
 		// The batch shape names the server and its profile at the top.
 		doc.Runtime, doc.Profile = doc.Runs[0].Runtime, doc.Runs[0].Profile
 		for _, r := range doc.Runs[1:] {
-			if !sameString(doc.Runtime, r.Runtime) {
+			if !ptr.Equal(doc.Runtime, r.Runtime) {
 				doc.Runtime = nil
 			}
 			if !reflect.DeepEqual(doc.Profile, r.Profile) {
@@ -196,10 +209,6 @@ func batchMethod(f *record.File) string {
 			h.Levels[0].Repeats, h.Run.Scenario, h.Run.MaxTokens, h.Warmup)
 	}
 	return ""
-}
-
-func sameString(a, b *string) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // Succeeded counts the successful counted requests of f, for the exit

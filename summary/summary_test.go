@@ -1,10 +1,10 @@
 package summary
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
 )
 
@@ -21,9 +21,9 @@ func TestRunsAppliesPlanTelemetryAndCompleteness(t *testing.T) {
 	gpu := "GPU X"
 	f := &record.File{
 		Headers: []record.Header{
-			{Run: document.Run{Label: "rate-run", Backend: "vllm", Method: "rate", StartedAt: "2026-11-29 18:00 UTC", GPU: &gpu, Warnings: []string{"h"}},
+			{Run: record.Run{Label: "rate-run", Backend: "vllm", Method: "rate", StartedAt: "2026-11-29 18:00 UTC", GPU: &gpu, Warnings: []string{"h"}},
 				Levels: []record.LevelPlan{{Level: 0, Concurrency: 64, Requests: 2, Rate: 2.5, Arrival: "poisson"}}},
-			{Run: document.Run{Label: "batch-run", Backend: "ollama", Scenario: "image", Method: "batch", MaxTokens: 4, StartedAt: "2026-11-29 18:05 UTC", GPU: &gpu},
+			{Run: record.Run{Label: "batch-run", Backend: "ollama", Scenario: "image", Method: "batch", MaxTokens: 4, StartedAt: "2026-11-29 18:05 UTC", GPU: &gpu},
 				Levels: []record.LevelPlan{{Level: 2, Concurrency: 2, Repeats: 2}}},
 		},
 		Results: []record.Result{
@@ -32,7 +32,7 @@ func TestRunsAppliesPlanTelemetryAndCompleteness(t *testing.T) {
 			res("batch-run", 2, 1, 2000, 1000, 4), res("batch-run", 2, 1, 2000, 500, 4),
 		},
 		LevelEnds: []record.LevelEnd{
-			{Run: "rate-run", Level: 0, Fields: &document.Level{PeakVRAMGiB: fp(7.5)}},
+			{Run: "rate-run", Level: 0, Fields: &record.Observations{PeakVRAMGiB: fp(7.5)}},
 			{Run: "batch-run", Level: 2, RepeatGPUMemoryMiB: []*float64{fp(100), fp(150)}},
 		},
 		RunEnds: []record.RunEnd{{Run: "rate-run", Complete: true, Warnings: []string{"e"}}},
@@ -77,8 +77,8 @@ func TestRunWithoutHeader(t *testing.T) {
 func TestDocumentBatchRuntime(t *testing.T) {
 	batch := func(label, runtime string, seqs int) (record.Header, record.Result) {
 		rt := runtime
-		return record.Header{Run: document.Run{Label: label, Method: "batch", Scenario: "text", MaxTokens: 4, Runtime: &rt,
-				Profile: &document.Profile{MaxNumSeqs: ip(seqs)}},
+		return record.Header{Run: record.Run{Label: label, Method: "batch", Scenario: "text", MaxTokens: 4, Runtime: &rt,
+				Profile: &record.Profile{MaxNumSeqs: ip(seqs)}},
 				Levels: []record.LevelPlan{{Level: 1, Concurrency: 1, Repeats: 1}}},
 			res(label, 1, 0, 0, 10, 4)
 	}
@@ -92,5 +92,60 @@ func TestDocumentBatchRuntime(t *testing.T) {
 	doc = Document(&record.File{Headers: []record.Header{h1, h3}, Results: []record.Result{r1, r3}})
 	if doc.Runtime != nil || doc.Profile != nil {
 		t.Fatalf("runtime %v profile %+v, want null where the runs differ", doc.Runtime, doc.Profile)
+	}
+}
+
+// TestRunDocumentCopiesEveryField fills every field of a header's run and
+// checks that the report's run has each under the same name: a field
+// added to record.Run and not to runDocument fails here.
+func TestRunDocumentCopiesEveryField(t *testing.T) {
+	var h record.Run
+	hv := reflect.ValueOf(&h).Elem()
+	for i := range hv.NumField() {
+		fillValue(t, hv.Field(i), i+1)
+	}
+	d := reflect.ValueOf(runDocument(&h))
+	for i := range hv.NumField() {
+		name := hv.Type().Field(i).Name
+		got := d.FieldByName(name)
+		if !got.IsValid() {
+			t.Errorf("document.Run has no field %s", name)
+			continue
+		}
+		if !reflect.DeepEqual(got.Interface(), hv.Field(i).Interface()) {
+			t.Errorf("%s: got %v, want %v", name, got.Interface(), hv.Field(i).Interface())
+		}
+	}
+}
+
+// fillValue sets v to a non-zero value derived from k.
+func fillValue(t *testing.T, v reflect.Value, k int) {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fmt.Sprint("s", k))
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(k))
+	case reflect.Float64:
+		v.SetFloat(float64(k) + 0.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(t, v.Elem(), k)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			fillValue(t, v.Field(i), k*100+i)
+		}
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fillValue(t, v.Index(0), k)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		key, val := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fillValue(t, key, k)
+		fillValue(t, val, k)
+		v.SetMapIndex(key, val)
+	default:
+		t.Fatalf("fillValue: kind %s", v.Kind())
 	}
 }

@@ -1,6 +1,10 @@
 package telemetry
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/servebench/servebench/internal/ptr"
+)
 
 // MetricsSummary is what the server's metrics said about one level. Nil
 // fields were not observed (the server does not export them, or no scrape
@@ -45,7 +49,7 @@ func (a *Accumulator) Observe(s Sample) {
 	a.s.PeakWaiting = maxPtr(a.s.PeakWaiting, s.Waiting)
 	a.s.PeakKVTokensUsed = maxPtr(a.s.PeakKVTokensUsed, s.KVTokensUsed)
 	if s.KVTokensMax != nil {
-		a.s.KVTokensMax = ptr(*s.KVTokensMax)
+		a.s.KVTokensMax = ptr.To(*s.KVTokensMax)
 	}
 	if !s.Cache.empty() {
 		a.s.Cache = s.Cache
@@ -62,7 +66,7 @@ func (a *Accumulator) observePreemptions(v *float64) {
 	}
 	a.preemptN++
 	if a.lastPreempt == nil {
-		a.lastPreempt = ptr(*v)
+		a.lastPreempt = ptr.To(*v)
 		return
 	}
 	step := *v - *a.lastPreempt
@@ -75,7 +79,7 @@ func (a *Accumulator) observePreemptions(v *float64) {
 		total += *a.s.Preemptions
 	}
 	a.s.Preemptions = &total
-	a.lastPreempt = ptr(*v)
+	a.lastPreempt = ptr.To(*v)
 }
 
 // Fail counts one failed scrape; the last error is kept for the warning.
@@ -100,15 +104,13 @@ func (a *Accumulator) Summary() MetricsSummary {
 	return s
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // maxPtr returns the larger of cur and v, treating nil as absent.
 func maxPtr(cur, v *float64) *float64 {
 	if v == nil {
 		return cur
 	}
 	if cur == nil || *v > *cur {
-		return ptr(*v)
+		return ptr.To(*v)
 	}
 	return cur
 }

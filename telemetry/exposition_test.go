@@ -8,16 +8,10 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 func f64(v float64) *float64 { return &v }
-
-func eqPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
-}
 
 func show[T any](p *T) string {
 	if p == nil {
@@ -38,13 +32,13 @@ func TestExtractCaptures(t *testing.T) {
 	}{
 		{name: "vLLM V1 cpu (new names)", file: "vllm-v1-metrics-opt125m-cpu.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0.0011001100110010764), Preemptions: f64(0), Running: f64(1), Waiting: f64(0),
-			Cache: CacheConfig{Dtype: ptr("auto"), Blocks: ptr(910), BlockSize: ptr(128), GPUMemoryUtilization: f64(0.92)}}},
+			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(910), BlockSize: ptr.To(128), GPUMemoryUtilization: f64(0.92)}}},
 		{name: "vLLM V1 gpu (new names)", file: "vllm-v1-metrics-qwen27b-gpu.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0.38235294117647056), Preemptions: f64(0), Running: f64(1), Waiting: f64(0),
-			Cache: CacheConfig{Dtype: ptr("turboquant_3bit_nc"), Blocks: ptr(35), BlockSize: ptr(16), GPUMemoryUtilization: f64(0.92)}}},
+			Cache: CacheConfig{Dtype: ptr.To("turboquant_3bit_nc"), Blocks: ptr.To(35), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.92)}}},
 		{name: "vLLM V0 (old names)", file: "vllm-v0-metrics-aibrix.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0), Preemptions: f64(0), Running: f64(0), Waiting: f64(0),
-			Cache: CacheConfig{Dtype: ptr("auto"), Blocks: ptr(81767), BlockSize: ptr(16), GPUMemoryUtilization: f64(0.9)}}},
+			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(81767), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.9)}}},
 		{name: "SGLang 0.4.3 docs", file: "sglang-0.4-metrics-docs.txt", kind: backend.SGLang, want: Sample{
 			KVUsage: f64(0.28), Running: f64(162), Waiting: f64(2826), KVTokensUsed: f64(123859)}},
 		{name: "SGLang 0.5.1 excerpt", file: "sglang-0.5.1-metrics-excerpt.txt", kind: backend.SGLang, want: Sample{
@@ -57,7 +51,7 @@ func TestExtractCaptures(t *testing.T) {
 			Running: f64(6), Waiting: f64(3)}},
 		{name: "vLLM page read as generic OpenAI server", file: "vllm-v0-metrics-aibrix.txt", kind: backend.OpenAI, want: Sample{
 			KVUsage: f64(0), Preemptions: f64(0), Running: f64(0), Waiting: f64(0),
-			Cache: CacheConfig{Dtype: ptr("auto"), Blocks: ptr(81767), BlockSize: ptr(16), GPUMemoryUtilization: f64(0.9)}}},
+			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(81767), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.9)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +71,7 @@ func TestExtractCaptures(t *testing.T) {
 func assertSample(t *testing.T, got, want Sample) {
 	t.Helper()
 	check := func(field string, g, w *float64) {
-		if !eqPtr(g, w) {
+		if !ptr.Equal(g, w) {
 			t.Errorf("%s = %s, want %s", field, show(g), show(w))
 		}
 	}
@@ -88,13 +82,13 @@ func assertSample(t *testing.T, got, want Sample) {
 	check("KVTokensUsed", got.KVTokensUsed, want.KVTokensUsed)
 	check("KVTokensMax", got.KVTokensMax, want.KVTokensMax)
 	check("Cache.GPUMemoryUtilization", got.Cache.GPUMemoryUtilization, want.Cache.GPUMemoryUtilization)
-	if !eqPtr(got.Cache.Dtype, want.Cache.Dtype) {
+	if !ptr.Equal(got.Cache.Dtype, want.Cache.Dtype) {
 		t.Errorf("Cache.Dtype = %s, want %s", show(got.Cache.Dtype), show(want.Cache.Dtype))
 	}
-	if !eqPtr(got.Cache.Blocks, want.Cache.Blocks) {
+	if !ptr.Equal(got.Cache.Blocks, want.Cache.Blocks) {
 		t.Errorf("Cache.Blocks = %s, want %s", show(got.Cache.Blocks), show(want.Cache.Blocks))
 	}
-	if !eqPtr(got.Cache.BlockSize, want.Cache.BlockSize) {
+	if !ptr.Equal(got.Cache.BlockSize, want.Cache.BlockSize) {
 		t.Errorf("Cache.BlockSize = %s, want %s", show(got.Cache.BlockSize), show(want.Cache.BlockSize))
 	}
 }
@@ -133,7 +127,7 @@ func TestPartialPage(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for a broken label set")
 	}
-	if got := Extract(fams, vllmNames).Running; !eqPtr(got, f64(2)) {
+	if got := Extract(fams, vllmNames).Running; !ptr.Equal(got, f64(2)) {
 		t.Fatalf("Running = %s, want 2 from the lines before the error", show(got))
 	}
 }
@@ -199,14 +193,14 @@ func TestLevelFromVLLMCaptures(t *testing.T) {
 				acc.Observe(Extract(fams, vllmNames))
 			}
 			s := acc.Summary()
-			if !eqPtr(s.PeakKVUsage, f64(0.62)) {
+			if !ptr.Equal(s.PeakKVUsage, f64(0.62)) {
 				t.Errorf("PeakKVUsage = %s, want 0.62", show(s.PeakKVUsage))
 			}
-			if !eqPtr(s.Preemptions, f64(5)) {
+			if !ptr.Equal(s.Preemptions, f64(5)) {
 				t.Errorf("Preemptions = %s, want 5", show(s.Preemptions))
 			}
 			c := s.Cache
-			if !eqPtr(c.Blocks, &tc.blocks) || !eqPtr(c.BlockSize, &tc.blockSize) || !eqPtr(c.Dtype, &tc.dtype) || !eqPtr(c.GPUMemoryUtilization, &tc.util) {
+			if !ptr.Equal(c.Blocks, &tc.blocks) || !ptr.Equal(c.BlockSize, &tc.blockSize) || !ptr.Equal(c.Dtype, &tc.dtype) || !ptr.Equal(c.GPUMemoryUtilization, &tc.util) {
 				t.Errorf("Cache = blocks %s block_size %s dtype %s util %s, want %d %d %s %g",
 					show(c.Blocks), show(c.BlockSize), show(c.Dtype), show(c.GPUMemoryUtilization), tc.blocks, tc.blockSize, tc.dtype, tc.util)
 			}
@@ -224,7 +218,7 @@ func TestAccumulatorCounterReset(t *testing.T) {
 	}
 	s := acc.Summary()
 	// 10→12: +2; reset, 1 counts from 0: +1; 1→3: +2.
-	if !eqPtr(s.Preemptions, f64(5)) {
+	if !ptr.Equal(s.Preemptions, f64(5)) {
 		t.Fatalf("Preemptions = %s, want 5", show(s.Preemptions))
 	}
 	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "went down") {
@@ -239,7 +233,7 @@ func TestAccumulatorSingleRead(t *testing.T) {
 	if s.Preemptions != nil {
 		t.Fatalf("Preemptions = %s from one read, want null", show(s.Preemptions))
 	}
-	if !eqPtr(s.PeakKVUsage, f64(0.3)) {
+	if !ptr.Equal(s.PeakKVUsage, f64(0.3)) {
 		t.Fatalf("PeakKVUsage = %s, want 0.3", show(s.PeakKVUsage))
 	}
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/internal/ptr"
 	"strings"
 	"sync"
 	"time"
@@ -253,7 +254,7 @@ func (l *LevelGPU) End(ctx context.Context) GPUSummary {
 			l.fail("read", err)
 		} else {
 			l.device(r)
-			l.sum.AfterMiB = ptr(r.UsedMiB)
+			l.sum.AfterMiB = ptr.To(r.UsedMiB)
 		}
 		if l.g.serverPID > 0 {
 			l.server(ctx)

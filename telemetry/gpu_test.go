@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"github.com/servebench/servebench/internal/ptr"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,13 +130,13 @@ func TestNvidiaSMISampler(t *testing.T) {
 	if len(s.Warnings) != 0 {
 		t.Fatalf("warnings: %q", s.Warnings)
 	}
-	if !eqPtr(s.PeakUsedMiB, f64(used+1200)) {
+	if !ptr.Equal(s.PeakUsedMiB, f64(used+1200)) {
 		t.Errorf("PeakUsedMiB = %s, want %g", show(s.PeakUsedMiB), used+1200)
 	}
-	if !eqPtr(s.AfterMiB, f64(after)) {
+	if !ptr.Equal(s.AfterMiB, f64(after)) {
 		t.Errorf("AfterMiB = %s, want %g", show(s.AfterMiB), after)
 	}
-	if !eqPtr(s.PeakServerMiB, f64(700)) {
+	if !ptr.Equal(s.PeakServerMiB, f64(700)) {
 		t.Errorf("PeakServerMiB = %s, want 700 (the child's, not pid 1's)", show(s.PeakServerMiB))
 	}
 	if s.Samples < len(stream) {

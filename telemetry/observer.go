@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/record"
 )
 
 // MetricsOff is the --metrics-url value that turns scraping off.
@@ -34,7 +35,7 @@ type Config struct {
 }
 
 // RunInfo is what telemetry learned before the first level, for the run's
-// document: the GPU, the KV-cache settings and capacity the server exports,
+// description (record.Run): the GPU, the KV-cache settings and capacity the server exports,
 // and warnings.
 type RunInfo struct {
 	// GPU is the device name; GPUGiB its memory in GiB (2^30 bytes), two
@@ -42,11 +43,11 @@ type RunInfo struct {
 	GPU    *string
 	GPUGiB *float64
 	// KVCache is from vLLM's cache_config_info; null fields elsewhere.
-	KVCache document.KVCache
+	KVCache record.KVCache
 	// Capacity is the KV capacity in tokens the metrics give (vLLM
 	// num_gpu_blocks × block_size, SGLang max_total_num_tokens); nil if
 	// none.
-	Capacity *document.Capacity
+	Capacity *record.Capacity
 	// Warnings are findings as data: what cannot be observed, and why.
 	Warnings []string
 }
@@ -160,15 +161,15 @@ func firstNames(n MetricNames) []string {
 // the run.
 func applyRunMetrics(info *RunInfo, s Sample, kind backend.Kind) {
 	c := s.Cache
-	info.KVCache = document.KVCache{Dtype: c.Dtype, Blocks: c.Blocks, BlockSize: c.BlockSize, GPUMemoryUtilization: c.GPUMemoryUtilization}
+	info.KVCache = record.KVCache{Dtype: c.Dtype, Blocks: c.Blocks, BlockSize: c.BlockSize, GPUMemoryUtilization: c.GPUMemoryUtilization}
 	switch {
 	case c.Blocks != nil && c.BlockSize != nil:
 		tokens := *c.Blocks * *c.BlockSize
-		info.Capacity = &document.Capacity{Tokens: &tokens, Blocks: ptr(*c.Blocks),
+		info.Capacity = &record.Capacity{Tokens: &tokens, Blocks: ptr.To(*c.Blocks),
 			Source: "/metrics cache_config_info num_gpu_blocks × block_size"}
 	case s.KVTokensMax != nil && *s.KVTokensMax > 0 && *s.KVTokensMax < math.MaxInt32:
 		tokens := int(*s.KVTokensMax)
-		info.Capacity = &document.Capacity{Tokens: &tokens, Source: "/metrics " + string(kind) + " max_total_num_tokens"}
+		info.Capacity = &record.Capacity{Tokens: &tokens, Source: "/metrics " + string(kind) + " max_total_num_tokens"}
 	}
 }
 
@@ -181,12 +182,12 @@ func (o *Observer) Begin(ctx context.Context) {
 	o.levelGPU = o.gpu.Begin(ctx)
 }
 
-// End stops watching the level and returns the fields to merge into its
-// document.Level: PeakVRAMGiB, PeakKVCacheUsage, Preemptions,
-// PeakRequestsRunning, PeakRequestsWaiting and Warnings; nil if nothing was
-// observed.
-func (o *Observer) End(ctx context.Context) *document.Level {
-	var out document.Level
+// End stops watching the level and returns what was observed over it:
+// PeakVRAMGiB, PeakKVCacheUsage, Preemptions, PeakRequestsRunning,
+// PeakRequestsWaiting and Warnings, as its records file's level_end line
+// carries them; nil if nothing was observed.
+func (o *Observer) End(ctx context.Context) *record.Observations {
+	var out record.Observations
 	if o.level != nil {
 		m := o.level.End(ctx)
 		o.level = nil
@@ -210,10 +211,10 @@ func (o *Observer) End(ctx context.Context) *document.Level {
 // peakGiB is the level's peak VRAM: the server process tree's when a
 // server PID was given and its processes were found on the GPU, else the
 // whole device's.
-func (o *Observer) peakGiB(g GPUSummary, out *document.Level) *float64 {
+func (o *Observer) peakGiB(g GPUSummary, out *record.Observations) *float64 {
 	if o.serverPID > 0 {
 		if g.PeakServerMiB != nil && *g.PeakServerMiB > 0 {
-			return ptr(round2(*g.PeakServerMiB / 1024))
+			return ptr.To(round2(*g.PeakServerMiB / 1024))
 		}
 		if !o.attributionWarned {
 			o.attributionWarned = true
@@ -223,7 +224,7 @@ func (o *Observer) peakGiB(g GPUSummary, out *document.Level) *float64 {
 	if g.PeakUsedMiB == nil {
 		return nil
 	}
-	return ptr(round2(*g.PeakUsedMiB / 1024))
+	return ptr.To(round2(*g.PeakUsedMiB / 1024))
 }
 
 // GPUMemoryMiB reads the device memory in use now, in MiB (the batch
@@ -236,7 +237,7 @@ func (o *Observer) GPUMemoryMiB(ctx context.Context) *float64 {
 	if err != nil {
 		return nil
 	}
-	return ptr(r.UsedMiB)
+	return ptr.To(r.UsedMiB)
 }
 
 // Close releases the GPU library and the scraper's idle connections; the

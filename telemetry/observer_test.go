@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 // serve answers GET path with body (status 200) and everything else with
@@ -49,10 +50,10 @@ func TestObserverVLLM(t *testing.T) {
 		t.Fatalf("warnings %q", info.Warnings)
 	}
 	kv := info.KVCache
-	if !eqPtr(kv.Dtype, ptr("auto")) || !eqPtr(kv.Blocks, ptr(910)) || !eqPtr(kv.BlockSize, ptr(128)) || !eqPtr(kv.GPUMemoryUtilization, f64(0.92)) {
+	if !ptr.Equal(kv.Dtype, ptr.To("auto")) || !ptr.Equal(kv.Blocks, ptr.To(910)) || !ptr.Equal(kv.BlockSize, ptr.To(128)) || !ptr.Equal(kv.GPUMemoryUtilization, f64(0.92)) {
 		t.Fatalf("kv_cache %s %s %s %s", show(kv.Dtype), show(kv.Blocks), show(kv.BlockSize), show(kv.GPUMemoryUtilization))
 	}
-	if info.Capacity == nil || !eqPtr(info.Capacity.Tokens, ptr(910*128)) {
+	if info.Capacity == nil || !ptr.Equal(info.Capacity.Tokens, ptr.To(910*128)) {
 		t.Fatalf("capacity %+v, want 116480 tokens", info.Capacity)
 	}
 	if info.GPU != nil || info.GPUGiB != nil {
@@ -63,7 +64,7 @@ func TestObserverVLLM(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // Start's scrape, then the level's first
 	}
 	l := o.End(ctx)
-	if l == nil || !eqPtr(l.PeakKVCacheUsage, f64(0.0011001100110010764)) || !eqPtr(l.Preemptions, f64(0)) || !eqPtr(l.PeakRequestsRunning, f64(1)) || l.PeakVRAMGiB != nil {
+	if l == nil || !ptr.Equal(l.PeakKVCacheUsage, f64(0.0011001100110010764)) || !ptr.Equal(l.Preemptions, f64(0)) || !ptr.Equal(l.PeakRequestsRunning, f64(1)) || l.PeakVRAMGiB != nil {
 		t.Fatalf("level %+v", l)
 	}
 }
@@ -94,7 +95,7 @@ func TestObserverLlamaCppSlots(t *testing.T) {
 	o.Begin(ctx)
 	time.Sleep(50 * time.Millisecond)
 	l := o.End(ctx)
-	if l == nil || !eqPtr(l.PeakRequestsRunning, f64(1)) || l.PeakKVCacheUsage != nil {
+	if l == nil || !ptr.Equal(l.PeakRequestsRunning, f64(1)) || l.PeakKVCacheUsage != nil {
 		t.Fatalf("level %+v", l)
 	}
 }
@@ -140,19 +141,19 @@ func TestObserverGPU(t *testing.T) {
 			o, info := Start(ctx, Config{Kind: backend.Ollama, MetricsURL: MetricsOff, ScrapeInterval: 30 * time.Millisecond,
 				GPU: GPUConfig{Mode: GPUNvidiaSMI, ServerPID: tc.pid}})
 			defer o.Close()
-			if !eqPtr(info.GPU, &dev.Name) || !eqPtr(info.GPUGiB, f64(79.65)) || len(info.Warnings) != 0 {
+			if !ptr.Equal(info.GPU, &dev.Name) || !ptr.Equal(info.GPUGiB, f64(79.65)) || len(info.Warnings) != 0 {
 				t.Fatalf("gpu %s %s warnings %q, want %q 79.65 (81559 MiB)", show(info.GPU), show(info.GPUGiB), info.Warnings, dev.Name)
 			}
 			o.Begin(ctx)
 			waitSamples(t, o.levelGPU, 2)
 			l := o.End(ctx)
-			if l == nil || !eqPtr(l.PeakVRAMGiB, f64(tc.wantGiB)) {
+			if l == nil || !ptr.Equal(l.PeakVRAMGiB, f64(tc.wantGiB)) {
 				t.Fatalf("level %+v, want peak %g GiB", l, tc.wantGiB)
 			}
 			if tc.warn == "" && len(l.Warnings) != 0 || tc.warn != "" && (len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], tc.warn)) {
 				t.Fatalf("warnings %q, want %q", l.Warnings, tc.warn)
 			}
-			if m := o.GPUMemoryMiB(ctx); !eqPtr(m, f64(dev.UsedMiB)) {
+			if m := o.GPUMemoryMiB(ctx); !ptr.Equal(m, f64(dev.UsedMiB)) {
 				t.Fatalf("GPUMemoryMiB = %s, want %g", show(m), dev.UsedMiB)
 			}
 		})

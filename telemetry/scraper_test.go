@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/ptr"
 )
 
 // replay serves pages[i] on the i-th GET /metrics (the last one from then
@@ -51,10 +52,10 @@ func TestScraperReplay(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	sum := l.End(ctx)
-	if !eqPtr(sum.PeakKVUsage, f64(0.9)) || !eqPtr(sum.Preemptions, f64(4)) {
+	if !ptr.Equal(sum.PeakKVUsage, f64(0.9)) || !ptr.Equal(sum.Preemptions, f64(4)) {
 		t.Fatalf("peak KV %s preemptions %s, want 0.9 and 4", show(sum.PeakKVUsage), show(sum.Preemptions))
 	}
-	if !eqPtr(sum.Cache.Blocks, ptr(35)) || !eqPtr(sum.Cache.BlockSize, ptr(16)) {
+	if !ptr.Equal(sum.Cache.Blocks, ptr.To(35)) || !ptr.Equal(sum.Cache.BlockSize, ptr.To(16)) {
 		t.Fatalf("cache = %+v", sum.Cache)
 	}
 	if sum.Failures != 0 || len(sum.Warnings) != 0 || sum.Scrapes < 3 {

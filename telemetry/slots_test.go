@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"github.com/servebench/servebench/internal/ptr"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,7 @@ func TestParseSlots(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err %v, wantErr %v", err, tc.wantErr)
 			}
-			if !tc.wantErr && !eqPtr(s.Running, tc.want) {
+			if !tc.wantErr && !ptr.Equal(s.Running, tc.want) {
 				t.Fatalf("Running = %s, want %s", show(s.Running), show(tc.want))
 			}
 		})

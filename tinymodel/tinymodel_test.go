@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/gguf"
 )
 
 func TestValidate(t *testing.T) {
@@ -84,7 +84,7 @@ func TestWriteReadsBack(t *testing.T) {
 			if err := WriteFile(path, spec); err != nil {
 				t.Fatal(err)
 			}
-			info, err := plan.ReadGGUF(path)
+			info, err := gguf.Read(path)
 			if err != nil {
 				t.Fatalf("the planner cannot read the file: %v", err)
 			}

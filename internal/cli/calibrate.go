@@ -3,44 +3,38 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	neturl "net/url"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
 )
-
-func init() {
-	register(command{
-		name:    "calibrate",
-		summary: "hold the planner's KV-cache prediction against a server's log or live figures",
-		run:     runCalibrate,
-	})
-}
 
 // calibrateFlags are calibrate's own flags beside the plan flags.
 type calibrateFlags struct {
 	planFlags
 	log, url, serverModel, out string
 	fit, asJSON                bool
+	// kind is the server family --backend names.
+	kind backend.Kind
 }
 
-func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("calibrate", "calibrate --backend vllm|llamacpp|ollama|seed (--log FILE | --url URL) --model M [plan flags] [--fit --calibration FILE] [--out FILE] [--json]", stdout)
+func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("calibrate", "calibrate --backend vllm|llamacpp|ollama [--capacity-model server|seed] (--log FILE | --url URL) --model M [plan flags] [--fit --calibration FILE] [--out FILE] [--json]", stdout)
 	var f calibrateFlags
 	f.planFlags.register(fs, "vllm")
 	fs.StringVar(&f.log, "log", "", "server log `FILE` to read the real capacity from")
 	fs.StringVar(&f.url, "url", "", "live server base `URL` (vLLM: /metrics cache_config_info; Ollama: /api/show and /api/ps)")
 	fs.StringVar(&f.serverModel, "server-model", "", "model name on the live Ollama server (default: --model)")
-	fs.BoolVar(&f.fit, "fit", false, "store the correction actual/predicted for this backend, GPU and KV dtype in --calibration FILE")
+	fs.BoolVar(&f.fit, "fit", false, "store the correction actual/predicted for this capacity model, GPU and KV dtype in --calibration FILE")
 	fs.StringVar(&f.out, "out", "", "write the calibration record as a result document to `FILE`")
 	fs.BoolVar(&f.asJSON, "json", false, "print the comparison as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -49,7 +43,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if fs.NArg() > 0 {
 		return usagef("calibrate: unexpected argument %q", fs.Arg(0))
 	}
-	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.backend == "ollama") {
+	var err error
+	if f.kind, _, err = f.server("calibrate"); err != nil {
+		return err
+	}
+	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.kind == backend.Ollama) {
 		return usagef("calibrate: give --log FILE or --url URL (both only for Ollama, whose /api/ps lacks the KV size before v0.11)")
 	}
 	if f.fit && f.calibration == "" {
@@ -58,76 +56,65 @@ func runCalibrate(ctx context.Context, args []string, stdout, _ io.Writer) error
 	if f.model == "" && f.serverModel == "" {
 		return usagef("calibrate: --model is required (or --server-model with --url for Ollama)")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	return calibrate(ctx, &f, set, stdout)
-}
-
-// calibrate gathers the real capacity, plans with the same inputs and
-// prints, records and optionally fits the comparison.
-func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdout io.Writer) error {
-	var (
-		actual plan.Actual
-		li     plan.LogInputs
-		notes  []string
-	)
-	if f.log != "" {
-		c, err := serverlog.ParseFile(f.log)
-		if err != nil {
-			return usagef("calibrate: --log: %v", err)
-		}
-		if !c.Found() {
-			return usagef("calibrate: --log %s: no KV-cache capacity line (vLLM \"GPU KV cache size\" / \"# GPU blocks\", llama.cpp \"KV self size\" / \"llama_kv_cache: size\")", f.log)
-		}
-		li = plan.LogInputs{GPUGiB: c.TotalGPUGiB, Utilization: c.Utilization, NCtx: c.NCtx, NSeq: c.NSeq, TypeK: c.TypeK,
-			VLLMVersion: c.VLLMVersion, GraphsCharged: c.CUDAGraphEstimateApplied}
-		actual.Terms = plan.MemoryTerms{Weights: c.WeightsGiB, Activation: c.ActivationGiB, NonTorch: c.NonTorchGiB,
-			CUDAGraphs: c.CUDAGraphEstimateGiB, AvailableKV: c.AvailableKVGiB, GraphsCharged: c.CUDAGraphEstimateApplied}
-		notes = append(notes, logGraphNotes(&c)...)
-		if li.NCtx == nil {
-			li.NCtx = c.Cells
-		}
-		if c.TotalGPUGiB != nil && f.gpu == "" && f.gpuGiB == 0 {
-			f.gpuGiB = *c.TotalGPUGiB
-		}
-		actual.Tokens, _ = c.TokensFor(f.blockSize)
-		actual.KVMiB, actual.Source = c.KVMiB, "log "+f.log
+	if f.model == "" && f.url != "" && f.kind == backend.Ollama {
+		f.model = f.serverModel // the spec comes from the server's /api/show
 	}
-	if f.model == "" && f.url != "" && f.backend == "ollama" {
-		f.model = f.serverModel
-	}
-	var mi map[string]any
-	if f.url != "" {
-		var err error
-		if mi, err = liveActual(ctx, f, &actual, &notes); err != nil {
-			return err
-		}
-	}
-	in, err := f.inputs(ctx, "calibrate", mi)
+	obs, modelInfo, err := f.observe(ctx)
 	if err != nil {
 		return err
 	}
-	notes = append(notes, plan.ApplyLog(&in, li, set)...)
-	if len(in.KVDtypes) > 1 {
-		in.KVDtypes = in.KVDtypes[:1]
-	}
-	in.Corrections = nil // compare the model itself, not a corrected figure
-	res, err := plan.Plan(in)
+	in, err := f.inputs(ctx, "calibrate", modelInfo)
 	if err != nil {
-		return usagef("calibrate: %v", err)
+		return err
 	}
-	preset := ""
-	if _, err := plan.Preset(f.model); err == nil {
-		preset = f.model
+	in.Given = f.given(fs)
+	cal, err := plan.Calibrate(in, obs)
+	var nc *plan.NoCapacityError
+	switch {
+	case errors.As(err, &nc):
+		return fmt.Errorf("calibrate: %v", err)
+	case err != nil:
+		return planError("calibrate", err)
 	}
-	cmp, err := plan.Compare(res, &res.Predictions[0], actual, preset)
-	if err != nil {
-		return fmt.Errorf("calibrate: %s: %v", actual.Source, err)
+	return f.report(cal, stdout, stderr)
+}
+
+// observe gathers what the server reported: its log (--log) and its live
+// figures (--url). For Ollama it also returns the model's GGUF metadata
+// from /api/show, which stands in for --model.
+func (f *calibrateFlags) observe(ctx context.Context) (plan.Observed, map[string]any, error) {
+	var obs plan.Observed
+	if f.log != "" {
+		c, err := serverlog.ParseFile(f.log)
+		if err != nil {
+			return obs, nil, usagef("calibrate: --log: %v", err)
+		}
+		if !c.Found() {
+			return obs, nil, usagef("calibrate: --log %s: no KV-cache capacity line (vLLM \"GPU KV cache size\" / \"# GPU blocks\", llama.cpp \"KV self size\" / \"llama_kv_cache: size\")", f.log)
+		}
+		obs.Log, obs.Source = &c, "log "+f.log
 	}
+	switch {
+	case f.url == "":
+		return obs, nil, nil
+	case f.kind == backend.VLLM:
+		return obs, nil, f.liveVLLM(ctx, &obs)
+	case f.kind == backend.Ollama:
+		mi, err := f.liveOllama(ctx, &obs)
+		return obs, mi, err
+	}
+	return obs, nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
+}
+
+// report fits (--fit), writes (--out) and prints the calibration; the
+// deprecation warnings of the flags go to stderr and into the --json
+// warnings.
+func (f *calibrateFlags) report(cal *plan.Calibration, stdout, stderr io.Writer) error {
+	res, cmp := cal.Plan, cal.Comparison
 	var fitted *plan.Correction
 	if f.fit {
 		if cmp.Record.ActualTokens == 0 {
-			return fmt.Errorf("calibrate: --fit: %s gave no token capacity to fit", actual.Source)
+			return fmt.Errorf("calibrate: --fit: %s gave no token capacity to fit", cmp.Record.Source)
 		}
 		if cmp.Record.PredictedTokens <= 0 {
 			return fmt.Errorf("calibrate: --fit: the prediction is 0 tokens (the model does not fit), so there is no factor to fit")
@@ -147,6 +134,10 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 			return fmt.Errorf("calibrate: --out: %v", err)
 		}
 	}
+	deprecated := f.deprecations()
+	for _, w := range deprecated {
+		fmt.Fprintln(stderr, "warning: "+w)
+	}
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -155,109 +146,76 @@ func calibrate(ctx context.Context, f *calibrateFlags, set map[string]bool, stdo
 			Notes      []string         `json:"notes,omitempty"`
 			Warnings   []string         `json:"warnings,omitempty"`
 			Correction *plan.Correction `json:"correction,omitempty"`
-		}{cmp, notes, res.Warnings, fitted})
+		}{cmp, cal.Notes, append(deprecated, res.Warnings...), fitted})
 	}
-	return writeComparison(stdout, res, cmp, notes, fitted, f.calibration)
+	return plantext.WriteComparison(stdout, res, cmp, cal.Notes, fitted, f.calibration)
 }
 
-// liveActual reads the live server's capacity into actual; for Ollama it
-// also returns the model's GGUF metadata from /api/show.
-func liveActual(ctx context.Context, f *calibrateFlags, actual *plan.Actual, notes *[]string) (map[string]any, error) {
+// liveVLLM reads a live vLLM's KV capacity and cache settings from its
+// /metrics cache_config_info into obs.
+func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error {
 	url := strings.TrimRight(f.url, "/")
 	shown := redactURL(url) // for the record, notes and errors
-	switch f.backend {
-	case "vllm", "seed":
-		names, _ := telemetry.NamesFor(backend.VLLM)
-		smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: --url: %v", err)
-		}
-		c := smp.Cache
-		if c.Blocks == nil || c.BlockSize == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
-		}
-		actual.Tokens, actual.Source = *c.Blocks**c.BlockSize, shown+"/metrics cache_config_info"
-		if f.blockSize == 16 {
-			f.blockSize = *c.BlockSize
-		}
-		if c.Dtype != nil && f.kvDtype == "" {
-			f.kvDtype = *c.Dtype
-		}
-		if c.GPUMemoryUtilization != nil && f.util == 0 {
-			f.util = *c.GPUMemoryUtilization
-		}
-		*notes = append(*notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
-		return nil, nil
-	case "ollama":
-		name := f.serverModel
-		if name == "" {
-			name = f.model
-		}
-		cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
-		id := backend.Probe(ctx, cfg)
-		if id.Server.SizeBytes == nil {
-			return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
-		}
-		mib := float64(*id.Server.SizeBytes) / plan.MiB
-		actual.TotalMiB = &mib
-		if actual.Source == "" {
-			actual.Source = shown + "/api/ps"
-		} else {
-			actual.Source += " and " + shown + "/api/ps"
-		}
-		if id.Runtime != nil {
-			*notes = append(*notes, "server: "+*id.Runtime)
-		}
-		src := id.Server.Details["context_length_source"]
-		switch {
-		case strings.Contains(src, "/api/ps") && id.Server.ContextLength != nil && f.log == "":
-			*notes = append(*notes, fmt.Sprintf("from /api/ps: context_length %d per slot", *id.Server.ContextLength))
-			if f.context == 0 {
-				f.context = *id.Server.ContextLength
-			}
-		case f.log == "":
-			*notes = append(*notes, "this Ollama's /api/ps gives no loaded context_length (added in v0.11): only the total size is compared; pass --log FILE for the KV cells and size")
-		}
-		if _, err := os.Stat(f.model); err == nil {
-			return nil, nil // the model file gives the spec and weights
-		}
-		mi, err := backend.OllamaModelInfo(ctx, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("calibrate: --url: %v", err)
-		}
-		return mi, nil
+	names, _ := telemetry.NamesFor(backend.VLLM)
+	smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
+	if err != nil {
+		return fmt.Errorf("calibrate: --url: %v", err)
 	}
-	return nil, usagef("calibrate: --url works with --backend vllm or ollama; for llama.cpp give --log")
+	c := smp.Cache
+	if c.Blocks == nil || c.BlockSize == nil {
+		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
+	}
+	tokens := *c.Blocks * *c.BlockSize
+	obs.Live = plan.Live{Tokens: &tokens, BlockSize: c.BlockSize, Utilization: c.GPUMemoryUtilization}
+	if c.Dtype != nil {
+		obs.Live.KVDtype = *c.Dtype
+	}
+	obs.Source = shown + "/metrics cache_config_info"
+	obs.Notes = append(obs.Notes, fmt.Sprintf("from %s: num_gpu_blocks %d × block_size %d", shown, *c.Blocks, *c.BlockSize))
+	return nil
 }
 
-// logGraphNotes says what a vLLM log tells of its attention backend and
-// CUDA-graph estimate: the figures to hold a FlashInfer term against.
-func logGraphNotes(c *serverlog.Capacity) []string {
-	var notes []string
-	if c.AttentionBackend != "" {
-		n := "attention backend " + c.AttentionBackend
-		if c.DecodeBackend != "" {
-			n += ", decode backend " + c.DecodeBackend
-		}
-		notes = append(notes, "from the server log: "+n)
+// liveOllama reads a live Ollama's size of the loaded model (and, from
+// v0.11, its context per slot) from /api/ps into obs, and returns the
+// model's GGUF metadata from /api/show unless --model is a file.
+func (f *calibrateFlags) liveOllama(ctx context.Context, obs *plan.Observed) (map[string]any, error) {
+	url := strings.TrimRight(f.url, "/")
+	shown := redactURL(url) // for the record, notes and errors
+	name := f.serverModel
+	if name == "" {
+		name = f.model
 	}
-	if c.GraphsPiecewise != nil || c.GraphsFull != nil {
-		count := func(p *int) string {
-			if p == nil {
-				return "0"
-			}
-			return fmt.Sprint(*p)
-		}
-		notes = append(notes, fmt.Sprintf("from the server log: CUDA graphs profiled PIECEWISE=%s FULL=%s", count(c.GraphsPiecewise), count(c.GraphsFull)))
+	cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
+	id := backend.Probe(ctx, cfg)
+	if id.Server.SizeBytes == nil {
+		return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
 	}
-	for _, g := range c.GraphSamples {
-		notes = append(notes, fmt.Sprintf("from the server log: %s graphs estimated at %.2f MiB first capture + (%d−1) × %.2f MiB per graph",
-			g.Mode, g.FirstCaptureMiB, g.Graphs, g.PerGraphMiB))
+	mib := float64(*id.Server.SizeBytes) / plan.MiB
+	obs.Live.TotalMiB = &mib
+	if obs.Source == "" {
+		obs.Source = shown + "/api/ps"
+	} else {
+		obs.Source += " and " + shown + "/api/ps"
 	}
-	if c.CUDAGraphActualGiB != nil {
-		notes = append(notes, fmt.Sprintf("from the server log: CUDA graphs took %.2f GiB once captured", *c.CUDAGraphActualGiB))
+	if id.Runtime != nil {
+		obs.Notes = append(obs.Notes, "server: "+*id.Runtime)
 	}
-	return notes
+	src := id.Server.Details["context_length_source"]
+	switch {
+	case strings.Contains(src, "/api/ps") && id.Server.ContextLength != nil && f.log == "":
+		obs.Notes = append(obs.Notes, fmt.Sprintf("from /api/ps: context_length %d per slot", *id.Server.ContextLength))
+		obs.Live.ContextPerSlot = id.Server.ContextLength
+	case f.log == "":
+		obs.Notes = append(obs.Notes, "this Ollama's /api/ps gives no loaded context_length (added in v0.11): only the total size is compared; pass --log FILE for the KV cells and size")
+	}
+	if _, err := os.Stat(f.model); err == nil {
+		return nil, nil // the model file gives the spec and weights
+	}
+	mi, err := backend.OllamaModelInfo(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: --url: %v", err)
+	}
+	return mi, nil
 }
 
 // redactURL hides the password of a URL's user info
@@ -275,42 +233,6 @@ func joinWarnings(w []string) string {
 		return ""
 	}
 	return " (" + strings.Join(w, "; ") + ")"
-}
-
-// writeComparison prints prediction, actual and error, then any fit.
-func writeComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
-	w := &strings.Builder{}
-	r, p := c.Record, res.Predictions[0]
-	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, res.Inputs.Backend, r.GPUGiB, r.KVCacheDtype)
-	if r.ActualTokens > 0 {
-		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", plan.Thousands(r.PredictedTokens), plan.Thousands(r.ActualTokens), r.Source, r.ErrorPct)
-	}
-	if r.ActualKVMiB != nil && c.KVErrorPct != nil {
-		fmt.Fprintf(w, "predicted KV %.2f MiB, actual %.2f MiB: error %+.1f%%\n", *r.PredictedKVMiB, *r.ActualKVMiB, *c.KVErrorPct)
-	}
-	if c.ActualTotalMiB != nil {
-		fmt.Fprintf(w, "predicted total %.1f MiB (weights %.2f GiB + KV + compute buffer %.1f MiB), server size %.1f MiB: error %+.1f%%\n",
-			*c.PredictedTotalMiB, p.WeightsGiB, p.ComputeBufferMiB, *c.ActualTotalMiB, *c.TotalErrorPct)
-	}
-	if len(c.Terms) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "memory term\tpredicted GiB\tlog GiB\tpredicted − log\t")
-		for _, t := range c.Terms {
-			fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%+.2f\t\n", t.Term, t.PredictedGiB, t.LogGiB, t.DiffGiB)
-		}
-		tw.Flush()
-	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "note: "+n)
-	}
-	for _, warn := range res.Warnings {
-		fmt.Fprintln(w, "warning: "+warn)
-	}
-	if fitted != nil {
-		fmt.Fprintf(w, "stored correction ×%.4f for (%s, %s, %s) in %s\n", fitted.Factor, fitted.Backend, fitted.GPU, fitted.KVDtype, file)
-	}
-	_, err := io.WriteString(out, w.String())
-	return err
 }
 
 // writeCalibrationDoc writes a result document holding the record, in the

@@ -9,8 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strings"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/launch"
+	"github.com/servebench/servebench/load"
 )
 
 // UsageError is a bad flag, argument or input file named on the command
@@ -28,58 +32,105 @@ func usagef(format string, args ...any) error {
 // errHelp is returned after help was printed on request; it exits 0.
 var errHelp = errors.New("help requested")
 
-// command is one subcommand. Each subcommand file registers itself in init
-// so that adding one never edits this file.
+// Deps are the parts of the outside world that commands reach through
+// seams tests replace: the client of the server under test, the starter of
+// launched servers and the clock the load generator runs on. Run uses
+// DefaultDeps; a nil field of a Deps means its default.
+type Deps struct {
+	// NewClient makes the client of the server under test (backend.New).
+	NewClient func(backend.Config) (backend.Client, error)
+	// StartServer starts the server of a launch profile, its output going
+	// to the log at logPath (launch.Start).
+	StartServer func(spec *launch.Spec, logPath string) (*launch.Server, error)
+	// Clock is the time of run's sweeps (load.Sweep.Clock) and of the
+	// runs' start times (load.RealClock). backend's clients measure on the
+	// real clock: another clock goes with a client that measures on it.
+	Clock load.Clock
+}
+
+// DefaultDeps are the real parts: backend.New, launch.Start and
+// load.RealClock.
+func DefaultDeps() Deps {
+	return Deps{NewClient: backend.New, StartServer: launch.Start, Clock: load.RealClock{}}
+}
+
+// withDefaults fills the nil fields of d from DefaultDeps.
+func (d Deps) withDefaults() Deps {
+	def := DefaultDeps()
+	if d.NewClient == nil {
+		d.NewClient = def.NewClient
+	}
+	if d.StartServer == nil {
+		d.StartServer = def.StartServer
+	}
+	if d.Clock == nil {
+		d.Clock = def.Clock
+	}
+	return d
+}
+
+// command is one subcommand.
 type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("cli: duplicate command " + c.name)
+// commands are the subcommands, in the (alphabetical) order help lists
+// them.
+func (d Deps) commands() []command {
+	return []command{
+		{"calibrate", "hold the planner's KV-cache prediction against a server's log or live figures", runCalibrate},
+		{"compare", "set two results side by side per level, with B/A ratios and significance", runCompare},
+		{"launch", "start a server from a launch profile (or --dry-run: print its command)", runLaunch},
+		{"plan", "predict weights, KV-cache tokens and concurrency per backend and KV dtype", runPlan},
+		{"report", "turn result documents into tables, charts, HTML and the capacity answer", runReport},
+		{"run", "benchmark a running LLM server over a sweep of concurrency levels", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runRun(ctx, d, args, stdout, stderr)
+		}},
+		{"testbed", "make the tiny GGUF model the Ollama testbed serves", runTestbed},
+		{"version", "print the servebench module version and Go version", runVersion},
 	}
-	commands[c.name] = c
 }
 
-// Run executes the servebench command line args (without the program name).
-// It returns nil on success, a *UsageError for bad usage, and any other
-// error for a failure.
+// Run executes the servebench command line args (without the program name)
+// with the real parts (DefaultDeps). It returns nil on success, a
+// *UsageError for bad usage, and any other error for a failure.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return DefaultDeps().Run(ctx, args, stdout, stderr)
+}
+
+// Run executes the command line args as the package's Run does, with the
+// parts in d.
+func (d Deps) Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	d = d.withDefaults()
+	cmds := d.commands()
 	if len(args) == 0 {
-		printUsage(stderr)
+		printUsage(stderr, cmds)
 		return usagef("no command given")
 	}
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help", "help":
-		printUsage(stdout)
+		printUsage(stdout, cmds)
 		return nil
 	}
-	c, ok := commands[name]
-	if !ok {
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
+	if i < 0 {
 		return usagef("unknown command %q (see 'servebench --help')", name)
 	}
-	err := c.run(ctx, args[1:], stdout, stderr)
+	err := cmds[i].run(ctx, args[1:], stdout, stderr)
 	if errors.Is(err, errHelp) {
 		return nil
 	}
 	return err
 }
 
-func printUsage(w io.Writer) {
+func printUsage(w io.Writer, cmds []command) {
 	fmt.Fprintln(w, "servebench plans, measures and compares self-hosted LLM serving.")
 	fmt.Fprintln(w, "\nUsage: servebench <command> [flags]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'servebench <command> --help' for the flags of a command.")
 }

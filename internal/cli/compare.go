@@ -11,14 +11,6 @@ import (
 	"github.com/servebench/servebench/report/compare"
 )
 
-func init() {
-	register(command{
-		name:    "compare",
-		summary: "set two results side by side per level, with B/A ratios and significance",
-		run:     runCompare,
-	})
-}
-
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", "compare A B [--by label|backend|workload] [--format table|markdown]\n\nA and B are result files, or FILE#LABEL for one run of a file.", stdout)
 	byFlag := fs.String("by", "label", "pair runs by `KEY`: label, backend or workload")

@@ -11,10 +11,6 @@ import (
 	"github.com/servebench/servebench/launch"
 )
 
-func init() {
-	register(command{name: "launch", summary: "start a server from a launch profile (or --dry-run: print its command)", run: runLaunch})
-}
-
 // runLaunch is `servebench launch --profile P [--dry-run] [--log FILE]`.
 // With --dry-run it prints the exact argument list and environment the
 // server would get. Without, it starts the server in its own process

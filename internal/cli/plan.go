@@ -3,29 +3,27 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/telemetry"
 )
 
-func init() {
-	register(command{
-		name:    "plan",
-		summary: "predict weights, KV-cache tokens and concurrency per backend and KV dtype",
-		run:     runPlan,
-	})
-}
-
 // planFlags are the flags plan and calibrate share.
 type planFlags struct {
-	model, backend, gpu, quant, kvDtype, sampler, calibration string
-	vllmVersion, graphEstimate                                string
-	gpuGiB, util, weightsGiB                                  float64
-	context, blockSize, maxSeqs, maxBatched, parallel, ubatch int
-	flashAttn, enforceEager                                   bool
+	model, backend, capacityModel, gpu, quant, kvDtype, sampler, calibration string
+	vllmVersion, graphEstimate                                               string
+	gpuGiB, util, weightsGiB                                                 float64
+	context, blockSize, maxSeqs, maxBatched, parallel, ubatch                int
+	flashAttn, enforceEager                                                  bool
 }
 
 func (f *planFlags) register(fs interface {
@@ -34,8 +32,9 @@ func (f *planFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }, defaultBackend string) {
-	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(plan.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
-	fs.StringVar(&f.backend, "backend", defaultBackend, "capacity model: seed, vllm, llamacpp, ollama")
+	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(modelspec.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
+	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
+	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), or auto (NVML / nvidia-smi)")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization (default 0.9)")
@@ -56,31 +55,62 @@ func (f *planFlags) register(fs interface {
 	fs.StringVar(&f.calibration, "calibration", "", "calibration `FILE` whose corrections plan applies (calibrate --fit writes it)")
 }
 
-// inputs turns the flags into plan.Inputs; errors are usage errors naming
-// the flag.
-// modelInfo, when not nil, is GGUF metadata from a live server that
-// stands in for --model.
+// given says which planner inputs the command line set: what a server
+// states does not override them (plan.Calibrate). Each case names the
+// flags register defines for the input; TestGivenCoversEveryFlag checks
+// that every plan.Given field has one.
+func (f *planFlags) given(fs *flag.FlagSet) plan.Given {
+	var g plan.Given
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "gpu", "gpu-gib":
+			g.GPUMemory = true
+		case "gpu-memory-utilization":
+			g.Utilization = true
+		case "context":
+			g.Context = true
+		case "parallel":
+			g.Parallel = true
+		case "kv-dtype":
+			g.KVDtypes = true
+		case "block-size":
+			g.BlockSize = true
+		case "vllm-version":
+			g.VLLMVersion = true
+		case "graph-estimate":
+			g.GraphEstimate = true
+		case "enforce-eager":
+			g.EnforceEager = true
+		}
+	})
+	return g
+}
+
+// inputs turns the flags into plan.Inputs, their zero values left for
+// plan to default; errors are usage errors naming the flag. modelInfo,
+// when not nil, is GGUF metadata from a live server that stands in for
+// --model.
 func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string]any) (plan.Inputs, error) {
 	var in plan.Inputs
 	var (
-		m   plan.ModelSpec
+		m   modelspec.Spec
 		err error
 	)
 	switch {
 	case modelInfo != nil:
-		if m, err = plan.SpecFromModelInfo(f.model, modelInfo); err != nil {
+		if m, err = modelspec.FromModelInfo(f.model, modelInfo); err != nil {
 			return in, fmt.Errorf("%s: model_info of %s: %v", cmd, f.model, err)
 		}
 	case f.model == "":
 		return in, usagef("%s: --model is required", cmd)
 	default:
-		if m, err = plan.LoadModel(f.model); err != nil {
+		if m, err = modelspec.Load(f.model); err != nil {
 			return in, usagef("%s: --model: %v", cmd, err)
 		}
 	}
 	in.Model = m
-	if in.Backend, err = plan.ParseBackend(f.backend); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+	if in.Server, in.CapacityModel, err = f.server(cmd); err != nil {
+		return in, err
 	}
 	if err := f.resolveGPU(ctx, cmd, &in); err != nil {
 		return in, err
@@ -88,7 +118,7 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	in.Utilization, in.WeightsGiB = f.util, f.weightsGiB
 	if f.quant != "" {
 		if in.Quant, err = plan.ParseQuant(f.quant); err != nil {
-			return in, usagef("%s: %v", cmd, err)
+			return in, usagef("%s: --quant: %v", cmd, err)
 		}
 	}
 	if f.kvDtype != "" {
@@ -103,10 +133,10 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		return in, usagef("%s: --sampler %q: want flashinfer or pytorch", cmd, f.sampler)
 	}
 	if in.VLLMVersion, err = plan.ParseVLLMVersion(f.vllmVersion); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+		return in, usagef("%s: --vllm-version: %v", cmd, err)
 	}
 	if in.GraphEstimate, err = plan.ParseGraphEstimate(f.graphEstimate); err != nil {
-		return in, usagef("%s: %v", cmd, err)
+		return in, usagef("%s: --graph-estimate: %v", cmd, err)
 	}
 	in.EnforceEager = f.enforceEager
 	in.Context, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
@@ -116,14 +146,89 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 			return in, usagef("%s: --calibration: %v", cmd, err)
 		}
 	}
-	in.Defaults()
-	if err := in.Validate(); err != nil {
-		return in, usagef("%s: %v", cmd, err)
-	}
 	return in, nil
 }
 
-// resolveGPU sets the GPU name and memory from --gpu and --gpu-gib.
+// deprecatedSeedBackend is --backend seed, which named the seed formula
+// when --backend named capacity models; it stands for --backend vllm
+// --capacity-model seed.
+const deprecatedSeedBackend = "seed"
+
+// server resolves --backend and --capacity-model into the server family
+// and the capacity model.
+func (f *planFlags) server(cmd string) (backend.Kind, plan.CapacityModel, error) {
+	cm, err := plan.ParseCapacityModel(f.capacityModel)
+	if err != nil {
+		return "", "", usagef("%s: --capacity-model: %v", cmd, err)
+	}
+	name := strings.ToLower(strings.TrimSpace(f.backend))
+	if name == deprecatedSeedBackend {
+		return backend.VLLM, plan.SeedFormula, nil
+	}
+	for _, k := range plan.Servers {
+		if string(k) == name {
+			return k, cm, nil
+		}
+	}
+	return "", "", usagef("%s: unknown --backend %q (want vllm, llamacpp or ollama)", cmd, f.backend)
+}
+
+// deprecations are the warnings the flags as given call for: --backend
+// seed names a formula where --backend now names a server family.
+func (f *planFlags) deprecations() []string {
+	if strings.EqualFold(strings.TrimSpace(f.backend), deprecatedSeedBackend) {
+		return []string{"--backend seed is deprecated: use --backend vllm --capacity-model seed"}
+	}
+	return nil
+}
+
+// flagOf is the flag that sets planner input f ("" for none).
+func flagOf(f plan.Field) string {
+	switch f {
+	case plan.FieldServer:
+		return "--backend"
+	case plan.FieldCapacityModel:
+		return "--capacity-model"
+	case plan.FieldGPUGiB:
+		return "--gpu-gib"
+	case plan.FieldUtilization:
+		return "--gpu-memory-utilization"
+	case plan.FieldWeightsGiB:
+		return "--weights-gib"
+	case plan.FieldContext:
+		return "--context"
+	case plan.FieldBlockSize:
+		return "--block-size"
+	case plan.FieldMaxNumSeqs:
+		return "--max-num-seqs"
+	case plan.FieldMaxNumBatchedTokens:
+		return "--max-num-batched-tokens"
+	case plan.FieldParallel:
+		return "--parallel"
+	case plan.FieldUBatch:
+		return "--ubatch"
+	}
+	return ""
+}
+
+// planError is a usage error for an error of plan: an input out of range
+// is named by its flag.
+func planError(cmd string, err error) error {
+	var ie *plan.InputError
+	if errors.As(err, &ie) && ie.Field == plan.FieldGPUGiB && ie.Value == 0.0 {
+		return usagef("%s: give --gpu NAME, --gpu auto or --gpu-gib N", cmd)
+	}
+	if errors.As(err, &ie) {
+		if name := flagOf(ie.Field); name != "" {
+			return usagef("%s: %s %v %s", cmd, name, ie.Value, ie.Want)
+		}
+	}
+	return usagef("%s: %v", cmd, err)
+}
+
+// resolveGPU sets the GPU name and memory from --gpu and --gpu-gib. With
+// neither, the memory stays 0: calibrate may take it from the server's
+// log, and plan reports it missing (planError).
 func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs) error {
 	switch {
 	case f.gpu == "auto":
@@ -135,13 +240,15 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 		}
 		in.GPUName, in.GPUGiB = dev.Name, dev.TotalMiB/1024
 	case f.gpu != "":
-		g, err := plan.LookupGPU(f.gpu)
+		g, err := hardware.Lookup(f.gpu)
+		var unknown *hardware.UnknownGPUError
+		if errors.As(err, &unknown) {
+			return usagef("%s: unknown --gpu %q; closest: %s (or give --gpu-gib)", cmd, unknown.Name, strings.Join(unknown.Closest, ", "))
+		}
 		if err != nil {
-			return usagef("%s: %v", cmd, err)
+			return usagef("%s: --gpu: %v", cmd, err)
 		}
 		in.GPUName, in.GPUGiB = g.Name, g.MemoryGiB
-	case f.gpuGiB == 0:
-		return usagef("%s: give --gpu NAME, --gpu auto or --gpu-gib N", cmd)
 	}
 	if f.gpuGiB != 0 {
 		if !(f.gpuGiB > 0) {
@@ -152,8 +259,8 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 	return nil
 }
 
-func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("plan", "plan --model M [--backend seed|vllm|llamacpp|ollama] [--gpu NAME|auto | --gpu-gib N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--json]", stdout)
+func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("plan", "plan --model M [--backend vllm|llamacpp|ollama] [--capacity-model server|seed] [--gpu NAME|auto | --gpu-gib N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--json]", stdout)
 	var f planFlags
 	f.register(fs, "vllm")
 	asJSON := fs.Bool("json", false, "print one JSON object")
@@ -169,12 +276,17 @@ func runPlan(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	res, err := plan.Plan(in)
 	if err != nil {
-		return usagef("plan: %v", err)
+		return planError("plan", err)
+	}
+	deprecated := f.deprecations()
+	for _, w := range deprecated {
+		fmt.Fprintln(stderr, "warning: "+w)
 	}
 	if *asJSON {
+		res.Warnings = append(deprecated, res.Warnings...)
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	return res.WriteText(stdout)
+	return plantext.WriteText(stdout, res)
 }

@@ -23,7 +23,7 @@ func TestPlanGolden(t *testing.T) {
 		args []string
 	}{
 		{"vllm-qwen2.5-7b-awq-5070ti", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 5070 Ti", "--quant", "awq", "--context", "32768"}},
-		{"seed-qwen2.5-7b-awq", []string{"--model", "qwen2.5-7b", "--gpu-gib", "15.92", "--quant", "awq", "--backend", "seed", "--context", "32768"}},
+		{"seed-qwen2.5-7b-awq", []string{"--model", "qwen2.5-7b", "--gpu-gib", "15.92", "--quant", "awq", "--capacity-model", "seed", "--context", "32768"}},
 		{"ollama-llama-3.1-8b-q4", []string{"--model", "llama-3.1-8b", "--gpu", "RTX 4060 Ti 16GB", "--quant", "q4_k_m", "--backend", "ollama", "--context", "8192", "--flash-attn"}},
 		{"llamacpp-gemma-3-27b", []string{"--model", "gemma-3-27b", "--gpu", "RTX 5090", "--quant", "q4_k_m", "--backend", "llamacpp", "--context", "32768", "--flash-attn"}},
 		{"does-not-fit", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090"}},
@@ -52,7 +52,7 @@ func TestPlanVerdictLine(t *testing.T) {
 // TestPlanJSON checks the --json object: predictions per dtype with the
 // issue's fields, inputs, and the planner block in the seed's shape.
 func TestPlanJSON(t *testing.T) {
-	code, stdout, stderr := run(t, "plan", "--model", "qwen2.5-7b", "--gpu-gib", "15.92", "--quant", "awq", "--backend", "seed", "--json")
+	code, stdout, stderr := run(t, "plan", "--model", "qwen2.5-7b", "--gpu-gib", "15.92", "--quant", "awq", "--capacity-model", "seed", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -85,8 +85,42 @@ func TestPlanJSON(t *testing.T) {
 	if doc.Planner.GiB != 1<<30 || doc.Planner.OverheadGiB != 1.5 || doc.Planner.Models["qwen2.5-7b"] == nil {
 		t.Errorf("planner block %+v", doc.Planner)
 	}
-	if doc.Inputs["backend"] != "seed" || doc.Inputs["gpu_gib"] != 15.92 {
+	if doc.Inputs["backend"] != "vllm" || doc.Inputs["capacity_model"] != "seed" || doc.Inputs["gpu_gib"] != 15.92 {
 		t.Errorf("inputs %v", doc.Inputs)
+	}
+}
+
+// TestPlanDeprecatedSeedBackend: --backend seed, from when --backend named
+// capacity models, still plans the seed formula, as --backend vllm
+// --capacity-model seed does, with one warning: on stderr, and in the
+// --json output's warnings.
+func TestPlanDeprecatedSeedBackend(t *testing.T) {
+	args := []string{"plan", "--model", "qwen2.5-7b", "--gpu-gib", "15.92", "--quant", "awq", "--context", "32768"}
+	const warning = "--backend seed is deprecated: use --backend vllm --capacity-model seed"
+	_, want, _ := run(t, append(args, "--backend", "vllm", "--capacity-model", "seed")...)
+	code, stdout, stderr := run(t, append(args, "--backend", "seed")...)
+	if code != 0 || stdout != want {
+		t.Errorf("exit %d; --backend seed printed\n%s\nwant what --capacity-model seed prints:\n%s", code, stdout, want)
+	}
+	if stderr != "warning: "+warning+"\n" {
+		t.Errorf("stderr %q, want the one deprecation warning", stderr)
+	}
+	code, stdout, stderr = run(t, append(args, "--backend", "seed", "--json")...)
+	var doc struct {
+		Inputs   map[string]any `json:"inputs"`
+		Warnings []string       `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	if len(doc.Warnings) == 0 || doc.Warnings[0] != warning || strings.Count(stdout, "deprecated") != 1 {
+		t.Errorf("--json warnings %q, want the deprecation once", doc.Warnings)
+	}
+	if doc.Inputs["backend"] != "vllm" || doc.Inputs["capacity_model"] != "seed" {
+		t.Errorf("inputs %v", doc.Inputs)
+	}
+	if strings.Count(stderr, "deprecated") != 1 {
+		t.Errorf("stderr %q, want the deprecation once", stderr)
 	}
 }
 
@@ -107,6 +141,10 @@ func TestPlanBadInput(t *testing.T) {
 		{"bad quant", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--quant", "int3"}, 2, "--quant"},
 		{"bad config field", []string{"--model", bad, "--gpu-gib", "16"}, 2, bad + ": field num_hidden_layers"},
 		{"bad utilization", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpu-memory-utilization", "1.5"}, 2, "--gpu-memory-utilization"},
+		{"bad context", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--context", "-3"}, 2, "--context -3 must be > 0"},
+		{"server family without a capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang"}, 2, "unknown --backend \"sglang\" (want vllm, llamacpp or ollama)"},
+		{"seed formula of llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--capacity-model", "seed"}, 2, "--capacity-model seed models vLLM only, not llamacpp"},
+		{"unknown capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--capacity-model", "exact"}, 2, "--capacity-model"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,14 +17,6 @@ import (
 	"github.com/servebench/servebench/report/slo"
 )
 
-func init() {
-	register(command{
-		name:    "report",
-		summary: "turn result documents into tables, charts, HTML and the capacity answer",
-		run:     runReport,
-	})
-}
-
 // reportFormats are the values of report --format.
 var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
 
@@ -114,12 +106,7 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "csv":
 		return report.WriteCSV(w, set)
 	case "json":
-		// A nil *slo.Answer in the interface would not be omitted: pass a
-		// nil interface when there is no answer.
-		if answer != nil {
-			return report.WriteJSON(w, set, answer)
-		}
-		return report.WriteJSON(w, set, nil)
+		return slo.WriteJSON(w, set, answer)
 	case "html":
 		return html.Write(w, layout, charts)
 	case "gobench":

@@ -12,24 +12,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/workload"
 )
-
-func init() {
-	register(command{
-		name:    "run",
-		summary: "benchmark a running LLM server over a sweep of concurrency levels",
-		run:     runRun,
-	})
-}
 
 const runSynopsis = `run --backend B --url URL --model NAME [flags]
 
@@ -76,61 +68,54 @@ type runConfig struct {
 	Records string
 	Quiet   bool
 
-	// Profile is the launch profile the server runs under, when
-	// run_profile.go launched it; nil otherwise.
-	Profile *document.Profile
-	// Profiles are the --profile files (run_profile.go): when set, each
-	// profile's server is launched and swept in turn, and --backend,
-	// --url and --model come from the profiles.
+	// Profile is the launch profile the server runs under, when run
+	// launched it; nil otherwise.
+	Profile *record.Profile
+	// Profiles are the --profile files: when set, each profile's server
+	// is launched and swept in turn, and --backend, --url and --model
+	// come from the profiles.
 	Profiles []string
-	// ServerPID is the process (and process group) id of the server
-	// run_profile.go launched for this run, 0 otherwise; its observer
-	// factory sets it before later factories (telemetry) run.
-	ServerPID int
-	// Telemetry holds the telemetry flags (run_telemetry.go).
+	// Telemetry holds the telemetry flags.
 	Telemetry telemetrySettings
 }
 
-// runTarget is one server to sweep. The default is the server at --url;
-// run_profile.go may turn each launch profile into a target whose setup
-// starts the server (and whose teardown stops it). A teardown error (a
-// server that left processes behind) becomes a warning of the run: the
-// measurements stand.
-type runTarget struct {
-	cfg   runConfig
-	setup func(ctx context.Context) (teardown func() error, err error) // nil: already running
-}
-
-// runTargets expands a configuration into the servers to sweep, in order.
-// run_profile.go replaces it in its init to launch servers per profile.
-var runTargets = func(_ context.Context, cfg runConfig) ([]runTarget, error) {
-	return []runTarget{{cfg: cfg}}, nil
-}
-
-// runFlagHooks let optional parts of run (run_profile.go, ...) add flags;
-// each returns a check run after parsing that may adjust the config or
-// return a *UsageError.
-var runFlagHooks []func(fs *flag.FlagSet) func(cfg *runConfig) error
-
-// runObserverFactories make the per-level observers of a run (telemetry).
-// run_telemetry.go appends one in its init. A factory is called once per
-// run, before the first level; it may fill run-level fields of run (GPU,
-// KV cache, capacity), and returns nil when it has nothing to observe. An
-// observer with a Close method is closed when its run ends.
-var runObserverFactories []func(ctx context.Context, cfg *runConfig, run *document.Run) (load.Observer, error)
-
-// newClient makes the backend client; tests may replace it.
-var newClient = backend.New
-
-func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// runRun is `servebench run`. A reader can follow it top to bottom:
+// parse the flags; list the servers to sweep (runTargets: the one at --url,
+// or one per --profile); sweep them in turn (sweepTargets, which writes the
+// records and the report).
+func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseRunFlags(args, stdout)
 	if err != nil {
 		return err
 	}
-	targets, err := runTargets(ctx, cfg)
+	targets, err := runTargets(deps, cfg)
 	if err != nil {
 		return err
 	}
+	return sweepTargets(ctx, deps, cfg, targets, stdout, stderr)
+}
+
+// runTarget is one server to sweep: the server already running at
+// cfg.URL, or a launch profile's, which start launches and readies
+// (launchTarget in run_profile.go).
+type runTarget struct {
+	cfg   runConfig
+	start func(ctx context.Context) (*launchedServer, error) // nil: already running
+}
+
+// runTargets lists the servers to sweep, in order: one per --profile, or
+// else the one at --url.
+func runTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
+	if len(cfg.Profiles) > 0 {
+		return profileTargets(deps, cfg)
+	}
+	return []runTarget{{cfg: cfg}}, nil
+}
+
+// sweepTargets sweeps each target in turn into one records file (--records)
+// and one report (--out), built from those records as `servebench report`
+// would. A Ctrl-C or an error stops it and marks the report incomplete.
+func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, stdout, stderr io.Writer) error {
 	rec, err := newRecorder(cfg.Records)
 	if err != nil {
 		return err
@@ -147,7 +132,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if ctx.Err() != nil {
 			break
 		}
-		if runErr = runTargetSweep(ctx, t, env); runErr != nil {
+		if runErr = sweepTarget(ctx, deps, t, env); runErr != nil {
 			break
 		}
 	}
@@ -176,34 +161,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// runTargetSweep sets up a target's server if needed and sweeps it. The
-// sweep tears the server down before writing its run_end line, so that a
-// teardown error lands in the run's warnings; the deferred call covers the
+// sweepTarget starts a target's server if it has one to start and sweeps
+// it. The sweep stops the server before writing its run_end line, so that
+// a stop error lands in the run's warnings; the deferred stop covers the
 // paths that end before (errors, panics) and does nothing after the first.
-func runTargetSweep(ctx context.Context, t runTarget, env *runEnv) error {
-	var stop func() []string
-	if t.setup != nil {
-		teardown, err := t.setup(ctx)
-		if err != nil {
-			return err
-		}
-		if teardown != nil {
-			var once sync.Once
-			var warns []string
-			stop = func() []string {
-				once.Do(func() {
-					if err := teardown(); err != nil {
-						w := "stopping the server: " + err.Error()
-						fmt.Fprintf(env.stderr, "servebench: warning: run %s: %s\n", t.cfg.Label, w)
-						warns = []string{w}
-					}
-				})
-				return warns
-			}
-			defer stop()
-		}
+func sweepTarget(ctx context.Context, deps Deps, t runTarget, env *runEnv) error {
+	if t.start == nil {
+		return runSweep(ctx, deps, t.cfg, env, nil)
 	}
-	return runSweep(ctx, t.cfg, env, stop)
+	ls, err := t.start(ctx)
+	if err != nil {
+		return err
+	}
+	defer ls.stop(env.stderr, t.cfg.Label)
+	return runSweep(ctx, deps, t.cfg, env, ls)
 }
 
 // runEnv is what the runs of one invocation share.
@@ -215,53 +186,54 @@ type runEnv struct {
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
-// workload, writes the run's header, runs the levels in order and closes
-// the run with its run_end line; the report is built from those lines
-// afterwards, as `servebench report` would. It may be called once per
-// launch profile. stop, when not nil, stops the launched server before
-// run_end is written; its warnings go into run_end.
-func runSweep(ctx context.Context, cfg runConfig, env *runEnv, stop func() []string) error {
-	client, err := newClient(backend.Config{
-		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
-		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
-	})
+// workload, starts the observers, writes the run's header, runs the levels
+// in order and closes the run with its run_end line; the report is built
+// from those lines afterwards, as `servebench report` would. ls is the
+// server run launched for this sweep (nil when it was already running): its
+// client then reports requests to a server that died as server_exited, and
+// it is stopped before run_end is written, with its stop warnings there.
+func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *launchedServer) error {
+	client, err := deps.NewClient(cfg.clientConfig())
 	if err != nil {
 		return &UsageError{Msg: "run: " + err.Error()}
 	}
-	run := newRunDoc(cfg, client.Warnings())
+	if ls != nil {
+		client = launch.Guard(client, ls.proc)
+	}
+	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
 	builder := workload.NewBuilder(workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
 	}, client)
 	if err := builder.Calibrate(ctx); err != nil {
 		if ctx.Err() != nil {
-			return nil // interrupted: runRun marks the report incomplete
+			return nil // interrupted: sweepTargets marks the report incomplete
 		}
 		return fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
 	run.Warnings = append(run.Warnings, builder.Notes()...)
+
+	// The observers of the levels, in the order their fields merge: the
+	// launched server's exit, then telemetry (which counts the GPU memory
+	// of the launched server's process tree unless --server-pid names one).
 	var observers []load.Observer
-	defer func() {
-		for _, o := range observers {
-			if c, ok := o.(interface{ Close() }); ok {
-				c.Close()
-			}
-		}
-	}()
-	for _, f := range runObserverFactories {
-		o, err := f(ctx, &cfg, &run)
-		if err != nil {
-			return err
-		}
-		if o != nil {
-			observers = append(observers, o)
+	serverPID := cfg.Telemetry.ServerPID
+	if ls != nil {
+		ls.describe(&run)
+		observers = append(observers, &exitObserver{proc: ls.proc, logPath: ls.logPath})
+		if serverPID == 0 {
+			serverPID = ls.proc.PID()
 		}
 	}
+	tel := startTelemetry(ctx, cfg, serverPID, &run)
+	defer tel.Close()
+	observers = append(observers, tel)
+
 	levels := cfg.levels()
-	env.rec.header(&record.Header{Run: run, Levels: levelPlans(levels), Warmup: cfg.Warmup})
+	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: builder, Observe: observers,
+		Client: client, Source: builder, Observe: observers, Clock: deps.Clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
 	}
 	complete, err := sweep.Do(ctx)
@@ -269,19 +241,28 @@ func runSweep(ctx context.Context, cfg runConfig, env *runEnv, stop func() []str
 	if err != nil {
 		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
 	}
-	if stop != nil {
-		end.Warnings = append(end.Warnings, stop()...)
+	if ls != nil {
+		end.Warnings = append(end.Warnings, ls.stop(env.stderr, cfg.Label)...)
 	}
 	env.rec.runEnd(end)
 	return err
 }
 
-// newRunDoc is the run's metadata before any level ran.
-func newRunDoc(cfg runConfig, warnings []string) document.Run {
-	return document.Run{
+// clientConfig is the backend configuration of the server under test.
+func (cfg *runConfig) clientConfig() backend.Config {
+	return backend.Config{
+		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
+		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+	}
+}
+
+// newRun is the run's description before any level ran; the run
+// starts at now.
+func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
+	return record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
-		StartedAt: time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
 	}
@@ -293,24 +274,16 @@ func (cfg *runConfig) levels() []load.Level {
 	var out []load.Level
 	if cfg.Method == load.Rate {
 		for i, r := range cfg.Rates {
-			out = append(out, load.Level{Key: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: cfg.Arrival})
+			out = append(out, load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival)})
 		}
 		return out
 	}
 	for _, c := range cfg.Concurrency {
-		l := load.Level{Key: c, Concurrency: c, Requests: cfg.Requests}
+		l := load.Level{Level: c, Concurrency: c, Requests: cfg.Requests}
 		if cfg.Method == load.Batch {
 			l.Requests, l.Repeats = 0, cfg.Repeats
 		}
 		out = append(out, l)
-	}
-	return out
-}
-
-func levelPlans(ls []load.Level) []record.LevelPlan {
-	out := make([]record.LevelPlan, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, record.LevelPlan{Level: l.Key, Concurrency: l.Concurrency, Requests: l.Requests, Repeats: l.Repeats, Rate: l.Rate, Arrival: string(l.Arrival)})
 	}
 	return out
 }
@@ -356,10 +329,6 @@ func writeDocument(out *os.File, stdout io.Writer, doc *document.Document) error
 func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 	fs := newFlagSet("run", runSynopsis, stdout)
 	f := defineRunFlags(fs)
-	var checks []func(*runConfig) error
-	for _, h := range runFlagHooks {
-		checks = append(checks, h(fs))
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return runConfig{}, err
 	}
@@ -371,14 +340,6 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 	cfg, err := f.config(set)
 	if err != nil {
 		return cfg, err
-	}
-	for _, c := range checks {
-		if c == nil {
-			continue
-		}
-		if err := c(&cfg); err != nil {
-			return cfg, err
-		}
 	}
 	// runFlags.server checked --backend, --url and --model unless
 	// --profile names the servers (and their labels).
@@ -399,6 +360,8 @@ type runFlags struct {
 	seed                                    *int64
 	timeout                                 *time.Duration
 	quiet                                   *bool
+	profiles                                *stringsFlag
+	telemetry                               telemetryFlags
 }
 
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
@@ -427,6 +390,8 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		out:            fs.String("out", "-", "report document `FILE` (\"-\": standard output)"),
 		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
 		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
+		profiles:       defineProfileFlag(fs),
+		telemetry:      defineTelemetryFlags(fs),
 	}
 }
 
@@ -442,7 +407,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load, f.profile, f.telemetryConfig} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -452,7 +417,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 
 func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if set["profile"] {
-		return nil // run_profile.go takes the server from each --profile
+		return nil // f.profile takes the server from each --profile
 	}
 	if *f.backend == "" {
 		return usagef("run: --backend is required (one of %v)", backend.Kinds)

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -194,22 +196,21 @@ func TestRunCancelledBeforeAnyRun(t *testing.T) {
 // error as a warning of the run in the report and on stderr.
 func TestRunTeardownErrorIsAWarning(t *testing.T) {
 	srv, _ := faultServer(t, time.Second)
-	plain := runTargets
-	runTargets = func(ctx context.Context, cfg runConfig) ([]runTarget, error) {
-		ts, err := plain(ctx, cfg)
-		for i := range ts {
-			ts[i].setup = func(context.Context) (func() error, error) {
-				return func() error { return errors.New("stop x: process group 42 still has members after 5s") }, nil
-			}
-		}
-		return ts, err
-	}
-	defer func() { runTargets = plain }()
 	dir := t.TempDir()
 	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
-	_, stderr, err := cliRun(context.Background(), "run", "--backend", "openai", "--url", srv.URL, "--model", "m",
+	cfg, err := parseRunFlags([]string{"--backend", "openai", "--url", srv.URL, "--model", "m",
 		"--concurrency", "1", "--requests", "5", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "4",
-		"--timeout", "300ms", "--out", report, "--records", recs, "--quiet")
+		"--timeout", "300ms", "--out", report, "--records", recs, "--quiet"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server at --url stands for a launched one whose stop fails.
+	targets := []runTarget{{cfg: cfg, start: func(context.Context) (*launchedServer, error) {
+		return &launchedServer{proc: stopFails{errors.New("stop x: process group 42 still has members after 5s")}}, nil
+	}}}
+	var errb bytes.Buffer
+	err = sweepTargets(context.Background(), DefaultDeps(), cfg, targets, io.Discard, &errb)
+	stderr := errb.String()
 	if err != nil {
 		t.Fatalf("a teardown error must not fail the run: %v\n%s", err, stderr)
 	}
@@ -226,3 +227,12 @@ func TestRunTeardownErrorIsAWarning(t *testing.T) {
 	}
 	checkRebuild(t, report, readRecords(t, recs))
 }
+
+// stopFails is a running server process whose Stop fails.
+type stopFails struct{ err error }
+
+func (stopFails) Exited() (bool, string) { return false, "" }
+func (stopFails) Done() <-chan struct{}  { return nil }
+func (stopFails) PID() int               { return 0 }
+func (stopFails) StoppedByUs() bool      { return false }
+func (s stopFails) Stop() error          { return s.err }

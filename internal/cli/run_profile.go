@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,10 +13,8 @@ import (
 	"sync"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
-	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
@@ -35,35 +34,13 @@ import (
 //     capacity, and hold the planner's prediction for the profile against
 //     it as the run's calibration record;
 //  5. run the sweep (runSweep) with a client that reports requests to a
-//     server that died as "server exited (code N)";
+//     server that died as "server exited (code N)" and an observer that
+//     warns on the level during which it died;
 //  6. stop the server: SIGTERM to the group, SIGKILL after the grace.
 //
 // The server is stopped on success, on error, on Ctrl-C (the context) and
 // on a panic of the sweep (deferred teardown), and by launch's watchdog
 // process should servebench itself be killed.
-
-func init() {
-	runFlagHooks = append(runFlagHooks, profileFlag)
-	single := runTargets
-	runTargets = func(ctx context.Context, cfg runConfig) ([]runTarget, error) {
-		if len(cfg.Profiles) == 0 {
-			return single(ctx, cfg)
-		}
-		return profileTargets(cfg)
-	}
-	runObserverFactories = append(runObserverFactories, profileObserver)
-	plain := newClient
-	newClient = func(c backend.Config) (backend.Client, error) {
-		cl, err := plain(c)
-		if err != nil {
-			return nil, err
-		}
-		if srv := launched.server(c.BaseURL); srv != nil {
-			cl = launch.Guard(cl, srv)
-		}
-		return cl, nil
-	}
-}
 
 // stringsFlag is a repeatable string flag.
 type stringsFlag []string
@@ -79,39 +56,42 @@ func (s *stringsFlag) Set(v string) error {
 	return nil
 }
 
-// profileFlag adds --profile to run and checks the profiles after parsing.
-func profileFlag(fs *flag.FlagSet) func(cfg *runConfig) error {
+// defineProfileFlag adds --profile to run's flags.
+func defineProfileFlag(fs *flag.FlagSet) *stringsFlag {
 	var files stringsFlag
 	fs.Var(&files, "profile", "launch profile `FILE` (YAML or JSON), repeatable: start each profile's server, sweep it, stop it; replaces --backend, --url and --model")
-	return func(cfg *runConfig) error {
-		if len(files) == 0 {
-			return nil
-		}
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		for _, n := range []string{"backend", "url", "model", "label"} {
-			if set[n] {
-				return usagef("run: --%s cannot be combined with --profile (each profile names its server, model and label)", n)
-			}
-		}
-		// run.go's server checks are skipped with --profile; do the
-		// ones that still apply here.
-		cfg.API = backend.API(fs.Lookup("api").Value.String())
-		if cfg.Timeout < 0 {
-			return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
-		}
-		profiles, err := loadProfiles(files)
-		if err != nil {
-			return err
-		}
-		for _, p := range profiles {
-			if err := checkProfileAPI(p, cfg.API); err != nil {
-				return err
-			}
-		}
-		cfg.Profiles = files
+	return &files
+}
+
+// profile checks the --profile files and the flags that go with them;
+// set names the flags given explicitly.
+func (f *runFlags) profile(cfg *runConfig, set map[string]bool) error {
+	files := *f.profiles
+	if len(files) == 0 {
 		return nil
 	}
+	for _, n := range []string{"backend", "url", "model", "label"} {
+		if set[n] {
+			return usagef("run: --%s cannot be combined with --profile (each profile names its server, model and label)", n)
+		}
+	}
+	// f.server's checks are skipped with --profile; do the ones that
+	// still apply here.
+	cfg.API = backend.API(*f.api)
+	if cfg.Timeout < 0 {
+		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+	}
+	profiles, err := loadProfiles(files)
+	if err != nil {
+		return err
+	}
+	for _, p := range profiles {
+		if err := checkProfileAPI(p, cfg.API); err != nil {
+			return err
+		}
+	}
+	cfg.Profiles = files
+	return nil
 }
 
 // loadProfiles reads and checks every profile file; errors are usage
@@ -142,9 +122,9 @@ func checkProfileAPI(p *launch.Profile, api backend.API) error {
 	return nil
 }
 
-// profileTargets turns each profile into a target whose setup launches
-// its server.
-func profileTargets(cfg runConfig) ([]runTarget, error) {
+// profileTargets turns each profile into a target whose start launches
+// its server (launchTarget).
+func profileTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 	profiles, err := loadProfiles(cfg.Profiles)
 	if err != nil {
 		return nil, err
@@ -168,76 +148,80 @@ func profileTargets(cfg runConfig) ([]runTarget, error) {
 		logPath := filepath.Join(dir, tc.Label+".log")
 		targets = append(targets, runTarget{
 			cfg:   tc,
-			setup: func(ctx context.Context) (func() error, error) { return launchTarget(ctx, tc, spec, logPath) },
+			start: func(ctx context.Context) (*launchedServer, error) { return launchTarget(ctx, deps, tc, spec, logPath) },
 		})
 	}
 	return targets, nil
 }
 
-// launchedServer is what a run learns from the server it launched.
+// serverProcess is what a sweep needs of the server it launched
+// (*launch.Server): whether and how it exited, its process group, and
+// stopping it.
+type serverProcess interface {
+	launch.ExitWatcher
+	// PID is the server's process id, also its process group's.
+	PID() int
+	// StoppedByUs reports whether Stop ended it (not a crash).
+	StoppedByUs() bool
+	// Stop stops the process group; its error names members left behind.
+	Stop() error
+}
+
+// launchedServer is a server run launched for one sweep, and what run
+// learned from it before the sweep.
 type launchedServer struct {
-	srv *launch.Server
-	// capacity, calibration and warnings go into the run document.
-	capacity    *document.Capacity
-	calibration *document.Calibration
+	proc    serverProcess
+	logPath string
+	// capacity, calibration, runtime and warnings go into the run's description.
+	capacity    *record.Capacity
+	calibration *record.Calibration
 	runtime     *string
 	warnings    []string
+
+	stopOnce  sync.Once
+	stopWarns []string
 }
 
-// launchRegistry maps the runs and URLs of launched servers to them, for
-// the client wrapper and the observer that runSweep calls.
-type launchRegistry struct {
-	mu      sync.Mutex
-	byLabel map[string]*launchedServer
-	byURL   map[string]*launch.Server
+// describe copies what was learned from the server into the run document
+// before its header is written.
+func (ls *launchedServer) describe(run *record.Run) {
+	if ls.capacity != nil {
+		run.Capacity = ls.capacity
+	}
+	if ls.runtime != nil && run.Runtime == nil {
+		run.Runtime = ls.runtime
+	}
+	run.Calibration = ls.calibration
+	run.Warnings = append(run.Warnings, ls.warnings...)
 }
 
-var launched = &launchRegistry{byLabel: map[string]*launchedServer{}, byURL: map[string]*launch.Server{}}
-
-func (r *launchRegistry) add(label, url string, ls *launchedServer) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.byLabel[label], r.byURL[url] = ls, ls.srv
+// stop stops the server once; a stop error (processes of its group left
+// behind) is returned as a run warning, and said on stderr at once.
+// Later calls return the same warnings.
+func (ls *launchedServer) stop(stderr io.Writer, label string) []string {
+	ls.stopOnce.Do(func() {
+		if err := ls.proc.Stop(); err != nil {
+			w := "stopping the server: " + err.Error()
+			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, w)
+			ls.stopWarns = []string{w}
+		}
+	})
+	return ls.stopWarns
 }
 
-func (r *launchRegistry) remove(label, url string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.byLabel, label)
-	delete(r.byURL, url)
-}
-
-func (r *launchRegistry) server(url string) *launch.Server {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.byURL[url]
-}
-
-func (r *launchRegistry) run(label string) *launchedServer {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.byLabel[label]
-}
-
-// launchTarget starts the server of one profile and readies it for the
-// sweep; the returned teardown stops it and returns Stop's error (members
-// of the server's process group left behind). When readying fails, the
-// server is stopped at once and a Stop error joins the launch error, so
-// that processes left behind are never silent.
-func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (_ func() error, err error) {
-	srv, err := launch.Start(spec, logPath)
+// launchTarget starts the server of one profile (deps.StartServer) and
+// readies it for the sweep: health, the model loaded, its log read. When
+// readying fails, the server is stopped at once and a Stop error joins the
+// launch error, so that processes left behind are never silent.
+func launchTarget(ctx context.Context, deps Deps, cfg runConfig, spec *launch.Spec, logPath string) (_ *launchedServer, err error) {
+	srv, err := deps.StartServer(spec, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
-	}
-	ls := &launchedServer{srv: srv, warnings: append([]string{}, srv.Warnings...)}
-	teardown := func() error {
-		launched.remove(cfg.Label, cfg.URL)
-		return srv.Stop()
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			if stopErr := teardown(); stopErr != nil {
+			if stopErr := srv.Stop(); stopErr != nil {
 				err = errors.Join(err, fmt.Errorf("run %s: stopping the server: %w", cfg.Label, stopErr))
 			}
 		}
@@ -248,23 +232,23 @@ func launchTarget(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath
 		}
 		return nil, fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
-	if err := preload(ctx, cfg, srv); err != nil {
+	if err := preload(ctx, deps, cfg, srv); err != nil {
 		return nil, err
 	}
+	ls := &launchedServer{proc: srv, logPath: srv.LogPath, warnings: append([]string{}, srv.Warnings...)}
 	describeLaunch(ctx, cfg, spec, srv, ls)
-	launched.add(cfg.Label, cfg.URL, ls)
 	ok = true
-	return teardown, nil
+	return ls, nil
 }
 
 // preload makes Ollama load the model (it does on first use) with one
 // 1-token request, so the KV cache it logs at load time is in the log
 // before the run's header is written. Other servers load at start-up.
-func preload(ctx context.Context, cfg runConfig, srv *launch.Server) error {
+func preload(ctx context.Context, deps Deps, cfg runConfig, srv *launch.Server) error {
 	if cfg.Backend != backend.Ollama {
 		return nil
 	}
-	c, err := backend.New(backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API, Timeout: cfg.Timeout})
+	c, err := deps.NewClient(backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API, Timeout: cfg.Timeout})
 	if err != nil {
 		return usagef("run %s: %v", cfg.Label, err)
 	}
@@ -288,7 +272,7 @@ func describeLaunch(ctx context.Context, cfg runConfig, spec *launch.Spec, srv *
 		ls.warnings = append(ls.warnings, "no KV-cache capacity line found in "+srv.LogPath)
 	default:
 		ls.capacity = capacity
-		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath, capacity)
+		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath)
 		ls.calibration = cal
 		ls.warnings = append(ls.warnings, warns...)
 	}
@@ -298,30 +282,11 @@ func describeLaunch(ctx context.Context, cfg runConfig, spec *launch.Spec, srv *
 	}
 }
 
-// profileObserver copies what launchTarget learned into the run document
-// before its header is written, and adds a level warning when the server
-// died during the level.
-func profileObserver(_ context.Context, cfg *runConfig, run *document.Run) (load.Observer, error) {
-	ls := launched.run(cfg.Label)
-	if ls == nil {
-		return nil, nil
-	}
-	cfg.ServerPID = ls.srv.PID()
-	if ls.capacity != nil {
-		run.Capacity = ls.capacity
-	}
-	if ls.runtime != nil && run.Runtime == nil {
-		run.Runtime = ls.runtime
-	}
-	run.Calibration = ls.calibration
-	run.Warnings = append(run.Warnings, ls.warnings...)
-	return &exitObserver{srv: ls.srv}, nil
-}
-
 // exitObserver reports, on the level during which it happened, that the
 // launched server exited.
 type exitObserver struct {
-	srv      *launch.Server
+	proc     serverProcess
+	logPath  string
 	reported bool
 }
 
@@ -330,40 +295,31 @@ func (o *exitObserver) LevelStart(context.Context, load.Level) {}
 
 // LevelEnd returns a level warning the first time the server is seen to
 // have exited.
-func (o *exitObserver) LevelEnd(context.Context, load.Level) *document.Level {
-	gone, how := o.srv.Exited()
-	if !gone || o.reported || o.srv.StoppedByUs() {
+func (o *exitObserver) LevelEnd(context.Context, load.Level) *record.Observations {
+	gone, how := o.proc.Exited()
+	if !gone || o.reported || o.proc.StoppedByUs() {
 		return nil
 	}
 	o.reported = true
-	return &document.Level{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.srv.LogPath)}}
+	return &record.Observations{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.logPath)}}
 }
 
 // logVersion is the server version the launched server's log names.
 func logVersion(kind backend.Kind, logPath string) string {
-	b, err := launch.ReadLog(logPath)
+	s, err := serverlog.ParseServerFile(logPath)
 	if err != nil {
 		return ""
 	}
-	return launch.LogVersion(kind, b)
+	return s.Version(kind)
 }
 
 // profileCalibration is the planner's prediction for the profile beside
 // the capacity its log reported; it needs the model's spec (plan_model,
 // the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
 // (the GPU's, else the host's for a CPU-only server).
-func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string, c *document.Capacity) (*document.Calibration, []string) {
-	b, _ := launch.ReadLog(logPath)
-	arg := launch.PlanModelArg(spec.Profile, launch.LogModelFile(b))
-	if arg == "" {
-		return nil, []string{"no calibration record: set plan_model in profile " + spec.Profile.Path + " (a preset, config.json or GGUF) for the planner"}
-	}
-	m, err := plan.LoadModel(arg)
-	if err != nil {
-		return nil, []string{fmt.Sprintf("no calibration record: planner model %s: %v", arg, err)}
-	}
+func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (*record.Calibration, []string) {
 	gib, where := deviceGiB(ctx)
-	rec, warns, err := launch.Calibrate(spec.Profile, m, gib, c, logPath)
+	rec, warns, err := launch.Calibrate(spec.Profile, logPath, gib)
 	if err != nil {
 		return nil, append(warns, "no calibration record: "+err.Error())
 	}
@@ -404,7 +360,7 @@ func hostMemKiB() int64 {
 
 // logCapacity parses the KV-cache capacity lines of a launched server's
 // log (serverlog); nil when the log has none.
-func logCapacity(logPath string) (*document.Capacity, error) {
+func logCapacity(logPath string) (*record.Capacity, error) {
 	c, err := serverlog.ParseFile(logPath)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -99,13 +100,45 @@ func TestRunProfilesOllama(t *testing.T) {
 	}
 }
 
-// waitLaunched polls until run_profile.go has launched the server of run
-// label and returns it.
-func waitLaunched(t *testing.T, label string) *launch.Server {
+// startedServers records the servers a run starts, by run label (the name
+// of their log file), through Deps.StartServer.
+type startedServers struct {
+	mu      sync.Mutex
+	byLabel map[string]*launch.Server
+}
+
+// deps are the real parts, with launch.Start recording what it started.
+func (s *startedServers) deps() Deps {
+	return Deps{StartServer: func(spec *launch.Spec, logPath string) (*launch.Server, error) {
+		srv, err := launch.Start(spec, logPath)
+		if err == nil {
+			s.mu.Lock()
+			if s.byLabel == nil {
+				s.byLabel = map[string]*launch.Server{}
+			}
+			s.byLabel[strings.TrimSuffix(filepath.Base(logPath), ".log")] = srv
+			s.mu.Unlock()
+		}
+		return srv, err
+	}}
+}
+
+// waitLaunched polls until the run has started the server of run label and
+// the server answers its health check, and returns it.
+func (s *startedServers) waitLaunched(t *testing.T, label string) *launch.Server {
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
-		if ls := launched.run(label); ls != nil {
-			return ls.srv
+		s.mu.Lock()
+		srv := s.byLabel[label]
+		s.mu.Unlock()
+		if srv != nil {
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			defer cancel()
+			if err := srv.WaitHealthy(ctx); err != nil {
+				t.Errorf("server of %s: %v", label, err)
+				return nil
+			}
+			return srv
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -125,8 +158,9 @@ func TestRunProfileServerKilled(t *testing.T) {
 	out := filepath.Join(dir, "report.json")
 	records := filepath.Join(dir, "records.jsonl")
 	killed := make(chan int, 1)
+	var started startedServers
 	go func() {
-		srv := waitLaunched(t, "victim-text")
+		srv := started.waitLaunched(t, "victim-text")
 		if srv == nil {
 			killed <- 0
 			return
@@ -141,7 +175,7 @@ func TestRunProfileServerKilled(t *testing.T) {
 		killed <- srv.PID()
 	}()
 	var stdout, stderr bytes.Buffer
-	err := Run(context.Background(), []string{"run", "--profile", pa, "--profile", pb,
+	err := started.deps().Run(context.Background(), []string{"run", "--profile", pa, "--profile", pb,
 		"--concurrency", "2,4", "--requests", "40", "--warmup", "1", "--max-tokens", "32",
 		"--records", records, "--out", out, "--quiet"}, &stdout, &stderr)
 	pid := <-killed
@@ -183,8 +217,9 @@ func TestRunProfileInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pgid := make(chan int, 1)
+	var started startedServers
 	go func() {
-		srv := waitLaunched(t, "interrupted-text")
+		srv := started.waitLaunched(t, "interrupted-text")
 		if srv == nil {
 			pgid <- 0
 			cancel()
@@ -195,7 +230,7 @@ func TestRunProfileInterrupted(t *testing.T) {
 		cancel()
 	}()
 	var stdout, stderr bytes.Buffer
-	Run(ctx, []string{"run", "--profile", pa, "--concurrency", "4", "--requests", "400",
+	started.deps().Run(ctx, []string{"run", "--profile", pa, "--concurrency", "4", "--requests", "400",
 		"--max-tokens", "64", "--out", out, "--quiet"}, &stdout, &stderr)
 	g := <-pgid
 	if g == 0 {

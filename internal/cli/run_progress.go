@@ -18,7 +18,7 @@ import (
 
 // plainInterval is how often progress prints a line when standard error
 // is not a terminal.
-var plainInterval = 5 * time.Second
+const plainInterval = 5 * time.Second
 
 // progress shows each level on standard error: a live mpb bar on a
 // terminal, plain periodic lines otherwise, nothing with --quiet. It

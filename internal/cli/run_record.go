@@ -80,7 +80,7 @@ type runSink struct {
 	method   load.Method
 }
 
-func (s *runSink) LevelStart(l load.Level) { s.progress.levelStart(l, l.Total(s.method)) }
+func (s *runSink) LevelStart(l load.Level) { s.progress.levelStart(l, s.method.Total(l)) }
 
 func (s *runSink) Result(res *record.Result) {
 	s.rec.result(res)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/telemetry"
 )
 
@@ -18,60 +18,70 @@ import (
 // (telemetry.Observer), merging peak_vram_gib, peak_kv_cache_usage,
 // preemptions and request peaks into the level.
 
-func init() {
-	runFlagHooks = append(runFlagHooks, telemetryFlags)
-	runObserverFactories = append(runObserverFactories, telemetryObserver)
-}
-
 // telemetrySettings are run's telemetry flags, validated.
 type telemetrySettings struct {
 	MetricsURL     string
 	ScrapeInterval time.Duration
 	GPU            telemetry.GPUMode
 	GPUIndex       int
-	ServerPID      int
+	// ServerPID is --server-pid; 0 means the launched server's, if any.
+	ServerPID int
 }
 
 // minScrapeInterval keeps --scrape-interval from turning telemetry into
 // load.
 const minScrapeInterval = 10 * time.Millisecond
 
-// telemetryFlags adds the telemetry flags to run.
-func telemetryFlags(fs *flag.FlagSet) func(cfg *runConfig) error {
-	metricsURL := fs.String("metrics-url", "", "Prometheus `URL` of the server's metrics (default <url>/metrics; \"none\": do not scrape)")
-	interval := fs.Duration("scrape-interval", telemetry.DefaultScrapeInterval, "period of /metrics scrapes and GPU memory samples during a level")
-	gpu := fs.String("gpu", string(telemetry.GPUAuto), "GPU memory source: auto (NVML, else nvidia-smi), nvml, nvidia-smi, none")
-	gpuIndex := fs.Int("gpu-index", 0, "index of the GPU to watch (as nvidia-smi numbers them)")
-	serverPID := fs.Int("server-pid", 0, "server `PID`: peak_vram_gib counts the GPU memory of its process tree (default: the launched server's; none: the whole device)")
-	return func(cfg *runConfig) error {
-		t := telemetrySettings{MetricsURL: *metricsURL, ScrapeInterval: *interval, GPUIndex: *gpuIndex, ServerPID: *serverPID}
-		mode, err := telemetry.ParseGPUMode(*gpu)
-		if err != nil {
-			return usagef("run: --gpu: %v", err)
-		}
-		t.GPU = mode
-		switch {
-		case t.ScrapeInterval < minScrapeInterval:
-			return usagef("run: --scrape-interval %v: must be at least %v", t.ScrapeInterval, minScrapeInterval)
-		case t.GPUIndex < 0:
-			return usagef("run: --gpu-index %d: must not be negative", t.GPUIndex)
-		case t.ServerPID < 0:
-			return usagef("run: --server-pid %d: must not be negative", t.ServerPID)
-		}
-		if t.MetricsURL != "" && t.MetricsURL != telemetry.MetricsOff {
-			if err := checkURL(t.MetricsURL); err != nil {
-				return usagef("run: --metrics-url: %v", err)
-			}
-		}
-		cfg.Telemetry = t
-		return nil
+// telemetryFlags are the raw values of run's telemetry flags.
+type telemetryFlags struct {
+	metricsURL, gpu     *string
+	interval            *time.Duration
+	gpuIndex, serverPID *int
+}
+
+// defineTelemetryFlags adds the telemetry flags to run's flags.
+func defineTelemetryFlags(fs *flag.FlagSet) telemetryFlags {
+	return telemetryFlags{
+		metricsURL: fs.String("metrics-url", "", "Prometheus `URL` of the server's metrics (default <url>/metrics; \"none\": do not scrape)"),
+		interval:   fs.Duration("scrape-interval", telemetry.DefaultScrapeInterval, "period of /metrics scrapes and GPU memory samples during a level"),
+		gpu:        fs.String("gpu", string(telemetry.GPUAuto), "GPU memory source: auto (NVML, else nvidia-smi), nvml, nvidia-smi, none"),
+		gpuIndex:   fs.Int("gpu-index", 0, "index of the GPU to watch (as nvidia-smi numbers them)"),
+		serverPID:  fs.Int("server-pid", 0, "server `PID`: peak_vram_gib counts the GPU memory of its process tree (default: the launched server's; none: the whole device)"),
 	}
 }
 
-// telemetryObserver probes the server, starts the run's telemetry and
-// fills the run's server, runtime, gpu, gpu_gib, kv_cache and capacity
-// (where no earlier factory did) and warnings.
-func telemetryObserver(ctx context.Context, cfg *runConfig, run *document.Run) (load.Observer, error) {
+// telemetryConfig checks the telemetry flags into cfg.Telemetry.
+func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
+	tf := f.telemetry
+	t := telemetrySettings{MetricsURL: *tf.metricsURL, ScrapeInterval: *tf.interval, GPUIndex: *tf.gpuIndex, ServerPID: *tf.serverPID}
+	mode, err := telemetry.ParseGPUMode(*tf.gpu)
+	if err != nil {
+		return usagef("run: --gpu: %v", err)
+	}
+	t.GPU = mode
+	switch {
+	case t.ScrapeInterval < minScrapeInterval:
+		return usagef("run: --scrape-interval %v: must be at least %v", t.ScrapeInterval, minScrapeInterval)
+	case t.GPUIndex < 0:
+		return usagef("run: --gpu-index %d: must not be negative", t.GPUIndex)
+	case t.ServerPID < 0:
+		return usagef("run: --server-pid %d: must not be negative", t.ServerPID)
+	}
+	if t.MetricsURL != "" && t.MetricsURL != telemetry.MetricsOff {
+		if err := checkURL(t.MetricsURL); err != nil {
+			return usagef("run: --metrics-url: %v", err)
+		}
+	}
+	cfg.Telemetry = t
+	return nil
+}
+
+// startTelemetry probes the server, starts the run's telemetry and fills
+// the run's server, runtime (where the launched server's log did not name
+// it), gpu, gpu_gib, kv_cache, capacity (where the log gave none) and
+// warnings. serverPID is the process whose GPU memory counts (0: the whole
+// device's). Close the observer when the run ends.
+func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *record.Run) telemetryLevels {
 	id := backend.Probe(ctx, backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey})
 	if run.Server == nil {
 		run.Server = &id.Server
@@ -82,13 +92,9 @@ func telemetryObserver(ctx context.Context, cfg *runConfig, run *document.Run) (
 	run.Warnings = append(run.Warnings, id.Warnings...)
 
 	t := cfg.Telemetry
-	pid := t.ServerPID
-	if pid == 0 {
-		pid = cfg.ServerPID
-	}
 	o, info := telemetry.Start(ctx, telemetry.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, MetricsURL: t.MetricsURL, ScrapeInterval: t.ScrapeInterval,
-		GPU: telemetry.GPUConfig{Mode: t.GPU, Index: t.GPUIndex, Interval: t.ScrapeInterval, ServerPID: pid},
+		GPU: telemetry.GPUConfig{Mode: t.GPU, Index: t.GPUIndex, Interval: t.ScrapeInterval, ServerPID: serverPID},
 	})
 	run.GPU, run.GPUGiB = info.GPU, info.GPUGiB
 	mergeKVCache(&run.KVCache, info.KVCache)
@@ -96,11 +102,11 @@ func telemetryObserver(ctx context.Context, cfg *runConfig, run *document.Run) (
 		run.Capacity = info.Capacity
 	}
 	run.Warnings = append(run.Warnings, info.Warnings...)
-	return telemetryLevels{o}, nil
+	return telemetryLevels{o}
 }
 
 // mergeKVCache fills the null fields of dst from src.
-func mergeKVCache(dst *document.KVCache, src document.KVCache) {
+func mergeKVCache(dst *record.KVCache, src record.KVCache) {
 	if dst.Dtype == nil {
 		dst.Dtype = src.Dtype
 	}
@@ -123,7 +129,7 @@ type telemetryLevels struct{ o *telemetry.Observer }
 func (t telemetryLevels) LevelStart(ctx context.Context, _ load.Level) { t.o.Begin(ctx) }
 
 // LevelEnd stops them and returns the level's telemetry fields.
-func (t telemetryLevels) LevelEnd(ctx context.Context, _ load.Level) *document.Level {
+func (t telemetryLevels) LevelEnd(ctx context.Context, _ load.Level) *record.Observations {
 	return t.o.End(ctx)
 }
 

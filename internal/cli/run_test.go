@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -249,16 +250,16 @@ func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var done atomic.Int64
-	plain := newClient
-	newClient = func(c backend.Config) (backend.Client, error) {
-		cl, err := plain(c)
+	deps := Deps{NewClient: func(c backend.Config) (backend.Client, error) {
+		cl, err := backend.New(c)
 		return &cancelAfter{Client: cl, n: 12 + 3 + 5, done: &done, cancel: cancel}, err
-	}
-	defer func() { newClient = plain }()
+	}}
 	dir := t.TempDir()
 	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
-	_, stderr, err := cliRun(ctx, "run", "--backend", "ollama", "--url", url, "--model", model,
-		"--concurrency", "2,4", "--requests", "12", "--warmup", "0", "--max-tokens", "8", "--out", report, "--records", recs, "--quiet")
+	var errb bytes.Buffer
+	err := deps.Run(ctx, []string{"run", "--backend", "ollama", "--url", url, "--model", model,
+		"--concurrency", "2,4", "--requests", "12", "--warmup", "0", "--max-tokens", "8", "--out", report, "--records", recs, "--quiet"}, io.Discard, &errb)
+	stderr := errb.String()
 	if err != nil {
 		t.Fatalf("interrupted run with successes should exit 0: %v\n%s", err, stderr)
 	}
@@ -433,7 +434,7 @@ func TestProgressOnTerminal(t *testing.T) {
 		go func() {
 			defer close(done)
 			for _, c := range []int{2, 4} {
-				p.levelStart(load.Level{Key: c, Concurrency: c, Requests: 3}, 3)
+				p.levelStart(load.Level{Level: c, Concurrency: c, Requests: 3}, 3)
 				for i := range 3 {
 					out, ttft := 10, int64(20e6)
 					p.add(&record.Result{Level: c, Seq: i, StartNS: int64(i) * 1e6, TTFTNS: &ttft, E2ENS: 100e6, OutputTokens: &out, Status: 200})

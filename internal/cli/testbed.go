@@ -8,10 +8,6 @@ import (
 	"github.com/servebench/servebench/tinymodel"
 )
 
-func init() {
-	register(command{name: "testbed", summary: "make the tiny GGUF model the Ollama testbed serves", run: runTestbed})
-}
-
 func runTestbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(stdout, "Usage: servebench testbed model --out FILE.gguf [flags]\n\nSubcommands:\n  model  write a tiny random-weight llama GGUF model for tests")

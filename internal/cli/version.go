@@ -8,10 +8,6 @@ import (
 	"runtime/debug"
 )
 
-func init() {
-	register(command{name: "version", summary: "print the servebench module version and Go version", run: runVersion})
-}
-
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlagSet("version", "version", stdout)
 	if err := parseFlags(fs, args); err != nil {

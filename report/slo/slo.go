@@ -6,12 +6,14 @@ package slo
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
 
@@ -226,6 +228,16 @@ type BestAnswer struct {
 	Label          string   `json:"label"`
 	Concurrency    int      `json:"concurrency"`
 	ThroughputTokS *float64 `json:"throughput_tok_s"`
+}
+
+// WriteJSON writes the merged document of s as report.WriteJSON does, with
+// a as its top-level field "slo" (readers of documents ignore it); with a
+// nil a it writes the document alone.
+func WriteJSON(w io.Writer, s *report.Set, a *Answer) error {
+	return report.EncodeJSON(w, struct {
+		*document.Document
+		SLO *Answer `json:"slo,omitempty"`
+	}{s.Merged(), a})
 }
 
 // Evaluate answers the SLO for every run of s. A level that lacks a bounded

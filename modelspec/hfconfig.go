@@ -1,0 +1,262 @@
+package modelspec
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/servebench/servebench/internal/jsonerr"
+)
+
+// maxConfigBytes bounds the config.json read (real ones are a few KiB).
+const maxConfigBytes = 16 << 20
+
+// hfConfig is the subset of a Hugging Face config.json the planner reads.
+// Pointers distinguish "absent" from zero.
+type hfConfig struct {
+	ModelType         string                     `json:"model_type"`
+	Architectures     []string                   `json:"architectures"`
+	NumHiddenLayers   *int                       `json:"num_hidden_layers"`
+	NumAttentionHeads *int                       `json:"num_attention_heads"`
+	NumKeyValueHeads  *int                       `json:"num_key_value_heads"`
+	HeadDim           *int                       `json:"head_dim"`
+	HiddenSize        *int                       `json:"hidden_size"`
+	IntermediateSize  *int                       `json:"intermediate_size"`
+	VocabSize         *int                       `json:"vocab_size"`
+	TieWordEmbeddings *bool                      `json:"tie_word_embeddings"`
+	SlidingWindow     *int                       `json:"sliding_window"`
+	UseSlidingWindow  *bool                      `json:"use_sliding_window"`
+	SlidingWindowPat  *int                       `json:"sliding_window_pattern"`
+	LayerTypes        []string                   `json:"layer_types"`
+	TorchDtype        string                     `json:"torch_dtype"`
+	Dtype             string                     `json:"dtype"`
+	MaxPosition       *int                       `json:"max_position_embeddings"`
+	KVLoraRank        *int                       `json:"kv_lora_rank"`
+	QKRopeHeadDim     *int                       `json:"qk_rope_head_dim"`
+	QKNopeHeadDim     *int                       `json:"qk_nope_head_dim"`
+	NRoutedExperts    *int                       `json:"n_routed_experts"`
+	NumExperts        *int                       `json:"num_experts"`
+	NumLocalExperts   *int                       `json:"num_local_experts"`
+	NumExpertsPerTok  *int                       `json:"num_experts_per_tok"`
+	MoEIntermediate   *int                       `json:"moe_intermediate_size"`
+	FirstKDense       *int                       `json:"first_k_dense_replace"`
+	AttentionBias     *bool                      `json:"attention_bias"`
+	TextConfig        json.RawMessage            `json:"text_config"`
+	Hybrid            map[string]json.RawMessage `json:"-"`
+}
+
+// hybridFields are config.json fields of hybrid linear-attention or state
+// space (Mamba) models, whose recurrent state the planner does not model.
+var hybridFields = []string{
+	"ssm_cfg", "mamba_d_state", "mamba_d_conv", "mamba_expand", "ssm_state_size", "state_size",
+	"linear_conv_kernel_dim", "linear_num_key_heads", "full_attention_interval", "hybrid_override_pattern",
+	"attn_layer_period", "attn_layer_indices", "layers_block_type", "linear_attn_config",
+}
+
+// hybridModelTypes are model_type values of such models.
+var hybridModelTypes = map[string]bool{
+	"mamba": true, "mamba2": true, "jamba": true, "falcon_h1": true, "falcon_mamba": true, "qwen3_next": true,
+	"nemotron_h": true, "granitemoehybrid": true, "zamba": true, "zamba2": true, "lfm2": true, "bamba": true,
+	"rwkv": true, "recurrent_gemma": true, "minimax": true, "minimax_m1": true,
+}
+
+// readHFConfig reads a Hugging Face config.json (path is the file or the
+// model folder holding it). Vision-language models are read from their
+// text_config. Errors name the file and the field.
+func readHFConfig(path string) (Spec, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, "config.json")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Spec{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(b) > maxConfigBytes {
+		return Spec{}, fmt.Errorf("%s: larger than %d MiB; not a config.json", path, maxConfigBytes>>20)
+	}
+	m, err := ParseHFConfig(b)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: %v", path, err)
+	}
+	m.Name = path
+	return m, nil
+}
+
+// ParseHFConfig parses config.json bytes into a Spec.
+func ParseHFConfig(b []byte) (Spec, error) {
+	var c hfConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Spec{}, jsonerr.Describe(err)
+	}
+	if err := json.Unmarshal(b, &c.Hybrid); err != nil {
+		return Spec{}, jsonerr.Describe(err)
+	}
+	if len(c.TextConfig) > 0 && string(c.TextConfig) != "null" {
+		inner, err := ParseHFConfig(c.TextConfig)
+		if err != nil {
+			return Spec{}, fmt.Errorf("text_config: %v", err)
+		}
+		if inner.Arch == "" {
+			inner.Arch = c.ModelType
+		}
+		if inner.Dtype == "" {
+			inner.Dtype = firstNonEmpty(c.TorchDtype, c.Dtype)
+		}
+		if c.TieWordEmbeddings != nil {
+			inner.TiedEmbeddings = *c.TieWordEmbeddings
+		}
+		if inner.MaxContext == 0 && c.MaxPosition != nil {
+			inner.MaxContext = *c.MaxPosition
+		}
+		return inner, nil
+	}
+	if hybridModelTypes[strings.ToLower(c.ModelType)] {
+		return Spec{}, fmt.Errorf("model_type %q is a hybrid linear-attention/state-space model: not supported yet", c.ModelType)
+	}
+	for _, f := range hybridFields {
+		if v, ok := c.Hybrid[f]; ok && string(v) != "null" {
+			return Spec{}, fmt.Errorf("field %s: hybrid linear-attention/state-space (Mamba) models are not supported yet", f)
+		}
+	}
+	for _, lt := range c.LayerTypes {
+		if lt != "full_attention" && lt != "sliding_attention" {
+			return Spec{}, fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
+		}
+	}
+	return c.spec()
+}
+
+func (c *hfConfig) spec() (Spec, error) {
+	need := func(field string, v *int) (int, error) {
+		if v == nil {
+			return 0, fmt.Errorf("field %s is missing", field)
+		}
+		if *v <= 0 {
+			return 0, fmt.Errorf("field %s = %d must be > 0", field, *v)
+		}
+		return *v, nil
+	}
+	var m Spec
+	var err error
+	if m.Layers, err = need("num_hidden_layers", c.NumHiddenLayers); err != nil {
+		return m, err
+	}
+	if m.Heads, err = need("num_attention_heads", c.NumAttentionHeads); err != nil {
+		return m, err
+	}
+	if m.Hidden, err = need("hidden_size", c.HiddenSize); err != nil {
+		return m, err
+	}
+	if c.VocabSize == nil && strings.HasPrefix(c.ModelType, "gemma3") {
+		v := 262208 // Gemma3TextConfig's default; hub configs omit it
+		c.VocabSize = &v
+	}
+	if m.Vocab, err = need("vocab_size", c.VocabSize); err != nil {
+		return m, err
+	}
+	m.KVHeads = m.Heads
+	if c.NumKeyValueHeads != nil {
+		if m.KVHeads, err = need("num_key_value_heads", c.NumKeyValueHeads); err != nil {
+			return m, err
+		}
+	}
+	m.HeadDim = m.Hidden / m.Heads
+	if c.HeadDim != nil {
+		if m.HeadDim, err = need("head_dim", c.HeadDim); err != nil {
+			return m, err
+		}
+	}
+	if c.IntermediateSize != nil {
+		m.Intermediate = *c.IntermediateSize
+	}
+	m.Arch = c.ModelType
+	m.Dtype = firstNonEmpty(c.TorchDtype, c.Dtype)
+	// Absent tie_word_embeddings takes the model class's default: true
+	// for Gemma, false for Llama, Qwen, Mistral, DeepSeek and most others.
+	m.TiedEmbeddings = strings.HasPrefix(c.ModelType, "gemma")
+	if c.TieWordEmbeddings != nil {
+		m.TiedEmbeddings = *c.TieWordEmbeddings
+	}
+	if c.MaxPosition != nil {
+		m.MaxContext = *c.MaxPosition
+	}
+	m.QKVBias = c.ModelType == "qwen2" || c.ModelType == "qwen2_vl" || c.ModelType == "qwen2_5_vl" || (c.AttentionBias != nil && *c.AttentionBias)
+	if c.KVLoraRank != nil && *c.KVLoraRank > 0 {
+		m.KVLoraRank = *c.KVLoraRank
+		if m.QKRopeHeadDim, err = need("qk_rope_head_dim", c.QKRopeHeadDim); err != nil {
+			return m, err
+		}
+		if c.QKNopeHeadDim != nil {
+			m.HeadDim = *c.QKNopeHeadDim + m.QKRopeHeadDim
+		}
+	}
+	for _, e := range []*int{c.NRoutedExperts, c.NumExperts, c.NumLocalExperts} {
+		if e != nil && *e > 0 {
+			m.Experts = *e
+		}
+	}
+	if c.NumExpertsPerTok != nil {
+		m.ExpertsPerToken = *c.NumExpertsPerTok
+	}
+	if c.MoEIntermediate != nil {
+		m.MoEIntermediate = *c.MoEIntermediate
+	}
+	if c.FirstKDense != nil {
+		m.DenseLayers = *c.FirstKDense
+	}
+	if err := c.sliding(&m); err != nil {
+		return m, err
+	}
+	return m, m.Validate()
+}
+
+// sliding sets the sliding-window layout: layer_types when given; else
+// Gemma's sliding_window_pattern (every pattern-th layer global); else a
+// sliding_window on every layer (Mistral v0.1) unless use_sliding_window
+// is false (Qwen2 ships a window it does not use).
+func (c *hfConfig) sliding(m *Spec) error {
+	if c.SlidingWindow == nil || *c.SlidingWindow <= 0 || (c.UseSlidingWindow != nil && !*c.UseSlidingWindow) {
+		return nil
+	}
+	m.SlidingWindow = *c.SlidingWindow
+	switch {
+	case len(c.LayerTypes) > 0:
+		if len(c.LayerTypes) != m.Layers {
+			return fmt.Errorf("field layer_types has %d entries for %d layers", len(c.LayerTypes), m.Layers)
+		}
+		m.LayerKinds = make([]LayerKind, m.Layers)
+		for i, lt := range c.LayerTypes {
+			if lt == "sliding_attention" {
+				m.LayerKinds[i] = SlidingAttention
+			}
+		}
+	case c.SlidingWindowPat != nil && *c.SlidingWindowPat > 0:
+		m.LayerKinds = slidingPattern(m.Layers, *c.SlidingWindowPat)
+	case m.Arch == "gemma2":
+		m.LayerKinds = slidingPattern(m.Layers, 2)
+	case strings.HasPrefix(m.Arch, "gemma3"):
+		// transformers' Gemma3TextConfig default sliding_window_pattern
+		m.LayerKinds = slidingPattern(m.Layers, 6)
+	default:
+		m.LayerKinds = slidingPattern(m.Layers, m.Layers+1)
+	}
+	return nil
+}
+
+// firstNonEmpty returns the first of s that is not "".
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

@@ -1,0 +1,48 @@
+package modelspec
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Load resolves a model argument: a path to a GGUF file, a config.json or
+// a folder holding one, else a preset name.
+func Load(arg string) (Spec, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		if strings.ContainsAny(arg, `/\`) || strings.HasSuffix(arg, ".json") || strings.HasSuffix(arg, ".gguf") {
+			return Spec{}, err
+		}
+		return Preset(arg)
+	}
+	if fi.IsDir() {
+		m, err := readHFConfig(arg)
+		m.Name = filepath.Base(filepath.Clean(arg))
+		return m, err
+	}
+	if isGGUF(arg) {
+		return ReadGGUF(arg)
+	}
+	m, err := readHFConfig(arg)
+	if err == nil && m.Name == arg {
+		m.Name = filepath.Base(filepath.Dir(arg))
+		if m.Name == "." || m.Name == "" {
+			m.Name = arg
+		}
+	}
+	return m, err
+}
+
+// isGGUF reports whether the file starts with the GGUF magic.
+func isGGUF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4)
+	n, _ := f.Read(b)
+	return bytes.Equal(b[:n], []byte("GGUF"))
+}

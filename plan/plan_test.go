@@ -1,0 +1,96 @@
+package plan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/modelspec"
+)
+
+// TestValidateNamesTheField: an input out of range is an *InputError
+// naming the planner's field, never a command-line flag (the CLI and
+// launch profiles name their own settings).
+func TestValidateNamesTheField(t *testing.T) {
+	m, err := modelspec.Preset("qwen2.5-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Inputs{Model: m, Server: backend.VLLM, GPUGiB: 16}
+	cases := []struct {
+		name  string
+		edit  func(*Inputs)
+		field Field
+	}{
+		{"no GPU memory", func(in *Inputs) { in.GPUGiB = 0 }, FieldGPUGiB},
+		{"utilization above 1", func(in *Inputs) { in.Utilization = 1.5 }, FieldUtilization},
+		{"negative weights", func(in *Inputs) { in.WeightsGiB = -1 }, FieldWeightsGiB},
+		{"negative context", func(in *Inputs) { in.Context = -3 }, FieldContext},
+		{"negative block size", func(in *Inputs) { in.BlockSize = -16 }, FieldBlockSize},
+		{"negative slots", func(in *Inputs) { in.Server, in.Parallel = backend.LlamaCpp, -1 }, FieldParallel},
+		{"negative ubatch", func(in *Inputs) { in.UBatch = -1 }, FieldUBatch},
+		{"server without a capacity model", func(in *Inputs) { in.Server = backend.SGLang }, FieldServer},
+		{"no server", func(in *Inputs) { in.Server = "" }, FieldServer},
+		{"seed formula of llama.cpp", func(in *Inputs) { in.Server, in.CapacityModel = backend.LlamaCpp, SeedFormula }, FieldCapacityModel},
+		{"unknown capacity model", func(in *Inputs) { in.CapacityModel = "exact" }, FieldCapacityModel},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := ok
+			c.edit(&in)
+			_, err := Plan(in)
+			var ie *InputError
+			if !errors.As(err, &ie) || ie.Field != c.field {
+				t.Fatalf("Plan() error %v, want an *InputError for %s", err, c.field)
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q names a command-line flag", err)
+			}
+		})
+	}
+	if _, err := Plan(ok); err != nil {
+		t.Errorf("valid inputs: %v", err)
+	}
+}
+
+func TestParseCapacityModel(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want CapacityModel
+		err  bool
+	}{{"", ServerAccounting, false}, {"server", ServerAccounting, false}, {"Seed", SeedFormula, false}, {"vllm", "", true}} {
+		got, err := ParseCapacityModel(c.in)
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("ParseCapacityModel(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
+// TestCapacityModelOfRecords: calibration records and corrections name
+// the formula ("seed", or the server family whose accounting it
+// follows), and a correction fitted for one formula never applies to the
+// other on the same server.
+func TestCapacityModelOfRecords(t *testing.T) {
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	seed := Inputs{Model: m, Server: backend.VLLM, CapacityModel: SeedFormula, GPUGiB: 15.92, Quant: "awq", Context: 32768}
+	res, err := Plan(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := calibrationRecord("m", "", &res.Inputs, &res.Predictions[0], 158048, "test")
+	if rec.Backend != "seed" || res.Inputs.Backend != backend.VLLM || res.Inputs.CapacityModel != SeedFormula {
+		t.Errorf("record backend %q, inputs %s/%s", rec.Backend, res.Inputs.Backend, res.Inputs.CapacityModel)
+	}
+	var f CalibrationFile
+	f.Fit(rec, "")
+	vllm := seed
+	vllm.CapacityModel, vllm.Corrections = ServerAccounting, &f
+	if res, _ := Plan(vllm); res.Predictions[0].Correction != nil {
+		t.Error("the seed formula's correction applied to vLLM's accounting")
+	}
+	seed.Corrections = &f
+	if res, _ := Plan(seed); res.Predictions[0].Correction == nil {
+		t.Error("the seed formula's correction did not apply to it")
+	}
+}

@@ -1,0 +1,130 @@
+package record
+
+// Run describes a run in the header of its records file: what was asked
+// (label, server, model, workload, method), what the server said about
+// itself (identity, runtime, KV-cache settings, capacity), the machine (GPU)
+// and, for a server run launched, its profile and the planner's prediction
+// beside the capacity its log reported. It is written before the first
+// request; summary makes it the run of the report document, with the
+// levels rebuilt from the Results. Values not known are null, never zero.
+type Run struct {
+	Label        string   `json:"label"`
+	Backend      string   `json:"backend"`
+	Model        string   `json:"model"`
+	Scenario     string   `json:"scenario"`
+	PromptTokens int      `json:"prompt_tokens"`
+	MaxTokens    int      `json:"max_tokens"`
+	StartedAt    string   `json:"started_at"`
+	GPU          *string  `json:"gpu"`
+	GPUGiB       *float64 `json:"gpu_gib"`
+	KVCache      KVCache  `json:"kv_cache"`
+
+	// Method is the load method: "pool", "batch" or "rate".
+	Method string `json:"method,omitempty"`
+	// API is the request API used: "chat", "completions", "generate".
+	API string `json:"api,omitempty"`
+	// URL is the server's base URL (never carries credentials).
+	URL string `json:"url,omitempty"`
+	// Runtime is the server's name and version as it reported them.
+	Runtime *string `json:"runtime,omitempty"`
+	// Server is what the server said about itself when probed.
+	Server *ServerInfo `json:"server,omitempty"`
+	// Profile is the launch profile the server ran under, if servebench
+	// launched it.
+	Profile *Profile `json:"profile,omitempty"`
+	// Capacity is the KV capacity parsed from the server's log, if any.
+	Capacity *Capacity `json:"capacity,omitempty"`
+	// Calibration is the planner's prediction for the launch profile held
+	// against Capacity.
+	Calibration *Calibration `json:"calibration,omitempty"`
+	// Warnings are findings about the whole run, as data.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// KVCache is the server's KV-cache configuration as it reported it; every
+// field is null where the server does not say.
+type KVCache struct {
+	Dtype                *string  `json:"dtype"`
+	Blocks               *int     `json:"blocks"`
+	BlockSize            *int     `json:"block_size"`
+	GPUMemoryUtilization *float64 `json:"gpu_memory_utilization"`
+}
+
+// ServerInfo is the server's identity as probed once per run.
+type ServerInfo struct {
+	Version       *string           `json:"version,omitempty"`
+	Model         *string           `json:"model,omitempty"`
+	ContextLength *int              `json:"context_length,omitempty"`
+	Slots         *int              `json:"slots,omitempty"`
+	SizeBytes     *int64            `json:"size_bytes,omitempty"`
+	SizeVRAMBytes *int64            `json:"size_vram_bytes,omitempty"`
+	Details       map[string]string `json:"details,omitempty"`
+}
+
+// Capacity is the KV-cache capacity a server logged at start-up.
+type Capacity struct {
+	Tokens         *int     `json:"tokens,omitempty"`
+	Blocks         *int     `json:"blocks,omitempty"`
+	KVMiB          *float64 `json:"kv_mib,omitempty"`
+	Cells          *int     `json:"cells,omitempty"`
+	MaxConcurrency *float64 `json:"max_concurrency,omitempty"`
+	Source         string   `json:"source,omitempty"`
+}
+
+// Profile is a server configuration: the knobs of the reference profile
+// (vllm-text-image-example.json). Null fields were not set.
+type Profile struct {
+	MaxModelLen          *int           `json:"max_model_len,omitempty"`
+	MaxNumSeqs           *int           `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens  *int           `json:"max_num_batched_tokens,omitempty"`
+	GPUMemoryUtilization *float64       `json:"gpu_memory_utilization,omitempty"`
+	CUDAGraphs           *bool          `json:"cuda_graphs,omitempty"`
+	PrefixCaching        *bool          `json:"prefix_caching,omitempty"`
+	LimitMMPerPrompt     map[string]int `json:"limit_mm_per_prompt,omitempty"`
+	KVCacheDtype         *string        `json:"kv_cache_dtype,omitempty"`
+	Parallel             *int           `json:"parallel,omitempty"`
+	ContextLength        *int           `json:"context_length,omitempty"`
+	FlashAttention       *bool          `json:"flash_attention,omitempty"`
+}
+
+// Calibration holds one planner prediction against the capacity a real
+// server reported. ErrorPct = (Predicted − Actual) / Actual × 100, rounded
+// to one decimal.
+type Calibration struct {
+	Model                string  `json:"model"`
+	Preset               string  `json:"preset"`
+	KVCacheDtype         string  `json:"kv_cache_dtype"`
+	GPUGiB               float64 `json:"gpu_gib"`
+	WeightsGiB           float64 `json:"weights_gib"`
+	GPUMemoryUtilization float64 `json:"gpu_memory_utilization"`
+	PredictedTokens      int     `json:"predicted_tokens"`
+	ActualTokens         int     `json:"actual_tokens"`
+	ErrorPct             float64 `json:"error_pct"`
+
+	// Backend is the capacity model used ("seed", "vllm", ...).
+	Backend string `json:"backend,omitempty"`
+	// Source says where ActualTokens came from (a log file, a live server).
+	Source string `json:"source,omitempty"`
+	// PredictedKVMiB and ActualKVMiB are the KV-cache sizes in MiB, for
+	// servers that log a size (llama.cpp, Ollama: "KV self size").
+	PredictedKVMiB *float64 `json:"predicted_kv_mib,omitempty"`
+	ActualKVMiB    *float64 `json:"actual_kv_mib,omitempty"`
+}
+
+// Observations are the fields of a level measured from outside its
+// requests (telemetry: server metrics, GPU memory; a launched server's
+// exit), as the level_end line of a records file carries them. Each is
+// null where nothing measured it.
+type Observations struct {
+	// PeakVRAMGiB is the level's peak GPU memory in GiB (2^30 bytes).
+	PeakVRAMGiB *float64 `json:"peak_vram_gib"`
+	// PeakKVCacheUsage is the server's peak KV-cache usage, 0–1.
+	PeakKVCacheUsage *float64 `json:"peak_kv_cache_usage"`
+	// Preemptions is the server's preemption counter's rise over the level.
+	Preemptions *float64 `json:"preemptions"`
+	// PeakRequestsRunning and PeakRequestsWaiting are the server's peaks.
+	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
+	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
+	// Warnings are findings about this level, as data.
+	Warnings []string `json:"warnings,omitempty"`
+}

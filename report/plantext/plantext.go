@@ -1,0 +1,274 @@
+// Package plantext writes the planner's results as text: the plan's table
+// of KV dtypes side by side with its one-line verdict (servebench plan),
+// and a prediction held against a real server's capacity (servebench
+// calibrate).
+package plantext
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/plan"
+)
+
+// serverTitle is how text output names each server family.
+var serverTitle = map[backend.Kind]string{backend.VLLM: "vLLM", backend.LlamaCpp: "llama.cpp", backend.Ollama: "Ollama"}
+
+// modelTitle names the capacity model of a plan: the seed planner, or
+// the server family whose accounting it follows.
+func modelTitle(in *plan.InputsOut) string {
+	if in.CapacityModel == plan.SeedFormula {
+		return "the seed planner"
+	}
+	return serverTitle[in.Backend]
+}
+
+// cellsSized reports whether the plan is llama.cpp's or Ollama's, whose
+// KV cache is sized in cells by the context rather than by free memory.
+func cellsSized(in *plan.InputsOut) bool {
+	return in.Backend == backend.LlamaCpp || in.Backend == backend.Ollama
+}
+
+// gpuTitle names the GPU for text output.
+func gpuTitle(r *plan.Result) string {
+	if r.Inputs.GPU != "" {
+		return strings.TrimPrefix(strings.TrimPrefix(r.Inputs.GPU, "NVIDIA "), "GeForce ")
+	}
+	return fmt.Sprintf("a %.2f GiB GPU", r.Inputs.GPUGiB)
+}
+
+// verdict is the one line a person can act on: what fits, in blocks,
+// tokens and sequences of the context, for each dtype; or what does not
+// fit and by how much.
+func verdict(r *plan.Result) string {
+	head := fmt.Sprintf("%s on %s with %s: ", r.Model.Name, gpuTitle(r), modelTitle(&r.Inputs))
+	if len(r.Predictions) == 0 {
+		return head + "no prediction"
+	}
+	if short, all := commonShortfall(r); all && !cellsSized(&r.Inputs) {
+		p := r.Predictions[0]
+		return head + fmt.Sprintf("does not fit: weights %.2f GiB plus overheads exceed the %.2f GiB it may use by %.2f GiB; use a smaller quantization (--quant), a larger GPU or more GPUs", p.WeightsGiB, p.RequestedGiB, short)
+	}
+	var parts []string
+	for i, p := range r.Predictions {
+		if !p.Fits {
+			if cellsSized(&r.Inputs) {
+				parts = append(parts, fmt.Sprintf("does not fit with %s KV: short by %.2f GiB (at most %s cells fit)", p.KVCacheDtype, p.ShortfallGiB, thousands(p.FitTokens)))
+			} else {
+				parts = append(parts, fmt.Sprintf("does not fit with %s KV: weights and overheads exceed the memory by %.2f GiB", p.KVCacheDtype, p.ShortfallGiB))
+			}
+			continue
+		}
+		switch {
+		case cellsSized(&r.Inputs):
+			s := fmt.Sprintf("%s KV %.2f MiB for %s cells = %s of %s", p.KVCacheDtype, p.KVMiB, thousands(p.Cells), plural(p.MaxConcurrency, "slot"), shortTokens(p.Context))
+			if i == 0 {
+				s += fmt.Sprintf(", fits (up to %s cells)", thousands(p.FitTokens))
+			}
+			parts = append(parts, s)
+		case i == 0:
+			s := fmt.Sprintf("%s tokens = %s sequences of %s with %s KV", shortTokens(p.PredictedTokens), trim1(p.MaxConcurrency), shortTokens(p.Context), p.KVCacheDtype)
+			if p.Blocks > 0 {
+				s = fmt.Sprintf("%s blocks = ", thousands(p.Blocks)) + s
+			}
+			parts = append(parts, s)
+		default:
+			parts = append(parts, fmt.Sprintf("%s with %s", trim1(p.MaxConcurrency), p.KVCacheDtype))
+		}
+	}
+	return head + strings.Join(parts, "; ")
+}
+
+// commonShortfall reports whether no dtype fits and by how much the
+// first misses (the weights do not depend on the KV dtype).
+func commonShortfall(r *plan.Result) (float64, bool) {
+	for _, p := range r.Predictions {
+		if p.Fits {
+			return 0, false
+		}
+	}
+	return r.Predictions[0].ShortfallGiB, true
+}
+
+// WriteText writes the plan as a table, dtypes side by side, then the
+// verdict and warnings.
+func WriteText(out io.Writer, r *plan.Result) error {
+	w := &errWriter{w: out}
+	in := r.Inputs
+	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, gpuTitle(r), in.GPUGiB, modelTitle(&in))
+	if in.VLLMVersion != "" {
+		fmt.Fprintf(w, " %s", in.VLLMVersion)
+		if in.EnforceEager {
+			fmt.Fprint(w, " --enforce-eager")
+		}
+	}
+	if in.GPUMemoryUtilization > 0 {
+		fmt.Fprintf(w, ", gpu_memory_utilization %.2f", in.GPUMemoryUtilization)
+	}
+	fmt.Fprintln(w)
+	if len(r.Predictions) > 0 {
+		fmt.Fprintf(w, "weights %.3f GiB (%s)\n\n", r.Predictions[0].WeightsGiB, in.WeightsSource)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(label string, f func(p *plan.Prediction) string) {
+		fmt.Fprint(tw, label+"\t")
+		for i := range r.Predictions {
+			fmt.Fprint(tw, f(&r.Predictions[i])+"\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	row("KV dtype", func(p *plan.Prediction) string { return p.KVCacheDtype })
+	row("bytes/token", func(p *plan.Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
+	switch {
+	case cellsSized(&in):
+		row("cells", func(p *plan.Prediction) string { return thousands(p.Cells) })
+		row("KV MiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
+		row("compute buffer MiB (est.)", func(p *plan.Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
+		row("max cells that fit", func(p *plan.Prediction) string { return thousands(p.FitTokens) })
+		row(fmt.Sprintf("slots of %s", thousands(r.Predictions[0].Context)), func(p *plan.Prediction) string { return trim1(p.MaxConcurrency) })
+	default:
+		if in.CapacityModel != plan.SeedFormula {
+			row("activation peak GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
+			row("non-torch GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.NonTorchGiB) })
+			for _, p := range r.Predictions {
+				if p.AttentionBackendGiB > 0 {
+					row("FlashInfer buffers GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.AttentionBackendGiB) })
+					break
+				}
+			}
+		} else {
+			row("overhead GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
+		}
+		row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
+		row(fmt.Sprintf("blocks of %d", in.BlockSize), func(p *plan.Prediction) string { return thousands(p.Blocks) })
+		row("tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
+		row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+	}
+	var corrected bool
+	for _, p := range r.Predictions {
+		corrected = corrected || p.Correction != nil
+	}
+	if corrected {
+		row("calibration factor", func(p *plan.Prediction) string {
+			if p.Correction == nil {
+				return "-"
+			}
+			return fmt.Sprintf("×%.4f", p.Correction.Factor)
+		})
+		row("uncorrected tokens", func(p *plan.Prediction) string {
+			if p.Correction == nil {
+				return "-"
+			}
+			return thousands(p.UncorrectedTokens)
+		})
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, verdict(r))
+	if corrected {
+		fmt.Fprintln(w, "(corrected by calibration: see the factor row)")
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintln(w, "warning: "+warn)
+	}
+	return w.err
+}
+
+// WriteComparison writes what servebench calibrate found: prediction,
+// actual and error (in tokens, KV MiB and total MiB, as far as the server
+// reported them), vLLM's memory terms side by side, the notes and the
+// plan's warnings, then the correction stored in file, if one was fitted.
+func WriteComparison(out io.Writer, res *plan.Result, c plan.Comparison, notes []string, fitted *plan.Correction, file string) error {
+	w := &strings.Builder{}
+	r, p := c.Record, res.Predictions[0]
+	fmt.Fprintf(w, "%s with %s on %.2f GiB, KV %s\n", res.Model.Name, r.Backend, r.GPUGiB, r.KVCacheDtype)
+	if r.ActualTokens > 0 {
+		fmt.Fprintf(w, "predicted %s tokens, actual %s tokens (%s): error %+.1f%%\n", thousands(r.PredictedTokens), thousands(r.ActualTokens), r.Source, r.ErrorPct)
+	}
+	if r.ActualKVMiB != nil && c.KVErrorPct != nil {
+		fmt.Fprintf(w, "predicted KV %.2f MiB, actual %.2f MiB: error %+.1f%%\n", *r.PredictedKVMiB, *r.ActualKVMiB, *c.KVErrorPct)
+	}
+	if c.ActualTotalMiB != nil {
+		fmt.Fprintf(w, "predicted total %.1f MiB (weights %.2f GiB + KV + compute buffer %.1f MiB), server size %.1f MiB: error %+.1f%%\n",
+			*c.PredictedTotalMiB, p.WeightsGiB, p.ComputeBufferMiB, *c.ActualTotalMiB, *c.TotalErrorPct)
+	}
+	if len(c.Terms) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "memory term\tpredicted GiB\tlog GiB\tpredicted − log\t")
+		for _, t := range c.Terms {
+			fmt.Fprintf(tw, "%s\t%.3f\t%.2f\t%+.2f\t\n", t.Term, t.PredictedGiB, t.LogGiB, t.DiffGiB)
+		}
+		tw.Flush()
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintln(w, "warning: "+warn)
+	}
+	if fitted != nil {
+		fmt.Fprintf(w, "stored correction ×%.4f for (%s, %s, %s) in %s\n", fitted.Factor, fitted.Backend, fitted.GPU, fitted.KVDtype, file)
+	}
+	_, err := io.WriteString(out, w.String())
+	return err
+}
+
+// errWriter keeps the first write error so that WriteText can report it
+// once instead of checking every Fprint.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// thousands formats n with commas (158,048), as plan's and calibrate's
+// text output print token counts.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// shortTokens writes 158048 as "158k" and 32768 as "32k".
+func shortTokens(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1024 && n%1024 == 0:
+		return fmt.Sprintf("%dk", n>>10)
+	case n >= 10000:
+		return fmt.Sprintf("%.0fk", float64(n)/1000)
+	}
+	return thousands(n)
+}
+
+// trim1 formats x with one decimal.
+func trim1(x float64) string { return fmt.Sprintf("%.1f", x) }
+
+// plural is "1 slot" or "2.0 slots".
+func plural(x float64, unit string) string {
+	if x == 1 {
+		return "1 " + unit
+	}
+	return trim1(x) + " " + unit + "s"
+}
