@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/record"
 )
 
-// seedTranscripts adds the real captures and the fixtures to a fuzz corpus.
+// seedTranscripts adds the published streams and the fixtures of testdata/
+// to a fuzz corpus.
 func seedTranscripts(f *testing.F, files ...string) {
 	for _, file := range files {
 		b, err := os.ReadFile(file)
@@ -49,7 +49,7 @@ func checkResult(t *testing.T, res *record.Result) {
 }
 
 func FuzzSSE(f *testing.F) {
-	seedTranscripts(f, filepath.Join(capturesDir, "vllm-sse-1.txt"), filepath.Join(capturesDir, "llamacpp-sse-1.txt"),
+	seedTranscripts(f, "testdata/vllm-0.9.0-chat-stream.sse", "testdata/llamacpp-b6497-final-chunk.sse",
 		"testdata/vllm-continuous-usage.sse", "testdata/llamacpp-stream.sse", "testdata/sglang-stream.sse", "testdata/tgi-stream.sse")
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\"}}]}\r\n\r\ndata:[DONE]"))
 	f.Add([]byte(": keep-alive\nevent: x\ndata: {\"error\":null,\"usage\":{\"completion_tokens\":1e3}}\n"))

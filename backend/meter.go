@@ -13,7 +13,7 @@ const maxPrealloc = 4096
 // server token counts and timings. Times are measured from t0, the moment
 // the request was written, on the monotonic clock.
 //
-// Metric definitions (DESIGN.md): TTFT is the offset of the first chunk
+// Metric definitions (docs/metrics.md): TTFT is the offset of the first chunk
 // that carries generated content (non-empty content, text or reasoning);
 // E2E is the offset of the last chunk (the end marker), or of the failure.
 // Token counts come only from the server (usage, llama.cpp timings, Ollama

@@ -13,27 +13,16 @@ import (
 	"github.com/servebench/servebench/internal/testenv"
 )
 
-// probeCapturesDir holds real server outputs published by others, each
-// headed by a "# source:" line.
-const probeCapturesDir = "../../shared/captures"
-
-// probeFile returns a capture (or a testdata/ fixture) without its
-// "# source:" header line.
-func probeFile(t *testing.T, path string) string {
+// probeFile returns a testdata/ fixture as it is, byte for byte: a server's
+// published output or one built from its source (testdata/SOURCES.md names
+// each one's source).
+func probeFile(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+		t.Fatal(err)
 	}
-	s := string(b)
-	if strings.HasPrefix(s, "# source:") {
-		s = s[strings.IndexByte(s, '\n')+1:]
-	}
-	return s
-}
-
-func probeCapture(t *testing.T, name string) string {
-	return probeFile(t, filepath.Join(probeCapturesDir, name))
+	return string(b)
 }
 
 // probeServer replays bodies by "METHOD /path" on loopback (404 for the
@@ -115,9 +104,9 @@ func probeCheck(t *testing.T, got Identity, w probeWant) {
 	}
 }
 
-// TestProbeCaptures probes loopback servers that answer with real captured
-// outputs (../shared/captures) or, for TGI, with a fixture built from TGI's
-// OpenAPI document.
+// TestProbeCaptures probes loopback servers that answer with real published
+// outputs (testdata/, sources in testdata/SOURCES.md) or, for TGI, with a
+// fixture built from TGI 2.2.0's source.
 func TestProbeCaptures(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -128,14 +117,14 @@ func TestProbeCaptures(t *testing.T) {
 	}{
 		{
 			name: "vLLM /v1/models, no /version", kind: VLLM, model: "facebook/opt-125m",
-			bodies: map[string]string{"GET /v1/models": probeCapture(t, "vllm-models-1.txt")},
+			bodies: map[string]string{"GET /v1/models": probeFile(t, "vllm-v1-models.json")},
 			want: probeWant{model: probeStr("facebook/opt-125m"), ctx: probeInt(128),
 				warnings: []string{"GET /version: HTTP 404"}},
 		},
 		{
 			name: "vLLM with version", kind: VLLM, model: "",
 			bodies: map[string]string{
-				"GET /v1/models": probeCapture(t, "vllm-models-1.txt"),
+				"GET /v1/models": probeFile(t, "vllm-v1-models.json"),
 				// vLLM's /version answers {"version": vllm.__version__}.
 				"GET /version": `{"version":"0.10.1"}`,
 			},
@@ -143,14 +132,14 @@ func TestProbeCaptures(t *testing.T) {
 		},
 		{
 			name: "llama.cpp /props", kind: LlamaCpp,
-			bodies: map[string]string{"GET /props": probeCapture(t, "llamacpp-props-1.txt")},
+			bodies: map[string]string{"GET /props": probeFile(t, "llamacpp-b9014-props.json")},
 			want: probeWant{version: probeStr("b9014-d4b0c22f9"), runtime: probeStr("llama.cpp b9014-d4b0c22f9"),
 				model: probeStr("Qwen3.6-27B-UD-Q3_K_XL.gguf"), ctx: probeInt(262144), slots: probeInt(1),
 				details: map[string]string{"model_path": "/models/qwen3.6-27b-gguf/unsloth-q3kxl/Qwen3.6-27B-UD-Q3_K_XL.gguf"}},
 		},
 		{
 			name: "llama.cpp /slots when /props fails", kind: LlamaCpp,
-			bodies: map[string]string{"GET /slots": probeCapture(t, "llamacpp-slots-1.txt")},
+			bodies: map[string]string{"GET /slots": probeFile(t, "llamacpp-b9014-slots.json")},
 			want: probeWant{ctx: probeInt(256), slots: probeInt(1),
 				warnings: []string{"GET /props: HTTP 404", "GET /v1/models: HTTP 404"}},
 		},
@@ -159,8 +148,8 @@ func TestProbeCaptures(t *testing.T) {
 			bodies: map[string]string{
 				// Ollama API docs, "Version": GET /api/version → {"version": "0.5.1"}.
 				"GET /api/version": `{"version":"0.5.1"}`,
-				"POST /api/show":   probeCapture(t, "ollama-show-1.txt"),
-				"GET /api/ps":      probeCapture(t, "ollama-ps-1.txt"),
+				"POST /api/show":   probeFile(t, "ollama-0.11.6-show.json"),
+				"GET /api/ps":      probeFile(t, "ollama-0.11.6-ps.json"),
 			},
 			want: probeWant{version: probeStr("0.5.1"), runtime: probeStr("Ollama 0.5.1"), model: probeStr("dolphin3:8b"), ctx: probeInt(131072),
 				details:  map[string]string{"architecture": "llama", "trained_context_length": "131072", "quantization_level": "Q4_K_M", "parameter_size": "8.0B"},
@@ -170,17 +159,17 @@ func TestProbeCaptures(t *testing.T) {
 			name: "Ollama ps (loaded context and sizes)", kind: Ollama, model: "granite3.3:2b",
 			bodies: map[string]string{
 				"GET /api/version": `{"version":"0.5.1"}`,
-				"POST /api/show":   probeCapture(t, "ollama-show-1.txt"),
-				"GET /api/ps":      probeCapture(t, "ollama-ps-1.txt"),
+				"POST /api/show":   probeFile(t, "ollama-0.11.6-show.json"),
+				"GET /api/ps":      probeFile(t, "ollama-0.11.6-ps.json"),
 			},
 			want: probeWant{version: probeStr("0.5.1"), runtime: probeStr("Ollama 0.5.1"), model: probeStr("granite3.3:2b"), ctx: probeInt(4096),
 				size: probeI64(2629206853), sizeVRAM: probeI64(2629206853),
 				details: map[string]string{"trained_context_length": "131072", "context_length_source": "/api/ps context_length (loaded)"}},
 		},
 		{
-			name: "TGI /info (fixture from docs)", kind: TGI,
-			bodies: map[string]string{"GET /info": probeFile(t, "testdata/tgi-info-docs.json")},
-			want: probeWant{version: probeStr("2.4.1"), runtime: probeStr("TGI 2.4.1"), model: probeStr("bigscience/bloom-560m"), ctx: probeInt(2048),
+			name: "TGI 2.2.0 /info (fixture from source)", kind: TGI,
+			bodies: map[string]string{"GET /info": probeFile(t, "tgi-2.2.0-info.json")},
+			want: probeWant{version: probeStr("2.2.0"), runtime: probeStr("TGI 2.2.0"), model: probeStr("bigscience/bloom-560m"), ctx: probeInt(2048),
 				details: map[string]string{"max_concurrent_requests": "128", "model_dtype": "torch.float16"}},
 		},
 		{
@@ -201,7 +190,7 @@ func TestProbeCaptures(t *testing.T) {
 // TestProbeAPIKey sends the key and keeps it out of warnings.
 func TestProbeAPIKey(t *testing.T) {
 	const key = "sk-secret-123"
-	srv, _ := probeServer(t, map[string]string{"GET /v1/models": probeCapture(t, "vllm-models-1.txt")}, key)
+	srv, _ := probeServer(t, map[string]string{"GET /v1/models": probeFile(t, "vllm-v1-models.json")}, key)
 	id := Probe(context.Background(), Config{Kind: OpenAI, BaseURL: srv.URL, APIKey: key})
 	if id.Server.Model == nil || *id.Server.Model != "facebook/opt-125m" {
 		t.Fatalf("model %v with the key sent", probeShow(id.Server.Model))

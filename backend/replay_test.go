@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -14,24 +13,14 @@ import (
 	"github.com/servebench/servebench/record"
 )
 
-// capturesDir holds real server outputs others published (see its README);
-// tests read them in place and never copy them into the repository.
-var capturesDir = filepath.Join("..", "..", "shared", "captures")
-
-// readTranscript reads a capture or fixture, dropping its "# source:" line.
+// readTranscript reads a testdata/ stream as it is, byte for byte (SSE
+// fixtures name their source in their own ":" comment lines, NDJSON ones in
+// testdata/SOURCES.md).
 func readTranscript(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if os.IsNotExist(err) && filepath.Dir(path) == capturesDir {
-			t.Fatalf("capture missing: %v (the captures live in ../shared/captures)", err)
-		}
 		t.Fatal(err)
-	}
-	if bytes.HasPrefix(b, []byte("# source:")) {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
 	}
 	return b
 }
@@ -76,14 +65,14 @@ func TestReplayTranscripts(t *testing.T) {
 		{
 			// Real vLLM 0.9.0 chat stream without usage: output tokens
 			// must stay unknown (nil), never be counted from chunks.
-			name: "vllm capture", file: filepath.Join(capturesDir, "vllm-sse-1.txt"), kind: VLLM,
+			name: "vllm capture", file: "testdata/vllm-0.9.0-chat-stream.sse", kind: VLLM,
 			wantPath: "/v1/chat/completions", chunks: 32, finish: "length",
 		},
 		{
 			// Real llama-server b6497 final chunk (content chunks elided by
 			// the reporter): tokens and timings are read; with no content
 			// chunk the request is recorded as an empty response.
-			name: "llama.cpp capture", file: filepath.Join(capturesDir, "llamacpp-sse-1.txt"), kind: LlamaCpp,
+			name: "llama.cpp capture", file: "testdata/llamacpp-b6497-final-chunk.sse", kind: LlamaCpp,
 			wantPath: "/v1/chat/completions", prompt: ip(75), out: ip(31),
 			reason: record.ReasonEmptyResponse, evalNS: i64(875429000),
 		},

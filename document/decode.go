@@ -52,9 +52,10 @@ func unwrapPathError(err error) string {
 }
 
 // Decode decodes a result document from data; name is the file name used
-// in errors. The document must be one JSON object of the seed shapes: it
-// must hold "runs" (sweep shape) or "records" (batch shape), every known
-// field must have its type, and concurrency levels must be at least 1.
+// in errors. The document must be one JSON object of the shapes of
+// examples/ (see Document): it must hold "runs" (sweep shape) or "records"
+// (batch shape), every known field must have its type, and concurrency
+// levels must be at least 1.
 // Unknown fields are allowed (newer writers may add fields).
 func Decode(name string, data []byte) (*Document, error) {
 	var raw any

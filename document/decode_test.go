@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// seeds are the reference documents, read in place from ../shared/seeds.
+// seeds are the reference documents of the repository's examples/ (see
+// examples/README.md).
 var seeds = []string{
-	"../../shared/seeds/multi-backend-sweep.json",
-	"../../shared/seeds/vllm-text-image-example.json",
+	"../examples/multi-backend-sweep.json",
+	"../examples/vllm-text-image-example.json",
 }
 
 func TestDecodeSeeds(t *testing.T) {

@@ -1,16 +1,17 @@
 // Package document defines servebench's result documents: the JSON shapes
 // that `run` and `plan` write and `report`, `compare` and `calibrate` read.
 //
-// One Document type holds both reference shapes of ../shared/seeds:
+// One Document type holds both reference shapes of the repository's
+// examples/ (examples/README.md says where they came from):
 //   - the sweep shape of multi-backend-sweep.json (gpu, gpu_gib, run_dates,
 //     runs[].levels[], calibration[], planner), and
 //   - the batch shape of vllm-text-image-example.json (runtime, gpu,
 //     profile, method, records[].runs[]).
 //
-// Field names and nesting follow the seeds exactly; servebench's own extra
+// Field names and nesting follow those examples exactly; servebench's own extra
 // fields are additions, never renames. Values that a server or machine did
 // not give are null (nil pointers), never zero. Units are in the JSON names
-// (_ms, _gib, _mib, _tok_s, _seconds).
+// (_ms, _gib, _mib, _tok_s, _seconds). docs/metrics.md defines every field.
 //
 // The engine that measures (load, backend, telemetry) never imports this
 // package: it writes records (package record), and summary builds documents
@@ -43,7 +44,7 @@ type Document struct {
 	Profile *Profile `json:"profile,omitempty"`
 	// Method describes how the batch records were measured, in words.
 	Method string `json:"method,omitempty"`
-	// Records are batch-method results (vllm-text-image-example.json).
+	// Records are batch-method results (examples/vllm-text-image-example.json).
 	Records []BatchRecord `json:"records,omitempty"`
 
 	// Complete is false when the run was interrupted (Ctrl-C) and the
@@ -96,7 +97,7 @@ type Run struct {
 
 // Level is the summary of one concurrency level of a sweep.
 //
-// Definitions (DESIGN.md): ThroughputTokS = Σ output tokens / wall time from
+// Definitions (docs/metrics.md): ThroughputTokS = Σ output tokens / wall time from
 // the level's first send to its last finish; TTFT is from writing the request
 // to the first chunk carrying generated content; TPOT = (E2E − TTFT) /
 // (output_tokens − 1) over requests with more than one output token;
@@ -116,7 +117,8 @@ type Level struct {
 	Preemptions      *float64 `json:"preemptions"`
 	MeanPromptTokens *float64 `json:"mean_prompt_tokens"`
 
-	// Extras beyond the seed shape, all optional.
+	// Extras beyond the shape of examples/multi-backend-sweep.json, all
+	// optional.
 
 	// ErrorsByReason counts failed requests per record.Reason.
 	ErrorsByReason map[string]int `json:"errors_by_reason,omitempty"`
@@ -170,7 +172,7 @@ type Calibration = record.Calibration
 // BatchRecord is one batch-method point: Repeats batches of Concurrency
 // simultaneous requests with OutputTokensPerRequest tokens each.
 //
-// Derived fields (DESIGN.md): TotalVerifiedOutputTokens = Σ server-reported
+// Derived fields (docs/metrics.md): TotalVerifiedOutputTokens = Σ server-reported
 // generated tokens over the runs; AggregateOutputTokS = that total / Σ run
 // wall seconds; PerRequestOutputTokS = aggregate / concurrency;
 // MeanCompletionSeconds = mean run wall seconds; MeanTPOTMs =
@@ -205,7 +207,7 @@ type BatchRun struct {
 }
 
 // Planner is the seed planner's constants and model table
-// (multi-backend-sweep.json "planner").
+// (examples/multi-backend-sweep.json "planner").
 type Planner struct {
 	GiB                  int64                   `json:"gib"`
 	KVBytes              map[string]float64      `json:"kv_bytes"`

@@ -14,8 +14,9 @@ import (
 	"github.com/servebench/servebench/modelspec"
 )
 
-// capacityLogs is ../shared/data/kv-capacity-logs.json: capacity figures
-// copied from published server start-up logs (source on each record).
+// capacityLogs is testdata/kv-capacity-logs.json: capacity figures copied
+// from published server start-up logs (source on each record; see
+// testdata/SOURCES.md).
 type capacityLogs struct {
 	VLLM     []vllmLogRecord  `json:"vllm"`
 	LlamaCpp []llamaLogRecord `json:"llamacpp"`
@@ -72,7 +73,7 @@ type llamaLogRecord struct {
 
 func loadCapacityLogs(t *testing.T) *capacityLogs {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedDir, "data", "kv-capacity-logs.json"))
+	b, err := os.ReadFile(filepath.Join("testdata", "kv-capacity-logs.json"))
 	if err != nil {
 		t.Fatalf("kv-capacity-logs.json: %v", err)
 	}

@@ -41,7 +41,7 @@ const (
 	// (llama_kv_cache), Ollama's settings and defaults on llama.cpp. It is
 	// the default.
 	ServerAccounting CapacityModel = "server"
-	// SeedFormula is the seed planner of multi-backend-sweep.json,
+	// SeedFormula is the seed planner of examples/multi-backend-sweep.json,
 	// exactly; it models vLLM.
 	SeedFormula CapacityModel = "seed"
 )

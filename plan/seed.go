@@ -7,7 +7,7 @@ import (
 	"github.com/servebench/servebench/modelspec"
 )
 
-// Seed planner constants (multi-backend-sweep.json "planner").
+// Seed planner constants (examples/multi-backend-sweep.json "planner").
 const (
 	// seedOverheadGiB is the seed's fixed allowance for everything but
 	// weights and KV cache.
@@ -18,7 +18,8 @@ const (
 	seedBlockSize = 16
 )
 
-// seedPredict is the seed planner, exactly (DESIGN.md):
+// seedPredict is the seed planner of examples/multi-backend-sweep.json,
+// exactly:
 //
 //	tokens = ⌊(gpu_gib × utilization − weights_gib − overhead_gib) × GiB /
 //	         (block_size × bytes_per_token)⌋ × block_size

@@ -3,21 +3,18 @@ package plan
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/modelspec"
 )
 
-// sharedDir is ../shared relative to the repository root (read in place).
-var sharedDir = filepath.Join("..", "..", "shared")
-
-// loadSeed reads the reference sweep document.
+// loadSeed reads the reference sweep document, examples/multi-backend-sweep.json.
 func loadSeed(t *testing.T) *document.Document {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sharedDir, "seeds", "multi-backend-sweep.json"))
+	b, err := os.ReadFile(testenv.RepoFile(t, "examples/multi-backend-sweep.json"))
 	if err != nil {
 		t.Fatalf("seed document: %v", err)
 	}

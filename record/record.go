@@ -42,7 +42,7 @@ const (
 
 // Result is one request's record.
 //
-// Metric definitions (DESIGN.md), all on the client:
+// Metric definitions (docs/metrics.md), all on the client:
 //   - TTFT: from writing the request until the first chunk that carries
 //     generated content.
 //   - E2E latency: until the last chunk.

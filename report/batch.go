@@ -22,7 +22,7 @@ type Derived struct {
 }
 
 // RecomputeBatch recomputes a batch record's derived fields from its runs
-// with the DESIGN.md definitions, as stats.DeriveBatchRecord computes them
+// with the definitions of docs/metrics.md, as stats.DeriveBatchRecord computes them
 // when a run writes the record: total = Σ generated tokens; aggregate =
 // total / Σ wall seconds; per request = aggregate / concurrency; mean
 // completion = mean wall seconds; mean TPOT = mean completion × 1000 /

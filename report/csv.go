@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// csvHeader names the CSV columns; units are in the names, as in the seeds.
+// csvHeader names the CSV columns; units are in the names, as in
+// examples/multi-backend-sweep.json.
 var csvHeader = []string{
 	"file", "label", "kind", "backend", "workload", "model", "concurrency",
 	"requests", "errors", "throughput_tok_s", "per_request_tok_s",

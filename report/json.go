@@ -8,8 +8,9 @@ import (
 	"github.com/servebench/servebench/internal/ptr"
 )
 
-// Merged returns the set as one result document of the seed shapes, so that
-// `report --format json` merges files into a document `report` reads again.
+// Merged returns the set as one result document of the shapes of examples/
+// (document.Document), so that `report --format json` merges files into a
+// document `report` reads again.
 // Sweep runs keep their levels (merged, sorted); batch records carry their
 // run label; what report found (merge conflicts, derived fields that do not
 // recompute) is added to the warnings of the run, record or document.

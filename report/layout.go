@@ -293,8 +293,9 @@ var sweepColumns = []sweepColumn{
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
 }
 
-// sweepTable is the level table of a sweep run: the seed's columns always,
-// servebench's extra columns where some level has them.
+// sweepTable is the level table of a sweep run: the columns of
+// examples/multi-backend-sweep.json always, servebench's extra columns where
+// some level has them.
 func sweepTable(levels []document.Level) Table {
 	var t Table
 	var cols []sweepColumn

@@ -57,7 +57,7 @@ func writeRecords(t *testing.T, path string) []record.Result {
 }
 
 // TestRecordsFile rebuilds a report from a .jsonl records file: levels at
-// the planned concurrency, throughput by the DESIGN.md definition (Σ output
+// the planned concurrency, throughput by the docs/metrics.md definition (Σ output
 // tokens / first send to last finish), telemetry from the level end.
 func TestRecordsFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")

@@ -98,7 +98,7 @@ type Point struct {
 	// output rate one concurrent user sees, queueing included (for batch
 	// records it is per_request_output_tok_s).
 	PerRequestTokS *float64
-	// TTFTP50Ms, TTFTP95Ms and TPOTP50Ms are sweep percentiles (DESIGN.md
+	// TTFTP50Ms, TTFTP95Ms and TPOTP50Ms are sweep percentiles (docs/metrics.md
 	// definitions); nil for batch records, which do not measure them.
 	TTFTP50Ms, TTFTP95Ms, TPOTP50Ms *float64
 	// BatchTPOTMs is a batch record's mean_tpot_ms: mean batch completion

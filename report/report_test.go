@@ -17,8 +17,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// seedDir holds the reference documents, read in place.
-const seedDir = "../../shared/seeds"
+// seedDir holds the reference documents: the repository's examples/.
+const seedDir = "../examples"
 
 var seedNames = []string{"multi-backend-sweep.json", "vllm-text-image-example.json"}
 

@@ -58,7 +58,7 @@ func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
 }
 
 // DeriveBatchRecord computes a BatchRecord's derived fields from its runs,
-// by the DESIGN.md definitions for R = len(runs) repetitions of a batch of
+// by the docs/metrics.md definitions for R = len(runs) repetitions of a batch of
 // C = concurrency simultaneous requests of N = outputTokensPerRequest
 // output tokens each:
 //

@@ -176,7 +176,7 @@ func appendITL(dst []float64, r *record.Result) []float64 {
 // Requests is the number of counted (non-warm-up) requests added so far.
 func (a *Accumulator) Requests() int { return a.requests }
 
-// Level summarizes what was added, by the DESIGN.md definitions:
+// Level summarizes what was added, by the docs/metrics.md definitions:
 //
 //   - Concurrency: the Level field of the Results (callers of rate levels
 //     overwrite it with the cap on requests in flight).

@@ -203,7 +203,7 @@ func TestMergeLevel(t *testing.T) {
 // reference document vllm-text-image-example.json from its runs alone and
 // compares each derived field with the published one.
 func TestDeriveBatchRecordReproducesSeed(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "shared", "seeds", "vllm-text-image-example.json"))
+	b, err := os.ReadFile(filepath.Join("..", "examples", "vllm-text-image-example.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,40 +3,30 @@ package telemetry
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
-// capturesDir holds real server outputs published by others, each headed by
-// a "# source:" line (see its README.md). Tests read them in place.
-const capturesDir = "../../shared/captures"
-
-// readCapture returns a capture without its "# source:" header line.
-func readCapture(t testing.TB, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(capturesDir, name))
-	if err != nil {
-		t.Fatalf("capture %s: %v", name, err)
-	}
-	return stripSource(string(b))
-}
-
-// readTestdata returns a fixture of testdata/ without its "# source:" line.
+// readTestdata returns a fixture of testdata/ as it is, byte for byte: a
+// server's or tool's published output, or one built from the server's source
+// (each /metrics page names its source in its own comment lines, the others
+// in testdata/SOURCES.md).
 func readTestdata(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	return readFixture(t, filepath.Join("testdata", name))
+}
+
+// readBackendTestdata returns a fixture the backend package owns (its
+// testdata/SOURCES.md names the source), for outputs both packages parse.
+func readBackendTestdata(t testing.TB, name string) string {
+	t.Helper()
+	return readFixture(t, filepath.Join("..", "backend", "testdata", name))
+}
+
+func readFixture(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stripSource(string(b))
-}
-
-func stripSource(s string) string {
-	if strings.HasPrefix(s, "# source:") {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			return s[i+1:]
-		}
-		return ""
-	}
-	return s
+	return string(b)
 }

@@ -20,48 +20,42 @@ func show[T any](p *T) string {
 	return fmt.Sprint(*p)
 }
 
-// TestExtractCaptures maps real /metrics pages (../shared/captures, sources
-// in their headers) and the TGI fixture built from TGI's documentation. The
-// expected values are the ones printed in each page.
+// TestExtractCaptures maps real /metrics pages (testdata/, each naming its
+// published source in its first comment line) and the llama.cpp and TGI
+// fixtures built from those servers' source. The expected values are the
+// ones printed in each page.
 func TestExtractCaptures(t *testing.T) {
 	tests := []struct {
 		name, file string
-		testdata   bool
 		kind       backend.Kind
 		want       Sample
 	}{
-		{name: "vLLM V1 cpu (new names)", file: "vllm-metrics-1.txt", kind: backend.VLLM, want: Sample{
+		{name: "vLLM V1 cpu (new names)", file: "vllm-v1-metrics-opt125m-cpu.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0.0011001100110010764), Preemptions: f64(0), Running: f64(1), Waiting: f64(0),
 			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(910), BlockSize: ptr.To(128), GPUMemoryUtilization: f64(0.92)}}},
-		{name: "vLLM V1 gpu (new names)", file: "vllm-metrics-2.txt", kind: backend.VLLM, want: Sample{
+		{name: "vLLM V1 gpu (new names)", file: "vllm-v1-metrics-qwen27b-gpu.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0.38235294117647056), Preemptions: f64(0), Running: f64(1), Waiting: f64(0),
 			Cache: CacheConfig{Dtype: ptr.To("turboquant_3bit_nc"), Blocks: ptr.To(35), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.92)}}},
-		{name: "vLLM V0 (old names)", file: "vllm-metrics-3.txt", kind: backend.VLLM, want: Sample{
+		{name: "vLLM V0 (old names)", file: "vllm-v0-metrics-aibrix.txt", kind: backend.VLLM, want: Sample{
 			KVUsage: f64(0), Preemptions: f64(0), Running: f64(0), Waiting: f64(0),
 			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(81767), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.9)}}},
-		{name: "SGLang 0.4.3 docs", file: "sglang-metrics-1.txt", kind: backend.SGLang, want: Sample{
+		{name: "SGLang 0.4.3 docs", file: "sglang-0.4-metrics-docs.txt", kind: backend.SGLang, want: Sample{
 			KVUsage: f64(0.28), Running: f64(162), Waiting: f64(2826), KVTokensUsed: f64(123859)}},
-		{name: "SGLang 0.5.1 excerpt", file: "sglang-metrics-2.txt", kind: backend.SGLang, want: Sample{
+		{name: "SGLang 0.5.1 excerpt", file: "sglang-0.5.1-metrics-excerpt.txt", kind: backend.SGLang, want: Sample{
 			KVUsage: f64(0), Running: f64(1), KVTokensUsed: f64(1)}},
-		{name: "llama.cpp b9014", file: "llamacpp-metrics-1.txt", kind: backend.LlamaCpp, want: Sample{
+		{name: "llama.cpp b9014", file: "llamacpp-b9014-metrics.txt", kind: backend.LlamaCpp, want: Sample{
 			Running: f64(1), Waiting: f64(0)}},
-		{name: "llama.cpp with KV gauges (fixture from docs)", file: "llamacpp-metrics-kv-docs.txt", testdata: true, kind: backend.LlamaCpp, want: Sample{
+		{name: "llama.cpp with KV gauges (fixture from source)", file: "llamacpp-c392e50-metrics-kv.txt", kind: backend.LlamaCpp, want: Sample{
 			KVUsage: f64(0.4375), KVTokensUsed: f64(1792), Running: f64(3), Waiting: f64(2)}},
-		{name: "TGI (fixture from docs)", file: "tgi-metrics-docs.txt", testdata: true, kind: backend.TGI, want: Sample{
+		{name: "TGI 2.2.0 (fixture from source)", file: "tgi-2.2.0-metrics.txt", kind: backend.TGI, want: Sample{
 			Running: f64(6), Waiting: f64(3)}},
-		{name: "vLLM page read as generic OpenAI server", file: "vllm-metrics-3.txt", kind: backend.OpenAI, want: Sample{
+		{name: "vLLM page read as generic OpenAI server", file: "vllm-v0-metrics-aibrix.txt", kind: backend.OpenAI, want: Sample{
 			KVUsage: f64(0), Preemptions: f64(0), Running: f64(0), Waiting: f64(0),
 			Cache: CacheConfig{Dtype: ptr.To("auto"), Blocks: ptr.To(81767), BlockSize: ptr.To(16), GPUMemoryUtilization: f64(0.9)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text := ""
-			if tc.testdata {
-				text = readTestdata(t, tc.file)
-			} else {
-				text = readCapture(t, tc.file)
-			}
-			fams, err := ParseExposition(strings.NewReader(text))
+			fams, err := ParseExposition(strings.NewReader(readTestdata(t, tc.file)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,12 +168,12 @@ func TestLevelFromVLLMCaptures(t *testing.T) {
 		dtype              string
 		util               float64
 	}{
-		{"new names (kv_cache_usage_perc)", "vllm-metrics-1.txt", "vllm:kv_cache_usage_perc", 910, 128, "auto", 0.92},
-		{"old names (gpu_cache_usage_perc)", "vllm-metrics-3.txt", "vllm:gpu_cache_usage_perc", 81767, 16, "auto", 0.9},
+		{"new names (kv_cache_usage_perc)", "vllm-v1-metrics-opt125m-cpu.txt", "vllm:kv_cache_usage_perc", 910, 128, "auto", 0.92},
+		{"old names (gpu_cache_usage_perc)", "vllm-v0-metrics-aibrix.txt", "vllm:gpu_cache_usage_perc", 81767, 16, "auto", 0.9},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			base := readCapture(t, tc.file)
+			base := readTestdata(t, tc.file)
 			fams, err := ParseExposition(strings.NewReader(base))
 			if err != nil {
 				t.Fatal(err)
@@ -247,13 +241,13 @@ func TestAccumulatorSingleRead(t *testing.T) {
 // FuzzExtract feeds arbitrary exposition text through the parser and every
 // family's table: no panic, and what comes out is finite and in range.
 func FuzzExtract(f *testing.F) {
-	// The small captures; the 50 KB vLLM V1 pages are covered by
+	// The small pages; the 50 KB vLLM V1 pages are covered by
 	// TestExtractCaptures and slow the mutator to a crawl.
-	for _, name := range []string{"vllm-metrics-3.txt", "sglang-metrics-2.txt", "llamacpp-metrics-1.txt"} {
-		f.Add(readCapture(f, name))
+	for _, name := range []string{"vllm-v0-metrics-aibrix.txt", "sglang-0.5.1-metrics-excerpt.txt", "llamacpp-b9014-metrics.txt"} {
+		f.Add(readTestdata(f, name))
 	}
-	f.Add(readTestdata(f, "tgi-metrics-docs.txt"))
-	f.Add(readTestdata(f, "llamacpp-metrics-kv-docs.txt"))
+	f.Add(readTestdata(f, "tgi-2.2.0-metrics.txt"))
+	f.Add(readTestdata(f, "llamacpp-c392e50-metrics-kv.txt"))
 	f.Add("vllm:kv_cache_usage_perc NaN\nvllm:num_preemptions_total +Inf\n")
 	f.Add("# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{num_gpu_blocks=\"-3\",block_size=\"None\",gpu_memory_utilization=\"7\"} 1\n")
 	f.Add("{\"vllm:kv_cache_usage_perc\"} 0.5\n")

@@ -91,9 +91,9 @@ esac
 
 // TestNvidiaSMISampler drives the child-process sampler with a fake
 // nvidia-smi whose device (name, total, used) comes from the real H100
-// capture nvidia-smi-querygpu-1.txt.
+// capture testdata/nvidia-smi-query-gpu-h100.csv.
 func TestNvidiaSMISampler(t *testing.T) {
-	rs, err := ParseQueryGPU(readCapture(t, "nvidia-smi-querygpu-1.txt"))
+	rs, err := ParseQueryGPU(readTestdata(t, "nvidia-smi-query-gpu-h100.csv"))
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("capture: %v %v", rs, err)
 	}

@@ -29,7 +29,8 @@ type MetricNames struct {
 // gpu_cache_usage_perc. Both export num_preemptions_total (prometheus_client
 // writes the counter with its _total suffix; the bare name is kept for
 // exporters that strip it). Source: vLLM docs "Production Metrics" and
-// vllm/v1/metrics/loggers.py; checked against ../shared/captures/vllm-metrics-*.
+// vllm/v1/metrics/loggers.py; checked against the published pages in
+// testdata/vllm-v1-metrics-*.txt and testdata/vllm-v0-metrics-aibrix.txt.
 var vllmNames = MetricNames{
 	KVUsage:     []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
 	Preemptions: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"},

@@ -14,12 +14,12 @@ func TestParseQueryGPUCaptures(t *testing.T) {
 		file string
 		want GPUReading
 	}{
-		{"nvidia-smi-querygpu-1.txt", GPUReading{Index: 0, Name: "NVIDIA H100 80GB HBM3", UsedMiB: 19818, TotalMiB: 81559}},
-		{"nvidia-smi-querygpu-2.txt", GPUReading{Index: 0, Name: "NVIDIA L40S", UsedMiB: 1235, TotalMiB: 46068}},
+		{"nvidia-smi-query-gpu-h100.csv", GPUReading{Index: 0, Name: "NVIDIA H100 80GB HBM3", UsedMiB: 19818, TotalMiB: 81559}},
+		{"nvidia-smi-query-gpu-l40s.csv", GPUReading{Index: 0, Name: "NVIDIA L40S", UsedMiB: 1235, TotalMiB: 46068}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			got, err := ParseQueryGPU(readCapture(t, tc.file))
+			got, err := ParseQueryGPU(readTestdata(t, tc.file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,14 +63,14 @@ func TestParseQueryGPUNoHeader(t *testing.T) {
 }
 
 // TestParseTableCapture reads the default nvidia-smi table of the same H100
-// session as nvidia-smi-querygpu-1.txt: same memory figures, and the three
+// session as nvidia-smi-query-gpu-h100.csv: same memory figures, and the three
 // processes of its Processes section.
 func TestParseTableCapture(t *testing.T) {
-	gpus, procs, err := ParseTable(readCapture(t, "nvidia-smi-table-1.txt"))
+	gpus, procs, err := ParseTable(readTestdata(t, "nvidia-smi-table-h100.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	query, err := ParseQueryGPU(readCapture(t, "nvidia-smi-querygpu-1.txt"))
+	query, err := ParseQueryGPU(readTestdata(t, "nvidia-smi-query-gpu-h100.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestParseTableCapture(t *testing.T) {
 // TestParseComputeApps reads the per-process query (fixture in the
 // documented format, see its header) with and without header and units.
 func TestParseComputeApps(t *testing.T) {
-	_, tableProcs, err := ParseTable(readCapture(t, "nvidia-smi-table-1.txt"))
+	_, tableProcs, err := ParseTable(readTestdata(t, "nvidia-smi-table-h100.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestParseComputeApps(t *testing.T) {
 		want       []ProcessMemory
 		wantErr    bool
 	}{
-		{name: "documented csv", text: readTestdata(t, "nvidia-smi-compute-apps.txt"), want: tableProcs},
+		{name: "documented csv", text: readTestdata(t, "nvidia-smi-compute-apps.csv"), want: tableProcs},
 		{name: "noheader,nounits", text: "11327, 2566\n11328, 1542\n11345, 15690\n", want: tableProcs},
 		{name: "none running", text: "No running processes found\n"},
 		{name: "bad pid", text: "x, 12\n", wantErr: true},
@@ -120,10 +120,10 @@ func TestParseComputeApps(t *testing.T) {
 // FuzzNvidiaSMI feeds arbitrary text to the three nvidia-smi parsers: no
 // panic, and every reading they return is a plausible one.
 func FuzzNvidiaSMI(f *testing.F) {
-	for _, name := range []string{"nvidia-smi-querygpu-1.txt", "nvidia-smi-querygpu-2.txt", "nvidia-smi-table-1.txt"} {
-		f.Add(readCapture(f, name))
+	for _, name := range []string{"nvidia-smi-query-gpu-h100.csv", "nvidia-smi-query-gpu-l40s.csv", "nvidia-smi-table-h100.txt"} {
+		f.Add(readTestdata(f, name))
 	}
-	f.Add(readTestdata(f, "nvidia-smi-compute-apps.txt"))
+	f.Add(readTestdata(f, "nvidia-smi-compute-apps.csv"))
 	f.Add("0, NVIDIA L40S, 1235, 46068\n")
 	f.Add("index, name\n0, x, 1, 2\n")
 	f.Fuzz(func(t *testing.T, text string) {

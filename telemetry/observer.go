@@ -39,7 +39,7 @@ type Config struct {
 // and warnings.
 type RunInfo struct {
 	// GPU is the device name; GPUGiB its memory in GiB (2^30 bytes), two
-	// decimals as in the seeds.
+	// decimals as in examples/multi-backend-sweep.json.
 	GPU    *string
 	GPUGiB *float64
 	// KVCache is from vLLM's cache_config_info; null fields elsewhere.
@@ -249,5 +249,6 @@ func (o *Observer) Close() {
 	}
 }
 
-// round2 rounds to two decimals, as the seeds print GiB.
+// round2 rounds to two decimals, as examples/multi-backend-sweep.json
+// prints GiB.
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

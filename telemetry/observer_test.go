@@ -42,7 +42,7 @@ func serveCounting(t *testing.T, bodies map[string]string, otherwise int) (*http
 // TestObserverVLLM: the run gets vLLM's KV-cache settings and capacity from
 // the real page, each level its KV usage and preemption delta.
 func TestObserverVLLM(t *testing.T) {
-	srv, hits := serveCounting(t, map[string]string{"/metrics": readCapture(t, "vllm-metrics-1.txt")}, http.StatusNotFound)
+	srv, hits := serveCounting(t, map[string]string{"/metrics": readTestdata(t, "vllm-v1-metrics-opt125m-cpu.txt")}, http.StatusNotFound)
 	ctx := context.Background()
 	o, info := Start(ctx, Config{Kind: backend.VLLM, BaseURL: srv.URL + "/v1", ScrapeInterval: 20 * time.Millisecond, GPU: GPUConfig{Mode: GPUNone}})
 	defer o.Close()
@@ -86,7 +86,7 @@ func TestObserverOllama(t *testing.T) {
 // TestObserverLlamaCppSlots: llama-server without --metrics answers 501;
 // busy slots come from the real /slots capture.
 func TestObserverLlamaCppSlots(t *testing.T) {
-	srv := serve(t, map[string]string{"/slots": readCapture(t, "llamacpp-slots-1.txt")}, http.StatusNotImplemented)
+	srv := serve(t, map[string]string{"/slots": readBackendTestdata(t, "llamacpp-b9014-slots.json")}, http.StatusNotImplemented)
 	ctx := context.Background()
 	o, info := Start(ctx, Config{Kind: backend.LlamaCpp, BaseURL: srv.URL, ScrapeInterval: 20 * time.Millisecond, GPU: GPUConfig{Mode: GPUNone}})
 	if len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "--metrics") || !strings.Contains(info.Warnings[0], "/slots") {
@@ -113,7 +113,7 @@ func TestObserverMetricsAbsent(t *testing.T) {
 // TestObserverGPU: the GPU fields from a fake nvidia-smi (device from the
 // H100 capture), device-wide and attributed to a server process tree.
 func TestObserverGPU(t *testing.T) {
-	rs, err := ParseQueryGPU(readCapture(t, "nvidia-smi-querygpu-1.txt"))
+	rs, err := ParseQueryGPU(readTestdata(t, "nvidia-smi-query-gpu-h100.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func replay(t *testing.T, pages []string) (*httptest.Server, *atomic.Int64) {
 // TestScraperReplay scrapes a loopback server replaying the real vLLM page
 // (baseline), then pages with KV usage and preemptions raised.
 func TestScraperReplay(t *testing.T) {
-	base := readCapture(t, "vllm-metrics-2.txt")
+	base := readTestdata(t, "vllm-v1-metrics-qwen27b-gpu.txt")
 	p0 := 0.0 // the capture's counter value
 	pages := []string{
 		base,

@@ -12,7 +12,7 @@ func TestParseSlots(t *testing.T) {
 		want       *float64
 		wantErr    bool
 	}{
-		{name: "capture: one slot processing", body: readCapture(t, "llamacpp-slots-1.txt"), want: f64(1)},
+		{name: "capture: one slot processing", body: readBackendTestdata(t, "llamacpp-b9014-slots.json"), want: f64(1)},
 		{name: "two of three busy", body: `[{"id":0,"is_processing":true},{"id":1,"is_processing":false},{"id":2,"is_processing":true}]`, want: f64(2)},
 		{name: "no is_processing", body: `[{"id":0}]`, wantErr: true},
 		{name: "error object", body: `{"error":{"code":501,"message":"This server does not support slots endpoint."}}`, wantErr: true},
@@ -33,7 +33,7 @@ func TestParseSlots(t *testing.T) {
 // FuzzSlots feeds arbitrary bodies to the /slots parser: no panic, and a
 // busy count is a non-negative whole number.
 func FuzzSlots(f *testing.F) {
-	f.Add(readCapture(f, "llamacpp-slots-1.txt"))
+	f.Add(readBackendTestdata(f, "llamacpp-b9014-slots.json"))
 	f.Add(`[{"is_processing":false},{"is_processing":true}]`)
 	f.Add(`[]`)
 	f.Fuzz(func(t *testing.T, body string) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -103,17 +102,14 @@ func TestCalibrateFitThenPlan(t *testing.T) {
 	}
 }
 
-// TestCalibrateLiveVLLMReplay replays a captured vLLM /metrics page
-// (../shared/captures/vllm-metrics-3.txt: Qwen2.5-Coder-1.5B-Instruct,
+// TestCalibrateLiveVLLMReplay replays a published vLLM /metrics page
+// (telemetry/testdata/vllm-v0-metrics-aibrix.txt: Qwen2.5-Coder-1.5B-Instruct,
 // num_gpu_blocks 81767, block_size 16, gpu_memory_utilization 0.9) from a
 // loopback server: vLLM needs a GPU we do not have in CI.
 func TestCalibrateLiveVLLMReplay(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "captures", "vllm-metrics-3.txt"))
+	b, err := os.ReadFile(testenv.RepoFile(t, "telemetry/testdata/vllm-v0-metrics-aibrix.txt"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if i := bytes.IndexByte(b, '\n'); bytes.HasPrefix(b, []byte("# source:")) {
-		b = b[i+1:]
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {

@@ -11,8 +11,11 @@ import (
 	"github.com/servebench/servebench/internal/testenv"
 )
 
-// seedFile is a reference document, read in place.
-func seedFile(name string) string { return filepath.Join("../../../shared/seeds", name) }
+// seedFile is a reference document of the repository's examples/.
+func seedFile(t testing.TB, name string) string {
+	t.Helper()
+	return testenv.RepoFile(t, "examples/"+name)
+}
 
 func TestReportUsage(t *testing.T) {
 	dir := t.TempDir()
@@ -22,7 +25,7 @@ func TestReportUsage(t *testing.T) {
 	os.WriteFile(badValue, []byte(`{"runs":[{"label":"a","levels":[{"concurrency":1},{"concurrency":2,"ttft_p50_ms":"fast"}]}]}`), 0o644)
 	other := filepath.Join(dir, "package.json")
 	os.WriteFile(other, []byte(`{"name":"x","version":"1.0.0"}`), 0o644)
-	sweep := seedFile("multi-backend-sweep.json")
+	sweep := seedFile(t, "multi-backend-sweep.json")
 	tests := []struct {
 		name string
 		args []string
@@ -56,7 +59,7 @@ func TestReportUsage(t *testing.T) {
 
 // TestReportSLO is the acceptance answer through the command line.
 func TestReportSLO(t *testing.T) {
-	code, out, stderr := run(t, "report", seedFile("multi-backend-sweep.json"), "--slo", "ttft_p95=1.5s")
+	code, out, stderr := run(t, "report", seedFile(t, "multi-backend-sweep.json"), "--slo", "ttft_p95=1.5s")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,7 +84,7 @@ func TestReportSLO(t *testing.T) {
 // with --out and --charts, and merges both files in one report.
 func TestReportFormatsAndFiles(t *testing.T) {
 	dir := t.TempDir()
-	both := []string{seedFile("multi-backend-sweep.json"), seedFile("vllm-text-image-example.json")}
+	both := []string{seedFile(t, "multi-backend-sweep.json"), seedFile(t, "vllm-text-image-example.json")}
 	for _, format := range reportFormats {
 		out := filepath.Join(dir, "report."+format)
 		args := append([]string{"report", "--format", format, "--out", out}, both...)
@@ -119,7 +122,7 @@ func TestReportFormatsAndFiles(t *testing.T) {
 // TestCompareTextImage is the first compare test: the text and image runs
 // of the reference example.
 func TestCompareTextImage(t *testing.T) {
-	ex := seedFile("vllm-text-image-example.json")
+	ex := seedFile(t, "vllm-text-image-example.json")
 	code, out, stderr := run(t, "compare", ex+"#text", ex+"#one_image_per_request")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -129,7 +132,7 @@ func TestCompareTextImage(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = run(t, "compare", seedFile("multi-backend-sweep.json"), seedFile("multi-backend-sweep.json"), "--format", "markdown")
+	code, out, _ = run(t, "compare", seedFile(t, "multi-backend-sweep.json"), seedFile(t, "multi-backend-sweep.json"), "--format", "markdown")
 	if code != 0 || strings.Count(out, "## A = ") != 9 || !strings.Contains(out, "| 16 | throughput tok/s | 1209.9 | 1209.9 | 1.000× |") {
 		t.Errorf("self-compare by label: exit %d\n%s", code, out)
 	}
@@ -139,7 +142,7 @@ func TestCompareTextImage(t *testing.T) {
 // and FILE#LABEL still picks a run of such a file (the label follows the
 // last "#").
 func TestCompareHashInFileName(t *testing.T) {
-	b, err := os.ReadFile(seedFile("vllm-text-image-example.json"))
+	b, err := os.ReadFile(seedFile(t, "vllm-text-image-example.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 
 // faultServer is a loopback OpenAI-compatible server for what a real
 // server does not do on demand. Its streams follow the chunk format of the
-// captured vLLM stream (../shared/captures/vllm-sse-1.txt) plus the usage
+// published vLLM stream (backend/testdata/vllm-0.9.0-chat-stream.sse) plus the usage
 // chunk that stream_options.include_usage adds (OpenAI API reference,
 // "Create chat completion", stream_options). By arrival order n it answers:
 // n%5 == 0 a full stream of 4 tokens; 1 HTTP 500 with a body; 2 HTTP 429;

@@ -132,19 +132,18 @@ func TestRunTelemetryOnOllama(t *testing.T) {
 // fakeVLLM is a loopback stand-in for a vLLM server for the overhead
 // benchmark: a chat stream in the shape of vLLM's (first content chunk
 // after prefill, then one chunk per token every itl), its real /metrics
-// page (../shared/captures/vllm-metrics-2.txt, 58 KB) and /v1/models.
+// page (telemetry/testdata/vllm-v1-metrics-qwen27b-gpu.txt, 58 KB) and
+// /v1/models (backend/testdata/vllm-v1-models.json), both as published.
 func fakeVLLM(tb testing.TB, prefill, itl time.Duration, tokens int) (*httptest.Server, *atomic.Int64) {
 	tb.Helper()
-	page, err := os.ReadFile("../../../shared/captures/vllm-metrics-2.txt")
+	page, err := os.ReadFile(testenv.RepoFile(tb, "telemetry/testdata/vllm-v1-metrics-qwen27b-gpu.txt"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	page = page[bytes.IndexByte(page, '\n')+1:]
-	models, err := os.ReadFile("../../../shared/captures/vllm-models-1.txt")
+	models, err := os.ReadFile(testenv.RepoFile(tb, "backend/testdata/vllm-v1-models.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	models = models[bytes.IndexByte(models, '\n')+1:]
 	var scrapes atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {

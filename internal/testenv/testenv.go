@@ -6,6 +6,7 @@ package testenv
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -40,4 +41,28 @@ func Missing(t testing.TB, why string) {
 		t.Fatal("SERVEBENCH_STRICT=1 forbids skipping: " + why)
 	}
 	t.Skip(why)
+}
+
+// RepoFile returns the path of rel, a slash-separated path from the
+// repository root (the folder holding go.mod), such as
+// "examples/multi-backend-sweep.json" or another package's testdata file.
+// It walks up from the test's working directory, so it finds the
+// repository's own files wherever the testing package sits; the test fails
+// when there is no go.mod above it.
+func RepoFile(t testing.TB, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, filepath.FromSlash(rel))
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("no go.mod above the test's directory: cannot find %s", rel)
+		}
+		dir = parent
+	}
 }

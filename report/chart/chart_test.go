@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// loadSeed reads a reference document of ../shared/seeds as a report set.
+// loadSeed reads a reference document of examples/ as a report set.
 func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 func names(cs []Chart) string {

@@ -9,7 +9,7 @@ import (
 	"github.com/servebench/servebench/report"
 )
 
-// loadSeed reads a reference document of ../shared/seeds as a report set.
+// loadSeed reads a reference document of examples/ as a report set.
 func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 // TestTextVersusImage compares the text and image runs of the reference

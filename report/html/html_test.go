@@ -26,7 +26,7 @@ var (
 	screenshot = flag.String("screenshot", "", "also save the chromium screenshot of the sweep page to this PNG file")
 )
 
-// loadSeed reads a reference document of ../shared/seeds as a report set.
+// loadSeed reads a reference document of examples/ as a report set.
 func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
 
 // render writes the page of s, with the SLO answer when bounds is given.
@@ -58,7 +58,7 @@ func TestGolden(t *testing.T) {
 
 // evilSet is the sweep with server-originated strings that are markup.
 func evilSet(t testing.TB) *report.Set {
-	doc, err := document.ReadFile("../../../shared/seeds/multi-backend-sweep.json")
+	doc, err := document.ReadFile(reporttest.SeedPath(t, "multi-backend-sweep.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

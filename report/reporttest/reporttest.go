@@ -1,28 +1,29 @@
-// Package reporttest loads the reference documents of ../shared/seeds for
-// the tests of report's subpackages.
+// Package reporttest loads the reference documents of the repository's
+// examples/ for the tests of report's subpackages.
 package reporttest
 
 import (
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/report"
 )
 
-// SeedDir is ../shared/seeds beside the repository root, where DESIGN.md's
-// reference documents live (CI lays shared/ there too).
-func SeedDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "seeds")
+// SeedPath is the path of the reference document name in the repository's
+// examples/ (examples/README.md says what each is and where it came from),
+// found from the module root, so it does not depend on where the calling
+// test's package sits.
+func SeedPath(t testing.TB, name string) string {
+	t.Helper()
+	return testenv.RepoFile(t, "examples/"+name)
 }
 
 // LoadSeed reads the reference document name and returns it as a report
 // set, failing the test if it cannot be read.
 func LoadSeed(t testing.TB, name string) *report.Set {
 	t.Helper()
-	doc, err := document.ReadFile(filepath.Join(SeedDir(), name))
+	doc, err := document.ReadFile(SeedPath(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}
