@@ -278,22 +278,32 @@ func (c *Config) capacity(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype, util 
 		if c.Family == Ollama {
 			in.Backend = plan.Ollama
 		}
-		in.Parallel = s.Slots
-		if s.SlotContext > 0 && s.Slots > 0 {
-			in.Context = s.SlotContext * s.Slots
+		if s.Slots == 0 {
+			// llama-server's -np default is auto: 4 slots sharing one
+			// unified KV cache (ggml-org/llama.cpp#16736); Ollama's
+			// OLLAMA_NUM_PARALLEL defaults to 1 (ollama/ollama#11330).
+			s.Slots = 4
 			if c.Family == Ollama {
-				in.Context = s.SlotContext
+				s.Slots = 1
 			}
+			if s.SlotContext == 0 {
+				// unified: each slot may use the whole default context
+				// (llama-server -c 4096; Ollama num_ctx 4096)
+				s.SlotContext = 4096
+			}
+		}
+		if s.SlotContext == 0 {
+			s.SlotContext = 4096
+			if c.Family == LlamaCpp {
+				s.SlotContext = 4096 / s.Slots
+			}
+		}
+		in.Parallel, in.Context = s.Slots, s.SlotContext
+		if c.Family == LlamaCpp {
+			in.Context = s.SlotContext * s.Slots
 		}
 		in.UBatch = s.NUBatch
 		in.Defaults()
-		s.Slots = in.Parallel
-		if s.SlotContext == 0 {
-			s.SlotContext = in.Context / max(in.Parallel, 1)
-			if c.Family == Ollama {
-				s.SlotContext = in.Context
-			}
-		}
 		if s.NBatch == 0 {
 			s.NBatch = 2048 // llama-server's n_batch
 			if c.Family == Ollama {
