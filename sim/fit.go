@@ -683,4 +683,3 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
-
