@@ -82,6 +82,12 @@ var knownMisses = map[string]struct {
 	"vllm-fp8kv-chat/4/" + MetricTTFT:     {70, "closed-loop phase lock at c=4 (see knownMisses)"},
 	"llamacpp-f16kv-chat/4/" + MetricTPOT: {45, "closed-loop phase lock at c=4; the level contradicts its own medians"},
 	"llamacpp-q8kv-chat/4/" + MetricTPOT:  {45, "closed-loop phase lock at c=4; the level contradicts its own medians"},
+	// No fit only: the measured Ollama run loses 16% of its throughput
+	// from c=4 to c=16 with one slot (TPOT 7.9 → 10.4 ms): the server
+	// slowed down under a queue of fifteen, which a one-slot FIFO (the
+	// same throughput at every concurrency) does not model; with the fit
+	// of c=1 the figure is +21%.
+	"nofit/ollama-q4km/16/" + MetricThroughput: {75, "Ollama slowed down under a queue of fifteen requests (see knownMisses)"},
 }
 
 // check holds x to tol (relative), or to its known-miss bound; it returns
@@ -148,7 +154,7 @@ func TestAccuracyMultiBackendSweep(t *testing.T) {
 	var notes []string
 	fitTable(t, doc, &out, &notes)
 	transferTable(t, doc, &out)
-	noFitTable(t, doc, &out)
+	noFitTable(t, doc, &out, &notes)
 	fmt.Fprintf(&out, "\n## Targets not reached\n\n")
 	for _, n := range notes {
 		fmt.Fprintf(&out, "- %s\n", n)
@@ -275,7 +281,7 @@ func transferTable(t *testing.T, doc *document.Document, out *strings.Builder) {
 	fmt.Fprintln(out)
 }
 
-func noFitTable(t *testing.T, doc *document.Document, out *strings.Builder) {
+func noFitTable(t *testing.T, doc *document.Document, out *strings.Builder, notes *[]string) {
 	specs, err := RunSpecs(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -295,8 +301,8 @@ func noFitTable(t *testing.T, doc *document.Document, out *strings.Builder) {
 				doc.Runs[i].Backend != "ollama" {
 				continue // the level's throughput is not held (llama.cpp chat c=4)
 			}
-			if x := r.res[MetricThroughput]; math.Abs(x.ErrorPct) > 50 {
-				t.Errorf("no fit %s c=%d: throughput %+.1f%% (±50%%)", rs.Label, r.level, x.ErrorPct)
+			if f := check("nofit/"+rs.Label, r.level, r.res[MetricThroughput], 0.50, notes); f != "" {
+				t.Errorf("no fit %s c=%d: %s", rs.Label, r.level, f)
 			}
 		}
 		writeRows(out, rows)

@@ -121,11 +121,13 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f Family) float64 {
 	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq
 }
 
-// microBatch is the time of one llama.cpp or Ollama micro-batch.
+// microBatch is the time of one llama.cpp or Ollama micro-batch: the
+// roofline, the step overhead and, for micro-batches small enough for
+// ggml's vector kernels, the sequence cost per column (token).
 func (c *costModel) microBatch(s *shape) float64 {
 	t := c.roofline(s, false) + c.step
 	if s.tokens <= mmvqMaxBatch {
-		t += float64(s.seqs) * c.seq
+		t += float64(s.tokens) * c.seq
 	}
 	return t
 }

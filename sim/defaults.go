@@ -9,11 +9,11 @@ import "time"
 // vLLM 0.22.1 on an RTX 5090 serving Qwen3-4B in BF16 (random 1024 in /
 // 128 out, Poisson arrivals; testdata/published-vllm-rtx5090-qwen3-4b.json).
 var vllmDefaults = Params{
-	MemoryEfficiency:  0.78,
-	ComputeEfficiency: 0.85,
-	StepOverhead:      500 * time.Microsecond,
+	MemoryEfficiency:  0.784,
+	ComputeEfficiency: 0.913,
+	StepOverhead:      603 * time.Microsecond,
 	SeqCost:           30 * time.Microsecond,
-	RequestLatency:    15 * time.Millisecond,
+	RequestLatency:    12700 * time.Microsecond,
 }
 
 // llama.cpp: from llama-bench figures in ggml-org/llama.cpp pull requests
@@ -28,10 +28,10 @@ var llamaDefaults = struct {
 	RequestLatency          time.Duration
 	OllamaRequestLatency    time.Duration
 }{
-	MemoryEfficiency:        0.72,
-	ComputeEfficiency:       0.88,
-	StepOverhead:            100 * time.Microsecond,
-	smallBatchFLOPsFraction: 0.364,
+	MemoryEfficiency:        0.919,
+	ComputeEfficiency:       0.884,
+	StepOverhead:            0,
+	smallBatchFLOPsFraction: 0.390,
 	RequestLatency:          5 * time.Millisecond,
 	OllamaRequestLatency:    10 * time.Millisecond,
 }
