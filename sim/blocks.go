@@ -126,7 +126,8 @@ func (p *blockPool) reuse(key int64, k int) {
 	}
 }
 
-// usage is vLLM's kv_cache_usage: 1 − free / num_gpu_blocks.
+// usage is vLLM's kv_cache_usage (BlockPool.get_usage): 1 − free blocks
+// / the blocks other than the null block.
 func (p *blockPool) usage() float64 {
-	return 1 - float64(p.free)/float64(p.numBlocks)
+	return 1 - float64(p.free)/float64(p.usable)
 }

@@ -353,10 +353,11 @@ func (c *client) rate() {
 	due := make([]time.Duration, c.l.Requests)
 	t := 0.0
 	for i := range due {
-		due[i] = start + time.Duration(t*1e9)
 		if c.l.Constant {
-			t += 1 / c.l.Rate
-		} else {
+			t = float64(i) / c.l.Rate // as load.ConstantPacer: k/Rate
+		}
+		due[i] = start + time.Duration(math.Round(t*1e9))
+		if !c.l.Constant {
 			t += c.rng.ExpFloat64() / c.l.Rate
 		}
 	}

@@ -632,7 +632,7 @@ func nelderMead(f func([]float64) float64, x0 []float64, step float64, maxIter i
 		}
 		slices.SortFunc(order, func(a, b int) int { return cmpFloat(vals[a], vals[b]) })
 		best, worst, second := order[0], order[n], order[n-1]
-		if vals[worst]-vals[best] < 1e-7 && it > 2*n {
+		if it > 2*n && (vals[worst]-vals[best] < 1e-4*(1+math.Abs(vals[best])) || spread(pts, best) < 1e-3) {
 			break
 		}
 		c := make([]float64, n)
@@ -672,6 +672,18 @@ func nelderMead(f func([]float64) float64, x0 []float64, step float64, maxIter i
 		}
 	}
 	return pts[bi], vals[bi]
+}
+
+// spread is the largest coordinate distance of the simplex from its best
+// point (log space: 1e-3 is 0.1%).
+func spread(pts [][]float64, best int) float64 {
+	d := 0.0
+	for _, p := range pts {
+		for k := range p {
+			d = max(d, math.Abs(p[k]-pts[best][k]))
+		}
+	}
+	return d
 }
 
 func cmpFloat(a, b float64) int {
