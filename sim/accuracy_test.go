@@ -106,16 +106,15 @@ func check(label string, level int, x Residual, tol float64, notes *[]string) st
 
 // row is one level of an accuracy table.
 type row struct {
-	label       string
-	level       int
-	res         map[string]Residual
-	kvMeas      *float64
-	kvPred      *float64
-	preMeas     *float64
-	prePred     *float64
-	fitted      bool
-	failures    []string
-	thrOnlyNote bool
+	label    string
+	level    int
+	res      map[string]Residual
+	kvMeas   *float64
+	kvPred   *float64
+	preMeas  *float64
+	prePred  *float64
+	fitted   bool
+	failures []string
 }
 
 func predictRows(t *testing.T, cfg Config, rs *RunSpec, run *document.Run, fitLevel int) []row {

@@ -193,8 +193,16 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: GPU %q has no bandwidth or FP16 throughput", ErrBadInput, c.GPU.Name)
 	}
 	m := c.Model
-	if !(m.WeightBytesPerStep > 0) || !(m.FLOPsPerToken > 0) || m.KVBytesPerToken < 0 || m.AttnFLOPsPerCtx < 0 || m.HeadFLOPs < 0 {
+	if !(m.WeightBytesPerStep > 0) || !(m.FLOPsPerToken > 0) {
 		return fmt.Errorf("%w: model %q: bytes per step and FLOPs per token must be > 0", ErrBadInput, m.Name)
+	}
+	for _, v := range []float64{c.GPU.BandwidthBytesPerS, c.GPU.PeakFLOPS, m.WeightBytesPerStep, m.FLOPsPerToken, m.HeadFLOPs, m.AttnFLOPsPerCtx, m.KVBytesPerToken, m.ImageFLOPs} {
+		if !(v >= 0 && v < 1e30) {
+			return fmt.Errorf("%w: model %q on %q: cost figures must be finite and >= 0 (got %v)", ErrBadInput, m.Name, c.GPU.Name, v)
+		}
+	}
+	if m.ImageTokens < 0 || m.ImageTokens > 1<<20 {
+		return fmt.Errorf("%w: model %q: image_tokens %d out of range", ErrBadInput, m.Name, m.ImageTokens)
 	}
 	if err := c.Params.Validate(); err != nil {
 		return err

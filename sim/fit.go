@@ -24,68 +24,6 @@ type FitOptions struct {
 	MaxIter int
 }
 
-// Choice is a server setting the document did not record and the fit
-// chose.
-type Choice struct {
-	Setting string `json:"setting"`
-	Value   int    `json:"value"`
-	Why     string `json:"why"`
-}
-
-// ProfileVersion is the version of the sim-profile.json shape.
-const ProfileVersion = 1
-
-// Profile is the result of a fit, the sim-profile.json document: one
-// entry per fitted run, each enough to rebuild its engine.
-type Profile struct {
-	Version int          `json:"sim_profile_version"`
-	Runs    []RunProfile `json:"runs"`
-}
-
-// RunProfile is one run's fit.
-type RunProfile struct {
-	Label   string `json:"label"`
-	Backend Family `json:"backend"`
-	// Model is the model as the document named it; Cost what the engine
-	// used (fitted when FreeModel).
-	Model     string    `json:"model"`
-	FreeModel bool      `json:"free_model"`
-	Cost      ModelCost `json:"model_cost"`
-	GPU       GPU       `json:"gpu"`
-	Server    Server    `json:"server"`
-	Params    Params    `json:"params"`
-	// Fitted and KeptAtDefault name the parameters the fit moved and
-	// those it left at their documented defaults.
-	Fitted        []string `json:"fitted"`
-	KeptAtDefault []string `json:"kept_at_default"`
-	// Chosen are server settings the document did not record.
-	Chosen []Choice `json:"settings_chosen,omitempty"`
-	// FitLevels are the levels the fit aimed at; Residuals the fitted
-	// figures' errors after the fit; TargetsMet whether all are within
-	// the tolerance.
-	FitLevels  []int      `json:"fit_levels"`
-	Residuals  []Residual `json:"residuals"`
-	TargetsMet bool       `json:"targets_met"`
-	Notes      []string   `json:"notes,omitempty"`
-	// objective is the fit's final objective (see sigmaMeasured).
-	objective float64
-}
-
-// Config rebuilds the engine configuration the fit found.
-func (p *RunProfile) Config() Config {
-	return Config{Family: p.Backend, GPU: p.GPU, Model: p.Cost, Server: p.Server, Params: p.Params}
-}
-
-// Run returns the profile of the run labelled label.
-func (p *Profile) Run(label string) (*RunProfile, bool) {
-	for i := range p.Runs {
-		if p.Runs[i].Label == label {
-			return &p.Runs[i], true
-		}
-	}
-	return nil, false
-}
-
 // FitError is a fit that did not bring every fitted figure within the
 // tolerance; the profile is still returned, with these residuals.
 type FitError struct {
@@ -409,17 +347,6 @@ func chosenFor(rs *RunSpec) []string {
 		return nil
 	}
 	return []string{slotsSetting.name}
-}
-
-func sumSquares(rs []Residual) float64 {
-	s := 0.0
-	for _, r := range rs {
-		if r.Fitted {
-			d := math.Log1p(r.ErrorPct / 100)
-			s += d * d
-		}
-	}
-	return s
 }
 
 // fitRun fits one run's parameters.
