@@ -208,6 +208,9 @@ func (c *Config) check() error {
 		return err
 	}
 	s := c.Server
+	if s.Slots > 1<<16 || s.MaxNumSeqs > 1<<20 || s.SlotContext > 1<<26 || s.KVBlocks > 1<<31 || s.MaxNumBatchedTokens > 1<<24 || s.NBatch > 1<<24 || s.BlockSize > 1<<16 {
+		return fmt.Errorf("%w: server settings out of range: %+v", ErrBadInput, s)
+	}
 	if c.Family.batched() {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",
