@@ -190,22 +190,32 @@ func (b *batchScheduler) planVLLM() {
 		return
 	}
 	for b.waiting.len() > 0 && budget > 0 && len(b.running) < b.maxSeqs {
-		h := b.waiting.front()
-		n, ok := b.admit(h, budget, 0)
+		_, n, ok := b.admitFront(budget)
 		if !ok {
 			break
 		}
-		b.waiting.popFront()
-		b.running = append(b.running, h)
-		b.schedule(h, n)
 		budget -= n
 	}
 }
 
+// admitFront admits the front of the waiting queue with a chunk of at most
+// budget tokens and schedules it; false when its blocks are not there.
+func (b *batchScheduler) admitFront(budget int) (Handle, int, bool) {
+	h := b.waiting.front()
+	n, ok := b.admit(h, budget)
+	if !ok {
+		return h, 0, false
+	}
+	b.waiting.popFront()
+	b.running = append(b.running, h)
+	b.schedule(h, n)
+	return h, n, true
+}
+
 // admit gives waiting request h its cached prefix and the blocks for a
-// chunk of at most budget tokens, keeping reserve blocks free; it returns
-// the chunk, or false when the blocks are not there (nothing changes).
-func (b *batchScheduler) admit(h Handle, budget, reserve int) (int, bool) {
+// chunk of at most budget tokens; it returns the chunk, or false when the
+// blocks are not there (nothing changes).
+func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	r := &b.e.reqs[h]
 	shared, own, fromCache := b.lookup(h)
 	hit := (shared + own) * b.bs
@@ -215,7 +225,7 @@ func (b *batchScheduler) admit(h Handle, budget, reserve int) (int, bool) {
 	if fromCache {
 		touched += shared
 	}
-	if need+touched+reserve > b.pool.free {
+	if need+touched > b.pool.free {
 		return 0, false
 	}
 	if b.full && b.blocksFor(r.numTokens())-shared-own+touched > b.pool.free {
@@ -284,12 +294,19 @@ func (b *batchScheduler) release(h Handle, preempted bool) {
 	r.blocks, r.shared = 0, 0
 }
 
-// preempt frees h and sends it back to the front of the waiting queue.
-func (b *batchScheduler) preempt(h Handle) {
+// preempt frees h and sends it back to the front of the waiting queue
+// (vLLM's _preempt_request), or to its back (SGLang's retraction).
+func (b *batchScheduler) preempt(h Handle) { b.evict(h, true) }
+
+func (b *batchScheduler) evict(h Handle, front bool) {
 	r := &b.e.reqs[h]
 	b.release(h, true)
 	r.computed, r.encoded, r.state = 0, false, stateWaiting
-	b.waiting.pushFront(h)
+	if front {
+		b.waiting.pushFront(h)
+	} else {
+		b.waiting.pushBack(h)
+	}
 	b.e.stats.Preemptions++
 	b.e.emit(h, Event{Kind: EventPreempted})
 }
@@ -377,13 +394,10 @@ func (b *batchScheduler) prefillSGLang() bool {
 		if r.numTokens()+future+reserve > b.pool.free+b.cachedFor(h) {
 			break
 		}
-		n, ok := b.admit(h, budget, 0)
+		_, n, ok := b.admitFront(budget)
 		if !ok {
 			break
 		}
-		b.waiting.popFront()
-		b.running = append(b.running, h)
-		b.schedule(h, n)
 		budget -= n
 		reserve += future
 		if r.computed+n < r.numTokens() {
@@ -441,11 +455,7 @@ func (b *batchScheduler) retract(need int) {
 			need--
 		}
 		b.running = slices.DeleteFunc(b.running, func(x Handle) bool { return x == h })
-		b.release(h, true)
-		r.computed, r.encoded, r.state = 0, false, stateWaiting
-		b.waiting.pushBack(h)
-		b.e.stats.Preemptions++
-		b.e.emit(h, Event{Kind: EventPreempted})
+		b.evict(h, false)
 	}
 	decoded, maxNew := 0, 0
 	for _, h := range b.running {
