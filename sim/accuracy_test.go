@@ -322,10 +322,18 @@ func writeRows(out *strings.Builder, rows []row) {
 		fmt.Fprintf(out, "| %s | %s |", r.label, c)
 		for _, m := range []string{MetricThroughput, MetricTTFT, MetricTPOT} {
 			x := r.res[m]
-			fmt.Fprintf(out, " %.4g | %.4g | %+.1f%% |", x.Measured, x.Predicted, x.ErrorPct)
+			fmt.Fprintf(out, " %s | %s | %+.1f%% |", num(x.Measured), num(x.Predicted), x.ErrorPct)
 		}
 		fmt.Fprintf(out, " %s | %s | %s | %s |\n", fmtPtr(r.kvMeas, 3), fmtPtr(r.kvPred, 3), fmtPtr(r.preMeas, 0), fmtPtr(r.prePred, 0))
 	}
+}
+
+// num prints a figure with four significant digits, without exponents.
+func num(x float64) string {
+	if math.Abs(x) >= 1000 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.4g", x)
 }
 
 func fmtPtr(p *float64, decimals int) string {
