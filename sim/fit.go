@@ -122,6 +122,7 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 	if opt.MaxIter == 0 {
 		opt.MaxIter = 200
 	}
+	specs = slices.Clone(specs)
 	for i := range specs {
 		if opt.LowestOnly {
 			specs[i].Cases = lowest(specs[i].Cases)
