@@ -29,27 +29,39 @@ type GPU struct {
 	// FP16TFLOPS is dense FP16 tensor-core throughput in TFLOPS (no
 	// sparsity), from the spec sheet; it bounds prefill speed.
 	FP16TFLOPS float64 `json:"fp16_dense_tflops"`
+	// FP16FP32AccTFLOPS is dense FP16 tensor-core throughput with FP32
+	// accumulate in TFLOPS, what vLLM's and llama.cpp's matrix kernels
+	// get. GeForce cards run it at half their FP16-accumulate rate
+	// (NVIDIA's Ampere GA102, Ada Lovelace and Blackwell GeForce RTX 50
+	// whitepapers, "Peak FP16 Tensor TFLOPS with FP32 Accumulate": RTX 3090
+	// 35.6, 4080 97.5, 4090 165.2, 5070 Ti 87.9, 5080 112.6, 5090 209.5;
+	// the 3060, 4060 Ti and 4070 Ti SUPER, absent from those tables, are
+	// half their FP16-accumulate spec figure by the same rule).
+	// Datacenter and professional parts (T4, A10, L4, L40S, A100, H100,
+	// H200) run it at the full rate of their datasheets' dense FP16
+	// tensor figure.
+	FP16FP32AccTFLOPS float64 `json:"fp16_fp32acc_dense_tflops"`
 }
 
 // gpus is the built-in catalog. Lookup compares names by Key.
 var gpus = []GPU{
-	{"GeForce RTX 3060 12GB", 12.0, "nominal", 360, 51},
-	{"GeForce RTX 3090", 24.0, "nominal", 936, 71},
-	{"GeForce RTX 4060 Ti 16GB", 16.0, "nominal", 288, 88},
-	{"GeForce RTX 4070 Ti SUPER", 16.0, "nominal", 672, 176},
-	{"GeForce RTX 4080", 16.0, "nominal", 717, 195},
-	{"GeForce RTX 4090", 23.63, "log", 1008, 330},
-	{"GeForce RTX 5070 Ti", 15.92, "log", 896, 176},
-	{"GeForce RTX 5080", 16.0, "nominal", 960, 225},
-	{"GeForce RTX 5090", 32.0, "nominal", 1792, 419},
-	{"Tesla T4", 14.74, "log", 320, 65},
-	{"A10", 24.0, "nominal", 600, 125},
-	{"L4", 22.16, "log", 300, 121},
-	{"L40S", 48.0, "nominal", 864, 362},
-	{"A100 40GB", 39.56, "log", 1555, 312},
-	{"A100 80GB", 79.15, "log", 2039, 312},
-	{"H100 80GB", 80.0, "nominal", 3350, 989},
-	{"H200", 141.0, "nominal", 4800, 989},
+	{"GeForce RTX 3060 12GB", 12.0, "nominal", 360, 51, 25.6},
+	{"GeForce RTX 3090", 24.0, "nominal", 936, 71, 35.6},
+	{"GeForce RTX 4060 Ti 16GB", 16.0, "nominal", 288, 88, 44},
+	{"GeForce RTX 4070 Ti SUPER", 16.0, "nominal", 672, 176, 88},
+	{"GeForce RTX 4080", 16.0, "nominal", 717, 195, 97.5},
+	{"GeForce RTX 4090", 23.63, "log", 1008, 330, 165.2},
+	{"GeForce RTX 5070 Ti", 15.92, "log", 896, 176, 87.9},
+	{"GeForce RTX 5080", 16.0, "nominal", 960, 225, 112.6},
+	{"GeForce RTX 5090", 32.0, "nominal", 1792, 419, 209.5},
+	{"Tesla T4", 14.74, "log", 320, 65, 65},
+	{"A10", 24.0, "nominal", 600, 125, 125},
+	{"L4", 22.16, "log", 300, 121, 121},
+	{"L40S", 48.0, "nominal", 864, 362, 362},
+	{"A100 40GB", 39.56, "log", 1555, 312, 312},
+	{"A100 80GB", 79.15, "log", 2039, 312, 312},
+	{"H100 80GB", 80.0, "nominal", 3350, 989, 989},
+	{"H200", 141.0, "nominal", 4800, 989, 989},
 }
 
 // Key is the name s as Lookup compares it: without a parenthetical

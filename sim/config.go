@@ -1,0 +1,226 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Family is a server family: which scheduler the engine follows.
+type Family string
+
+// Server families.
+const (
+	// VLLM follows vLLM's V1 scheduler.
+	VLLM Family = "vllm"
+	// SGLang follows SGLang's scheduler.
+	SGLang Family = "sglang"
+	// LlamaCpp follows llama.cpp's llama-server slots.
+	LlamaCpp Family = "llamacpp"
+	// Ollama follows Ollama's runner (llama.cpp underneath).
+	Ollama Family = "ollama"
+)
+
+// Families lists the server families in help order.
+var Families = []Family{VLLM, SGLang, LlamaCpp, Ollama}
+
+// ParseFamily returns the family named s.
+func ParseFamily(s string) (Family, error) {
+	for _, f := range Families {
+		if string(f) == strings.ToLower(s) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: backend %q (want vllm, sglang, llamacpp or ollama)", ErrBadInput, s)
+}
+
+// batched reports whether f is a paged continuous batcher (vLLM, SGLang)
+// rather than a slot server (llama.cpp, Ollama).
+func (f Family) batched() bool { return f == VLLM || f == SGLang }
+
+// Error values. Every error the package returns wraps one of them, so a
+// caller (the CLI) can tell usage errors (exit 2) from others with
+// errors.Is; the message names the field or value to fix.
+var (
+	// ErrUnknownGPU: the GPU is not in the catalog.
+	ErrUnknownGPU = errors.New("unknown GPU")
+	// ErrUnknownModel: the model is neither a preset nor a name that
+	// resolves to one.
+	ErrUnknownModel = errors.New("unknown model")
+	// ErrDoesNotFit: the model (and the server's fixed overheads) does not
+	// fit the GPU's memory, or a request does not fit the KV cache.
+	ErrDoesNotFit = errors.New("does not fit")
+	// ErrTooFewLevels: a document has too few levels to fit.
+	ErrTooFewLevels = errors.New("too few levels to fit")
+	// ErrBadInput: a setting or request is out of range.
+	ErrBadInput = errors.New("invalid input")
+)
+
+// GPU is the hardware the step-time roofline needs.
+type GPU struct {
+	// Name is the catalog name.
+	Name string `json:"name"`
+	// MemoryGiB is the device memory (for capacity models).
+	MemoryGiB float64 `json:"memory_gib"`
+	// BandwidthBytesPerS is the memory bandwidth in bytes per second.
+	BandwidthBytesPerS float64 `json:"bandwidth_bytes_per_s"`
+	// PeakFLOPS is dense FP16 tensor throughput with FP32 accumulate, in
+	// FLOP/s.
+	PeakFLOPS float64 `json:"peak_flops"`
+}
+
+// ModelCost is what one forward pass of a model in one weight format
+// costs. All figures are per forward pass or per token, in bytes and FLOPs.
+type ModelCost struct {
+	// Name is the model as resolved (preset name or "free" for a fit
+	// without a model).
+	Name string `json:"name"`
+	// WeightBytesPerStep is the weight bytes one forward pass reads: every
+	// matrix and the lm_head, but not the embedding table (one row per
+	// token is read from it).
+	WeightBytesPerStep float64 `json:"weight_bytes_per_step"`
+	// FLOPsPerToken is 2 × the matrix parameters a token passes through
+	// (attention and MLP projections; for mixture-of-experts models the
+	// experts it visits), lm_head excluded.
+	FLOPsPerToken float64 `json:"flops_per_token"`
+	// HeadFLOPs is 2 × the lm_head parameters: paid once per sequence that
+	// samples a token in a step.
+	HeadFLOPs float64 `json:"head_flops"`
+	// AttnFLOPsPerCtx is the attention FLOPs of one query token per token
+	// of context it attends to: 4 × layers × heads × head_dim (QKᵀ and PV,
+	// two FLOPs per multiply-add).
+	AttnFLOPsPerCtx float64 `json:"attention_flops_per_context_token"`
+	// KVBytesPerToken is the KV-cache bytes of one token over all layers
+	// in the cache's dtype; a step reads it for every token of context of
+	// every sequence in it.
+	KVBytesPerToken float64 `json:"kv_bytes_per_token"`
+	// ImageTokens is the prompt tokens one image adds; ImageFLOPs the
+	// vision encoder's FLOPs per image.
+	ImageTokens int     `json:"image_tokens,omitempty"`
+	ImageFLOPs  float64 `json:"image_flops,omitempty"`
+}
+
+// Params are the calibration of the step-time model: the efficiencies and
+// overheads that Fit adjusts and Defaults documents.
+type Params struct {
+	// MemoryEfficiency is the achieved fraction of the memory bandwidth.
+	MemoryEfficiency float64 `json:"memory_efficiency"`
+	// ComputeEfficiency is the achieved fraction of PeakFLOPS.
+	ComputeEfficiency float64 `json:"compute_efficiency"`
+	// StepOverhead is the fixed time of one step (llama.cpp, Ollama: of
+	// one micro-batch): kernel launches, scheduling, graph replay.
+	StepOverhead time.Duration `json:"step_overhead_ns"`
+	// SeqCost is the time each sequence in a step adds (vLLM, SGLang: the
+	// scheduler, sampler and detokenizer on the CPU; llama.cpp, Ollama:
+	// ggml's per-column vector-kernel work, per token of micro-batches of
+	// at most eight tokens — one token per sequence when decoding).
+	SeqCost time.Duration `json:"seq_cost_ns"`
+	// RequestLatency is the time from a client's send to the request
+	// reaching the scheduler (HTTP, chat template, tokenization): it adds
+	// to TTFT and E2E but does not occupy the GPU.
+	RequestLatency time.Duration `json:"request_latency_ns"`
+}
+
+// Validate checks that p is physically meaningful.
+func (p Params) Validate() error {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"memory_efficiency", p.MemoryEfficiency}, {"compute_efficiency", p.ComputeEfficiency}} {
+		if !(c.v > 0 && c.v <= 2) || math.IsNaN(c.v) {
+			return fmt.Errorf("%w: %s %v must be in (0, 2]", ErrBadInput, c.name, c.v)
+		}
+	}
+	if p.StepOverhead < 0 || p.SeqCost < 0 || p.RequestLatency < 0 {
+		return fmt.Errorf("%w: overheads must be >= 0 (step %v, sequence %v, request %v)", ErrBadInput, p.StepOverhead, p.SeqCost, p.RequestLatency)
+	}
+	return nil
+}
+
+// Server are the server settings the schedulers obey. Zero values are
+// filled by Config.defaults with the family's defaults.
+type Server struct {
+	// MaxNumSeqs and MaxNumBatchedTokens are vLLM's max_num_seqs and
+	// max_num_batched_tokens (SGLang: max_running_requests and
+	// chunked_prefill_size).
+	MaxNumSeqs          int `json:"max_num_seqs,omitempty"`
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty"`
+	// BlockSize is the KV block size in tokens (vLLM 16, SGLang 1).
+	BlockSize int `json:"block_size,omitempty"`
+	// KVBlocks is the number of KV blocks the server allocated (vLLM's
+	// num_gpu_blocks, one of which is its null block).
+	KVBlocks int `json:"kv_blocks,omitempty"`
+	// PrefixCaching turns on prefix caching (vLLM V1's default).
+	PrefixCaching bool `json:"prefix_caching"`
+	// CUDAGraphs: the server pads decode batches to its captured sizes.
+	CUDAGraphs bool `json:"cuda_graphs"`
+	// ReserveFullPrompt is vLLM's scheduler_reserve_full_isl (on by
+	// default in current vLLM, vllm/config/scheduler.py): a waiting
+	// request is admitted only if the blocks for its whole prompt (and
+	// output so far) are free, not just those of its first chunk.
+	ReserveFullPrompt bool `json:"reserve_full_prompt"`
+	// MaxModelLen is the longest sequence the server admits (vLLM), 0 =
+	// no limit beyond the KV cache.
+	MaxModelLen int `json:"max_model_len,omitempty"`
+	// Slots is llama.cpp's --parallel or OLLAMA_NUM_PARALLEL.
+	Slots int `json:"slots,omitempty"`
+	// SlotContext is the cells one slot may use (llama.cpp: -c / slots;
+	// Ollama: num_ctx).
+	SlotContext int `json:"slot_context,omitempty"`
+	// NBatch and NUBatch are llama.cpp's n_batch and n_ubatch (Ollama's
+	// num_batch for both).
+	NBatch  int `json:"n_batch,omitempty"`
+	NUBatch int `json:"n_ubatch,omitempty"`
+}
+
+// Config is everything an Engine needs.
+type Config struct {
+	Family Family    `json:"backend"`
+	GPU    GPU       `json:"gpu"`
+	Model  ModelCost `json:"model"`
+	Server Server    `json:"server"`
+	Params Params    `json:"params"`
+}
+
+// check validates a complete Config.
+func (c *Config) check() error {
+	if _, err := ParseFamily(string(c.Family)); err != nil {
+		return err
+	}
+	if !(c.GPU.BandwidthBytesPerS > 0) || !(c.GPU.PeakFLOPS > 0) {
+		return fmt.Errorf("%w: GPU %q has no bandwidth or FP16 throughput", ErrBadInput, c.GPU.Name)
+	}
+	m := c.Model
+	if !(m.WeightBytesPerStep > 0) || !(m.FLOPsPerToken > 0) {
+		return fmt.Errorf("%w: model %q: bytes per step and FLOPs per token must be > 0", ErrBadInput, m.Name)
+	}
+	for _, v := range []float64{c.GPU.BandwidthBytesPerS, c.GPU.PeakFLOPS, m.WeightBytesPerStep, m.FLOPsPerToken, m.HeadFLOPs, m.AttnFLOPsPerCtx, m.KVBytesPerToken, m.ImageFLOPs} {
+		if !(v >= 0 && v < 1e30) {
+			return fmt.Errorf("%w: model %q on %q: cost figures must be finite and >= 0 (got %v)", ErrBadInput, m.Name, c.GPU.Name, v)
+		}
+	}
+	if m.ImageTokens < 0 || m.ImageTokens > 1<<20 {
+		return fmt.Errorf("%w: model %q: image_tokens %d out of range", ErrBadInput, m.Name, m.ImageTokens)
+	}
+	if err := c.Params.Validate(); err != nil {
+		return err
+	}
+	s := c.Server
+	if s.Slots > 1<<16 || s.MaxNumSeqs > 1<<20 || s.SlotContext > 1<<26 || s.KVBlocks > 1<<31 || s.MaxNumBatchedTokens > 1<<24 || s.NBatch > 1<<24 || s.BlockSize > 1<<16 {
+		return fmt.Errorf("%w: server settings out of range: %+v", ErrBadInput, s)
+	}
+	if c.Family.batched() {
+		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
+			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",
+				ErrBadInput, c.Family, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
+		}
+		return nil
+	}
+	if s.Slots <= 0 || s.SlotContext <= 0 || s.NBatch <= 0 || s.NUBatch <= 0 {
+		return fmt.Errorf("%w: %s needs slots, slot context, n_batch and n_ubatch > 0 (have %d, %d, %d, %d)",
+			ErrBadInput, c.Family, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
+	}
+	return nil
+}

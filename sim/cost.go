@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"math"
+	"time"
+)
+
+// mmvqMaxBatch is the largest micro-batch ggml's CUDA backend multiplies
+// with its vector kernels (MMVQ_MAX_BATCH_SIZE in ggml-cuda/mmvq.cuh):
+// there each extra column costs about as much again in arithmetic, which
+// the sequence cost models for llama.cpp and Ollama.
+const mmvqMaxBatch = 8
+
+// shape is the work of one step (vLLM, SGLang) or one micro-batch
+// (llama.cpp, Ollama).
+type shape struct {
+	// tokens is the input tokens computed.
+	tokens int
+	// seqs is the sequences with tokens in it; samples those that sample
+	// a token at its end.
+	seqs, samples int
+	// ctx is Σ over sequences of the context tokens whose KV is read.
+	ctx float64
+	// attn is Σ over sequences of query × key pairs: n·ctx + n(n+1)/2 for
+	// n new tokens after ctx cached ones.
+	attn float64
+	// images is the images whose encoder runs in it.
+	images int
+}
+
+// add counts one sequence of n new tokens after ctx cached ones.
+func (s *shape) add(n, ctx int, samples bool) {
+	s.tokens += n
+	s.seqs++
+	if samples {
+		s.samples++
+	}
+	s.ctx += float64(ctx)
+	s.attn += float64(n)*float64(ctx) + float64(n)*float64(n+1)/2
+}
+
+// costModel turns shapes into durations: the roofline of the package doc.
+type costModel struct {
+	secPerByte, secPerFLOP float64
+	m                      ModelCost
+	step, seq              float64 // seconds
+	// padSizes are the CUDA-graph capture sizes a step's token count is
+	// padded up to (ascending); nil = no padding.
+	padSizes []int
+}
+
+func newCostModel(c *Config) *costModel {
+	p := c.Params
+	cm := &costModel{
+		secPerByte: 1 / (c.GPU.BandwidthBytesPerS * p.MemoryEfficiency),
+		secPerFLOP: 1 / (c.GPU.PeakFLOPS * p.ComputeEfficiency),
+		m:          c.Model,
+		step:       p.StepOverhead.Seconds(),
+		seq:        p.SeqCost.Seconds(),
+	}
+	if c.Server.CUDAGraphs && c.Family.batched() {
+		cm.padSizes = captureSizes(c.Family, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
+	}
+	return cm
+}
+
+// captureSizes are the batch sizes a server captures CUDA graphs for.
+// vLLM (vllm/config/vllm.py, _set_cudagraph_sizes): [1, 2, 4] +
+// range(8, 256, 8) + range(256, max+1, 16) with max = min(2 ×
+// max_num_seqs, 512, max_num_batched_tokens). SGLang
+// (server_args.py, cuda_graph_bs): the same ladder up to 160 by default on
+// GPUs of this class.
+func captureSizes(f Family, seqs, batched int) []int {
+	top := min(2*seqs, 512, batched)
+	if f == SGLang {
+		top = min(seqs, 160)
+	}
+	var out []int
+	for s := 1; s <= top; s++ {
+		if s == 1 || s == 2 || s == 4 || (s < 256 && s%8 == 0) || (s >= 256 && s%16 == 0) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pad is n rounded up to the next capture size, or n past the largest.
+func (c *costModel) pad(n int) int {
+	if len(c.padSizes) == 0 || n > c.padSizes[len(c.padSizes)-1] {
+		return n
+	}
+	lo, hi := 0, len(c.padSizes)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if c.padSizes[mid] >= n {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return c.padSizes[lo]
+}
+
+// roofline is max(memory time, compute time) of s in seconds, without
+// overheads; padded says whether CUDA-graph padding applies.
+func (c *costModel) roofline(s *shape, padded bool) float64 {
+	tok := s.tokens
+	if padded {
+		tok = c.pad(tok)
+	}
+	bytes := c.m.WeightBytesPerStep + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
+	flops := float64(tok)*c.m.FLOPsPerToken + float64(s.samples)*c.m.HeadFLOPs +
+		s.attn*c.m.AttnFLOPsPerCtx + float64(s.images)*c.m.ImageFLOPs
+	return math.Max(bytes*c.secPerByte, flops*c.secPerFLOP)
+}
+
+// batchStep is the time of one vLLM or SGLang step; decodeOnly says
+// whether every sequence in it decodes one token (SGLang pads only those).
+func (c *costModel) batchStep(s *shape, decodeOnly bool, f Family) float64 {
+	padded := f == VLLM || decodeOnly
+	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq
+}
+
+// microBatch is the time of one llama.cpp or Ollama micro-batch: the
+// roofline, the step overhead and, for micro-batches small enough for
+// ggml's vector kernels, the sequence cost per column (token).
+func (c *costModel) microBatch(s *shape) float64 {
+	t := c.roofline(s, false) + c.step
+	if s.tokens <= mmvqMaxBatch {
+		t += float64(s.tokens) * c.seq
+	}
+	return t
+}
+
+// dur converts seconds to a Duration of at least one nanosecond.
+func dur(sec float64) time.Duration {
+	d := time.Duration(math.Round(sec * 1e9))
+	return max(d, 1)
+}

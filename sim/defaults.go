@@ -1,0 +1,57 @@
+package sim
+
+import "time"
+
+// Published figures the defaults come from (DEFAULTS.md explains each).
+// None is from the reference sweep (examples/multi-backend-sweep.json).
+
+// vLLM: fitted by TestDefaultsVLLM5090 to the published QPS sweep of
+// vLLM 0.22.1 on an RTX 5090 serving Qwen3-4B in BF16 (random 1024 in /
+// 128 out, Poisson arrivals; testdata/published-vllm-rtx5090-qwen3-4b.json).
+var vllmDefaults = Params{
+	MemoryEfficiency:  0.784,
+	ComputeEfficiency: 0.913,
+	StepOverhead:      603 * time.Microsecond,
+	SeqCost:           30 * time.Microsecond,
+	RequestLatency:    12700 * time.Microsecond,
+}
+
+// llama.cpp: from llama-bench figures in ggml-org/llama.cpp pull requests
+// (testdata/published-llamacpp.json), checked by TestDefaultsLlamaCpp.
+var llamaDefaults = struct {
+	MemoryEfficiency, ComputeEfficiency float64
+	StepOverhead                        time.Duration
+	// smallBatchFLOPsFraction: the per-column cost of ggml's vector
+	// kernels as a fraction of PeakFLOPS (SeqCost = FLOPsPerToken /
+	// (PeakFLOPS × fraction)).
+	smallBatchFLOPsFraction float64
+	RequestLatency          time.Duration
+	OllamaRequestLatency    time.Duration
+}{
+	MemoryEfficiency:        0.919,
+	ComputeEfficiency:       0.884,
+	StepOverhead:            0,
+	smallBatchFLOPsFraction: 0.390,
+	RequestLatency:          5 * time.Millisecond,
+	OllamaRequestLatency:    10 * time.Millisecond,
+}
+
+// DefaultParams is the calibration a prediction without a fit uses for
+// family f on GPU g with model m.
+func DefaultParams(f Family, g GPU, m ModelCost) Params {
+	switch f {
+	case LlamaCpp, Ollama:
+		d := llamaDefaults
+		p := Params{
+			MemoryEfficiency: d.MemoryEfficiency, ComputeEfficiency: d.ComputeEfficiency,
+			StepOverhead:   d.StepOverhead,
+			SeqCost:        dur(m.FLOPsPerToken / (g.PeakFLOPS * d.smallBatchFLOPsFraction)),
+			RequestLatency: d.RequestLatency,
+		}
+		if f == Ollama {
+			p.RequestLatency = d.OllamaRequestLatency
+		}
+		return p
+	}
+	return vllmDefaults
+}

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
+)
+
+var derive = flag.Bool("derive", false, "re-derive the defaults from the published figures and print them")
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// llamaBench is published llama-bench data (testdata).
+type llamaBench struct {
+	SmallBatch struct {
+		GPU, Model, Quant  string
+		PromptTokens       int       `json:"prompt_tokens"`
+		TokensPerSByUBatch []float64 `json:"tokens_per_s_by_ubatch"`
+	} `json:"small_batch"`
+	Prompt struct {
+		GPU, Model, Quant string
+		PromptTokens      int     `json:"prompt_tokens"`
+		UBatch            int     `json:"ubatch"`
+		TokensPerS        float64 `json:"tokens_per_s"`
+	} `json:"prompt"`
+}
+
+// ppRate is what the cost model says llama-bench's pp test measures:
+// prompt tokens / the time of processing them n_ubatch at a time.
+func ppRate(c Config, prompt, ubatch int) float64 {
+	cm := newCostModel(&c)
+	sec := 0.0
+	for ctx := 0; ctx < prompt; ctx += ubatch {
+		var s shape
+		n := min(ubatch, prompt-ctx)
+		s.add(n, ctx, ctx+n == prompt)
+		sec += cm.microBatch(&s)
+	}
+	return float64(prompt) / sec
+}
+
+func llamaConfig(t *testing.T, gpu, model, quant string) Config {
+	t.Helper()
+	c, err := Spec{Backend: LlamaCpp, GPU: gpu, Model: model, Quant: quant, Server: Server{Slots: 1, SlotContext: 1024}}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestDefaultsLlamaCpp holds llama.cpp's default memory efficiency,
+// small-batch cost and compute efficiency to the published llama-bench
+// figures they were derived from (-derive re-derives them).
+func TestDefaultsLlamaCpp(t *testing.T) {
+	var lb llamaBench
+	readJSON(t, "testdata/published-llamacpp-llama-bench.json", &lb)
+	small := llamaConfig(t, lb.SmallBatch.GPU, lb.SmallBatch.Model, lb.SmallBatch.Quant)
+	big := llamaConfig(t, lb.Prompt.GPU, lb.Prompt.Model, lb.Prompt.Quant)
+	if *derive {
+		deriveLlama(t, small, big, &lb)
+	}
+	for i, want := range lb.SmallBatch.TokensPerSByUBatch {
+		got := ppRate(small, lb.SmallBatch.PromptTokens, i+1)
+		t.Logf("%s %s pp%d ubatch %d: model %.1f t/s, published %.1f", lb.SmallBatch.GPU, lb.SmallBatch.Model, lb.SmallBatch.PromptTokens, i+1, got, want)
+		if d := got/want - 1; math.Abs(d) > 0.08 {
+			t.Errorf("%s %s pp%d ubatch %d: model %.1f t/s, published %.1f (%+.1f%%)", lb.SmallBatch.GPU, lb.SmallBatch.Model, lb.SmallBatch.PromptTokens, i+1, got, want, d*100)
+		}
+	}
+	got := ppRate(big, lb.Prompt.PromptTokens, lb.Prompt.UBatch)
+	t.Logf("%s %s pp%d ubatch %d: model %.1f t/s, published %.1f", lb.Prompt.GPU, lb.Prompt.Model, lb.Prompt.PromptTokens, lb.Prompt.UBatch, got, lb.Prompt.TokensPerS)
+	if d := got/lb.Prompt.TokensPerS - 1; math.Abs(d) > 0.02 {
+		t.Errorf("%s pp512: model %.1f t/s, published %.1f (%+.1f%%)", lb.Prompt.GPU, got, lb.Prompt.TokensPerS, d*100)
+	}
+}
+
+// deriveLlama fits the memory efficiency and small-batch fraction to the
+// micro-batch sweep, then the compute efficiency to the pp512 figure.
+func deriveLlama(t *testing.T, small, big Config, lb *llamaBench) {
+	obj := func(x []float64) float64 {
+		c := small
+		c.Params.MemoryEfficiency = math.Exp(x[0])
+		c.Params.SeqCost = dur(c.Model.FLOPsPerToken / (c.GPU.PeakFLOPS * math.Exp(x[1])))
+		s := 0.0
+		for i, want := range lb.SmallBatch.TokensPerSByUBatch {
+			d := math.Log(ppRate(c, lb.SmallBatch.PromptTokens, i+1) / want)
+			s += d * d
+		}
+		return s
+	}
+	x, _ := nelderMead(obj, []float64{math.Log(0.7), math.Log(0.35)}, 0.2, 500)
+	objC := func(y []float64) float64 {
+		c := big
+		c.Params.ComputeEfficiency = math.Exp(y[0])
+		d := math.Log(ppRate(c, lb.Prompt.PromptTokens, lb.Prompt.UBatch) / lb.Prompt.TokensPerS)
+		return d * d
+	}
+	y, _ := nelderMead(objC, []float64{math.Log(0.8)}, 0.2, 200)
+	t.Logf("derived llama.cpp defaults: memory efficiency %.4f, small-batch FLOPs fraction %.4f, compute efficiency %.4f",
+		math.Exp(x[0]), math.Exp(x[1]), math.Exp(y[0]))
+}
+
+// publishedVLLM is a published vLLM QPS sweep (testdata).
+type publishedVLLM struct {
+	GPU, Model, Quant string
+	PromptTokens      int     `json:"prompt_tokens"`
+	OutputTokens      int     `json:"output_tokens"`
+	ArrivalSeconds    float64 `json:"arrival_seconds"`
+	Points            []struct {
+		QPS        float64  `json:"qps"`
+		TPOTMeanMs float64  `json:"tpot_mean_ms"`
+		TTFTMeanMs *float64 `json:"ttft_mean_ms"`
+	} `json:"points"`
+}
+
+func vllmSweepConfig(t *testing.T, pv *publishedVLLM) Config {
+	t.Helper()
+	c, err := Spec{Backend: VLLM, GPU: pv.GPU, Model: pv.Model, Quant: pv.Quant, NoPrefixCaching: true,
+		Server: Server{MaxModelLen: 8192, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048}}.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sweepMeans simulates each QPS point and returns its mean TPOT and TTFT
+// in milliseconds (the published figures are means).
+func sweepMeans(t *testing.T, c Config, pv *publishedVLLM) (tpot, ttft []float64) {
+	for i, p := range pv.Points {
+		e, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int(p.QPS * pv.ArrivalSeconds)
+		lr, err := RunLevel(e, Workload{PromptTokens: pv.PromptTokens, OutputTokens: pv.OutputTokens},
+			Load{Method: Rate, Key: i + 1, Rate: p.QPS, Requests: n, Seed: 42})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, tt := means(lr.Results)
+		tpot, ttft = append(tpot, tp), append(ttft, tt)
+	}
+	return tpot, ttft
+}
+
+func means(rs []record.Result) (tpot, ttft float64) {
+	var a, b []float64
+	for i := range rs {
+		if v, ok := stats.TPOTNS(&rs[i]); ok {
+			a = append(a, v/1e6)
+		}
+		if rs[i].TTFTNS != nil {
+			b = append(b, float64(*rs[i].TTFTNS)/1e6)
+		}
+	}
+	ma, _ := stats.Mean(a)
+	mb, _ := stats.Mean(b)
+	return ma, mb
+}
+
+// TestDefaultsVLLM holds vLLM's defaults to the published QPS sweep they
+// were fitted to (-derive refits them).
+func TestDefaultsVLLM(t *testing.T) {
+	var pv publishedVLLM
+	readJSON(t, "testdata/published-vllm-rtx5090-qwen3-4b.json", &pv)
+	base := vllmSweepConfig(t, &pv)
+	if *derive {
+		deriveVLLM(t, base, &pv)
+	}
+	tpot, ttft := sweepMeans(t, base, &pv)
+	for i, p := range pv.Points {
+		t.Logf("QPS %v: TPOT mean %.2f ms (published %.2f), TTFT mean %.1f ms (published %v)", p.QPS, tpot[i], p.TPOTMeanMs, ttft[i], fmtPtr(p.TTFTMeanMs, 0))
+		if d := tpot[i]/p.TPOTMeanMs - 1; math.Abs(d) > 0.05 {
+			t.Errorf("QPS %v: TPOT mean %.2f ms, published %.2f (%+.1f%%)", p.QPS, tpot[i], p.TPOTMeanMs, d*100)
+		}
+		if p.TTFTMeanMs != nil {
+			if d := ttft[i] / *p.TTFTMeanMs - 1; math.Abs(d) > 0.20 {
+				t.Errorf("QPS %v: TTFT mean %.1f ms, published %.1f (%+.1f%%)", p.QPS, ttft[i], *p.TTFTMeanMs, d*100)
+			}
+		}
+	}
+}
+
+func deriveVLLM(t *testing.T, base Config, pv *publishedVLLM) {
+	at := func(x []float64) Config {
+		c := base
+		c.Params = Params{MemoryEfficiency: math.Min(math.Exp(x[0]), 1), ComputeEfficiency: math.Exp(x[1]),
+			StepOverhead: dur(math.Exp(x[2])), SeqCost: dur(math.Exp(x[3])), RequestLatency: dur(math.Exp(x[4]))}
+		return c
+	}
+	obj := func(x []float64) float64 {
+		tpot, ttft := sweepMeans(t, at(x), pv)
+		s := 0.0
+		for i, p := range pv.Points {
+			d := math.Log(tpot[i] / p.TPOTMeanMs)
+			s += d * d
+			if p.TTFTMeanMs != nil {
+				d = math.Log(ttft[i] / *p.TTFTMeanMs)
+				s += d * d
+			}
+		}
+		return s
+	}
+	x0 := []float64{math.Log(0.78), math.Log(0.85), math.Log(500e-6), math.Log(30e-6), math.Log(15e-3)}
+	x, f := nelderMead(obj, x0, 0.3, 400)
+	c := at(x)
+	t.Logf("derived vLLM defaults (objective %.4f): %+v", f, c.Params)
+}

@@ -1,0 +1,625 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/servebench/servebench/document"
+)
+
+// FitOptions shape a fit.
+type FitOptions struct {
+	// LowestOnly fits each run on its lowest-concurrency level alone
+	// (the accuracy test's protocol); otherwise on every level.
+	LowestOnly bool
+	// Tolerance is the largest relative error (0.10 = 10%) a fitted
+	// figure may keep for the fit to count as reaching it; 0 = 0.10.
+	Tolerance float64
+	// Seed seeds the simulated clients.
+	Seed uint64
+	// MaxIter bounds the optimizer's iterations per fit; 0 = 200.
+	MaxIter int
+}
+
+// FitError is a fit that did not bring every fitted figure within the
+// tolerance; the profile is still returned, with these residuals.
+type FitError struct {
+	Label     string
+	Tolerance float64
+	Residuals []Residual
+}
+
+func (e *FitError) Error() string {
+	var miss []string
+	for _, r := range e.Residuals {
+		if r.Fitted && math.Abs(r.ErrorPct) > e.Tolerance*100 {
+			miss = append(miss, fmt.Sprintf("%s at level %d: predicted %.4g, measured %.4g (%+.1f%%)", r.Metric, r.Level, r.Predicted, r.Measured, r.ErrorPct))
+		}
+	}
+	return fmt.Sprintf("fit of %s misses its targets by more than %.0f%%: %s", e.Label, e.Tolerance*100, strings.Join(miss, "; "))
+}
+
+// param is one free parameter of a fit, optimized in log space. sigma is
+// the spread of its prior in log space: how far from its documented
+// default the parameter is known to vary between machines (0: no prior,
+// the data alone decide).
+type param struct {
+	name  string
+	get   func(*Config) float64
+	set   func(*Config, float64)
+	lo    float64
+	hi    float64
+	sigma float64
+}
+
+var (
+	pMemory = param{"memory_efficiency", func(c *Config) float64 { return c.Params.MemoryEfficiency },
+		func(c *Config, v float64) { c.Params.MemoryEfficiency = v }, 0.02, 1, sigmaEfficiency}
+	pCompute = param{"compute_efficiency", func(c *Config) float64 { return c.Params.ComputeEfficiency },
+		func(c *Config, v float64) { c.Params.ComputeEfficiency = v }, 0.02, 2, sigmaEfficiency}
+	pSeq = param{"seq_cost", func(c *Config) float64 { return c.Params.SeqCost.Seconds() },
+		func(c *Config, v float64) { c.Params.SeqCost = dur(v) }, 1e-7, 0.05, sigmaOverhead}
+	pLatency = param{"request_latency", func(c *Config) float64 { return c.Params.RequestLatency.Seconds() },
+		func(c *Config, v float64) { c.Params.RequestLatency = dur(v) }, 1e-5, 10, sigmaOverhead}
+	pBytes = param{"weight_bytes_per_step", func(c *Config) float64 { return c.Model.WeightBytesPerStep },
+		func(c *Config, v float64) { c.Model.WeightBytesPerStep = v }, 1e6, 1e13, 0}
+	pFLOPs = param{"flops_per_token", func(c *Config) float64 { return c.Model.FLOPsPerToken },
+		func(c *Config, v float64) { c.Model.FLOPsPerToken = v }, 1e6, 1e14, 0}
+	pImage = param{"image_flops", func(c *Config) float64 { return c.Model.ImageFLOPs },
+		func(c *Config, v float64) { c.Model.ImageFLOPs = v }, 1e6, 1e16, 0}
+)
+
+// Prior and measurement spreads of the fit (log space). The fit is a
+// maximum a posteriori estimate: it minimizes Σ (ln(predicted /
+// measured) / sigmaMeasured)² over the measured figures plus Σ (ln(value
+// / default) / sigma)² over the free parameters. sigmaEfficiency (±28%)
+// is the spread of the published efficiencies behind the defaults across
+// GPUs and kernels (DEFAULTS.md); sigmaOverhead (a factor e) says that
+// per-request and per-sequence costs depend on the host and the HTTP stack
+// more than on anything published. Where one level's figures cannot tell
+// two parameters apart (at concurrency 1, TTFT is request latency plus
+// prefill time), the priors share the difference between them instead of
+// an arbitrary choice; where the data can, they decide.
+const (
+	sigmaMeasured   = 0.05
+	sigmaEfficiency = 0.25
+	sigmaOverhead   = 1.0
+)
+
+// allParams names every parameter a fit could move, for KeptAtDefault.
+var allParams = []string{"memory_efficiency", "compute_efficiency", "step_overhead", "seq_cost", "request_latency",
+	"weight_bytes_per_step", "flops_per_token"}
+
+// FitDocument fits every run of doc: the efficiencies (and, with several
+// levels, the sequence cost; the step overhead and request latency stay at
+// their documented defaults, which the figures of one sweep cannot
+// separate from the efficiencies), or — when the model resolves to no
+// preset — the bytes read per step and FLOPs per token; llama.cpp and
+// Ollama slot counts the document does not record are chosen per server
+// (backend, model, GPU) as the smallest that explains the fitted levels as
+// well as any larger one. It returns the profile and, when a fit misses its
+// targets, a *FitError per such run (errors.Join); ErrTooFewLevels when a
+// run has fewer measured figures than free parameters.
+func FitDocument(doc *document.Document, opt FitOptions) (*Profile, error) {
+	specs, err := RunSpecs(doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("%w: the document has no runs and no records", ErrTooFewLevels)
+	}
+	return FitRuns(specs, opt)
+}
+
+// FitRuns is FitDocument on RunSpecs.
+func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
+	if opt.Tolerance == 0 {
+		opt.Tolerance = 0.10
+	}
+	if opt.MaxIter == 0 {
+		opt.MaxIter = 200
+	}
+	specs = slices.Clone(specs)
+	for i := range specs {
+		if opt.LowestOnly {
+			specs[i].Cases = lowest(specs[i].Cases)
+		}
+	}
+	prof := &Profile{Version: ProfileVersion, Runs: make([]RunProfile, len(specs))}
+	done := make([]bool, len(specs))
+	for i := range specs {
+		if done[i] {
+			continue
+		}
+		group := []int{i}
+		for j := i + 1; j < len(specs); j++ {
+			if !done[j] && sameServer(&specs[i], &specs[j]) {
+				group = append(group, j)
+			}
+		}
+		if err := fitGroup(specs, group, opt, prof); err != nil {
+			return nil, err
+		}
+		for _, j := range group {
+			done[j] = true
+		}
+	}
+	var errs []error
+	for i := range prof.Runs {
+		rp := &prof.Runs[i]
+		if !rp.TargetsMet {
+			errs = append(errs, &FitError{Label: rp.Label, Tolerance: opt.Tolerance, Residuals: rp.Residuals})
+		}
+	}
+	return prof, errors.Join(errs...)
+}
+
+// lowest keeps the case of lowest concurrency.
+func lowest(cs []Case) []Case {
+	if len(cs) == 0 {
+		return cs
+	}
+	best := 0
+	for i, c := range cs {
+		if c.Load.Concurrency < cs[best].Load.Concurrency {
+			best = i
+		}
+	}
+	return []Case{cs[best]}
+}
+
+// setting is a server setting a document may not record, which the fit
+// chooses from candidates per server (runs of one backend, model and GPU
+// share it: one installation, one configuration).
+type setting struct {
+	name string
+	// unknown says whether rs lacks the setting.
+	unknown func(rs *RunSpec) bool
+	// candidates are the values to try for a group whose fit levels reach
+	// concurrency top.
+	candidates func(top int) []int
+	set        func(rs *RunSpec, v int)
+	// matters says whether the fit levels of rs can tell the candidates
+	// apart (a run at concurrency 1 cannot tell 8 slots from 1).
+	matters func(rs *RunSpec, cands []int) bool
+	// pick chooses among the candidates' fit costs (sums of squared log
+	// errors), and says why.
+	pick func(cands []int, costs []float64) (int, string)
+}
+
+// slotsSetting: llama.cpp's --parallel / OLLAMA_NUM_PARALLEL. More slots
+// than requests in flight change nothing, so the data can only bound the
+// count from below: the smallest count that explains the fitted levels as
+// well as any larger one is chosen.
+var slotsSetting = setting{
+	name:    "slots",
+	unknown: func(rs *RunSpec) bool { return !rs.Spec.Backend.batched() && !rs.SlotsKnown },
+	candidates: func(top int) []int {
+		var c []int
+		for s := 1; ; s *= 2 {
+			c = append(c, s)
+			if s >= top {
+				return c
+			}
+		}
+	},
+	set: func(rs *RunSpec, v int) { rs.Spec.Server.Slots = v },
+	matters: func(rs *RunSpec, cands []int) bool {
+		for _, c := range rs.Cases {
+			if c.Load.Concurrency > cands[0] {
+				return true
+			}
+		}
+		return false
+	},
+	pick: func(cands []int, costs []float64) (int, string) {
+		best := slices.Min(costs)
+		for i, c := range costs {
+			if c <= best+settingMargin {
+				return cands[i], fmt.Sprintf("the smallest of %v whose fit is within %v of the best (fit objectives %s)", cands, settingMargin, fmtCosts(costs))
+			}
+		}
+		return cands[len(cands)-1], ""
+	},
+}
+
+// settingMargin is how much lower (in the fit objective, a χ²: one unit
+// is one fitted figure off by sigmaMeasured, or one parameter sigma from
+// its default) a setting's fit must be to be preferred: 2, Akaike's price
+// of one more parameter.
+const settingMargin = 2.0
+
+// budgetSetting: vLLM's max_num_batched_tokens (SGLang's
+// chunked_prefill_size), which sets how a long prompt is chunked. The
+// candidates are the powers of two from 512 (vLLM V0's chunked-prefill
+// default) to 8192 (V1's on large GPUs); the family's default (2048 on
+// GPUs under 70 GiB) stays unless another explains the fitted levels at
+// least twice as well.
+var budgetSetting = setting{
+	name:       "max_num_batched_tokens",
+	unknown:    func(rs *RunSpec) bool { return rs.Spec.Backend.batched() && rs.Spec.Server.MaxNumBatchedTokens == 0 },
+	candidates: func(int) []int { return []int{512, 1024, 2048, 4096, 8192} },
+	set:        func(rs *RunSpec, v int) { rs.Spec.Server.MaxNumBatchedTokens = v },
+	matters: func(rs *RunSpec, cands []int) bool {
+		for _, c := range rs.Cases {
+			if c.Load.Concurrency > 1 || c.Workload.PromptTokens+c.Workload.Images*256 > cands[0] {
+				return true
+			}
+		}
+		return false
+	},
+	pick: func(cands []int, costs []float64) (int, string) {
+		def := slices.Index(cands, 2048)
+		best := def
+		for i, c := range costs {
+			if c < costs[best] {
+				best = i
+			}
+		}
+		if costs[best] > costs[def]-settingMargin {
+			best = def
+		}
+		return cands[best], fmt.Sprintf("of %v, the default 2048 unless another lowers the fit objective by more than %v (fit objectives %s)", cands, settingMargin, fmtCosts(costs))
+	},
+}
+
+func fmtCosts(cs []float64) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%.4f", c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// sameServer: runs whose unrecorded settings are chosen together.
+func sameServer(a, b *RunSpec) bool {
+	return a.Spec.Backend == b.Spec.Backend && a.Spec.Model == b.Spec.Model && a.Spec.GPU == b.Spec.GPU
+}
+
+// fitGroup fits runs that share a server, choosing the settings none of
+// them records.
+func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error {
+	var chosen []Choice
+	for _, st := range []setting{slotsSetting, budgetSetting} {
+		var unknown []int
+		for _, i := range group {
+			if st.unknown(&specs[i]) {
+				unknown = append(unknown, i)
+			}
+		}
+		if len(unknown) == 0 {
+			continue
+		}
+		top := 1
+		for _, i := range unknown {
+			for _, c := range specs[i].Cases {
+				top = max(top, c.Load.Concurrency)
+			}
+		}
+		cands := st.candidates(top)
+		costs := make([]float64, len(cands))
+		for _, i := range unknown {
+			if !st.matters(&specs[i], cands) {
+				continue
+			}
+			for k, v := range cands {
+				rs := specs[i]
+				st.set(&rs, v)
+				rp, err := fitRun(&rs, opt)
+				if err != nil {
+					return err
+				}
+				costs[k] += rp.objective
+			}
+		}
+		v, why := st.pick(cands, costs)
+		for _, i := range unknown {
+			st.set(&specs[i], v)
+		}
+		chosen = append(chosen, Choice{Setting: st.name, Value: v, Why: why})
+	}
+	for _, i := range group {
+		rp, err := fitRun(&specs[i], opt)
+		if err != nil {
+			return err
+		}
+		for _, c := range chosen {
+			if slices.Contains(chosenFor(&specs[i]), c.Setting) {
+				rp.Chosen = append(rp.Chosen, c)
+			}
+		}
+		prof.Runs[i] = *rp
+	}
+	return nil
+}
+
+// chosenFor names the settings the fit chooses for rs's backend.
+func chosenFor(rs *RunSpec) []string {
+	if rs.Spec.Backend.batched() {
+		if rs.budgetKnown {
+			return nil
+		}
+		return []string{budgetSetting.name}
+	}
+	if rs.SlotsKnown {
+		return nil
+	}
+	return []string{slotsSetting.name}
+}
+
+// fitRun fits one run's parameters.
+func fitRun(rs *RunSpec, opt FitOptions) (*RunProfile, error) {
+	targets := 0
+	for _, c := range rs.Cases {
+		targets += len(c.Targets)
+	}
+	base, err := baseConfig(rs)
+	if err != nil {
+		return nil, err
+	}
+	free := freeParams(rs)
+	if targets < len(free) || targets == 0 {
+		return nil, fmt.Errorf("%w: run %s has %d measured figures for %d free parameters (%s)",
+			ErrTooFewLevels, rs.Label, targets, len(free), names(free))
+	}
+	x0 := make([]float64, len(free))
+	for i, p := range free {
+		x0[i] = math.Log(max(p.get(&base), p.lo))
+	}
+	cfgAt := func(x []float64) Config {
+		c := base
+		for i, p := range free {
+			p.set(&c, math.Exp(min(max(x[i], math.Log(p.lo)), math.Log(p.hi))))
+		}
+		return c
+	}
+	obj := func(x []float64) float64 {
+		_, res, err := Predict(cfgAt(x), rs, opt.Seed)
+		if err != nil {
+			return math.Inf(1)
+		}
+		v := sumSquaresAll(res) / (sigmaMeasured * sigmaMeasured)
+		for i, p := range free {
+			if p.sigma > 0 {
+				d := (x[i] - x0[i]) / p.sigma
+				v += d * d
+			}
+		}
+		return v
+	}
+	x, fx := nelderMead(obj, x0, 0.3, opt.MaxIter)
+	cfg := cfgAt(x)
+	_, res, err := Predict(cfg, rs, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
+	met := true
+	for i := range res {
+		res[i].Fitted = true
+		if math.Abs(res[i].ErrorPct) > opt.Tolerance*100 {
+			met = false
+		}
+	}
+	rp := &RunProfile{
+		Label: rs.Label, Backend: cfg.Family, Model: rs.Spec.Model, FreeModel: rs.FreeModel,
+		Cost: cfg.Model, GPU: cfg.GPU, Server: cfg.Server, Params: cfg.Params,
+		Fitted: names(free), Residuals: res, TargetsMet: met, Notes: slices.Clone(rs.Notes), objective: fx,
+	}
+	for _, n := range allParams {
+		if !slices.Contains(rp.Fitted, n) {
+			rp.KeptAtDefault = append(rp.KeptAtDefault, n)
+		}
+	}
+	for _, c := range rs.Cases {
+		rp.FitLevels = append(rp.FitLevels, c.Load.Key)
+	}
+	return rp, nil
+}
+
+func sumSquaresAll(rs []Residual) float64 {
+	s := 0.0
+	for _, r := range rs {
+		d := math.Log(r.Predicted / r.Measured)
+		if math.IsNaN(d) || math.IsInf(d, 0) {
+			return math.Inf(1)
+		}
+		s += d * d
+	}
+	return s
+}
+
+func names(ps []param) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.name
+	}
+	return out
+}
+
+// freeParams picks what a run's figures can inform: with a model, the
+// two efficiencies (compute from TTFT and prefill-bound throughput, memory
+// from TPOT) and the request latency (TTFT) and, given several levels, the
+// sequence cost; the step overhead stays at its default (every step reads
+// the weights, so it trades against the memory efficiency in every
+// figure). Without a model: the bytes per step and FLOPs per token (a
+// batch document's throughput alone determines only the bytes; its image
+// records the image encoder's FLOPs).
+func freeParams(rs *RunSpec) []param {
+	levels := map[int]bool{}
+	ttft, images := false, false
+	for _, c := range rs.Cases {
+		levels[c.Load.Key] = true
+		images = images || c.Workload.Images > 0
+		for _, t := range c.Targets {
+			ttft = ttft || t.Metric == MetricTTFT
+		}
+	}
+	if rs.FreeModel {
+		ps := []param{pBytes}
+		if ttft {
+			ps = append(ps, pFLOPs)
+		}
+		if images {
+			ps = append(ps, pImage)
+		}
+		return ps
+	}
+	ps := []param{pCompute, pMemory, pLatency}
+	if len(levels) > 1 {
+		ps = append(ps, pSeq)
+	}
+	return ps
+}
+
+// baseConfig is the run's configuration before the fit: from the
+// catalog, presets and capacity models, or — for a free model — a
+// starting guess of a 16-bit model of 2 GB that the fit moves.
+func baseConfig(rs *RunSpec) (Config, error) {
+	if !rs.FreeModel {
+		return rs.Spec.Config()
+	}
+	g, err := LookupGPU(rs.Spec.GPU)
+	if err != nil {
+		return Config{}, err
+	}
+	if rs.Spec.GPUGiB > 0 {
+		g.MemoryGiB = rs.Spec.GPUGiB
+	}
+	sv := rs.Spec.Server
+	fam := rs.Spec.Backend
+	switch {
+	case fam.batched():
+		sv.MaxNumSeqs = max(sv.MaxNumSeqs, 1)
+		if sv.MaxNumSeqs == 1 {
+			sv.MaxNumSeqs = 256
+		}
+		if sv.MaxNumBatchedTokens == 0 {
+			sv.MaxNumBatchedTokens = 2048
+		}
+		if sv.BlockSize == 0 {
+			sv.BlockSize = 16
+		}
+		if sv.KVBlocks == 0 {
+			// unknown model, unknown KV size: a cache no workload fills
+			sv.KVBlocks = 1 << 24
+			rs.Notes = appendOnce(rs.Notes, "KV capacity unknown without a model: the cache is taken as never full")
+		}
+		sv.CUDAGraphs, sv.PrefixCaching = !rs.Spec.EnforceEager, !rs.Spec.NoPrefixCaching
+		sv.ReserveFullPrompt = fam == VLLM && !rs.Spec.NoReserveFullPrompt
+	default:
+		sv.Slots = max(sv.Slots, 1)
+		if sv.NBatch == 0 {
+			sv.NBatch = 2048
+			if fam == Ollama {
+				sv.NBatch = 512
+			}
+		}
+		sv.NUBatch = max(sv.NUBatch, min(512, sv.NBatch))
+	}
+	m := ModelCost{Name: "free", WeightBytesPerStep: 2e9, FLOPsPerToken: 2e9, ImageTokens: 256, ImageFLOPs: 2e12}
+	rs.Notes = appendOnce(rs.Notes, "without a model, KV bytes and attention FLOPs are left out and an image is taken as 256 prompt tokens")
+	c := Config{Family: fam, GPU: g, Model: m, Server: sv, Params: DefaultParams(fam, g, m)}
+	return c, c.check()
+}
+
+func appendOnce(xs []string, s string) []string {
+	if slices.Contains(xs, s) {
+		return xs
+	}
+	return append(xs, s)
+}
+
+// nelderMead minimizes f from x0 with an initial simplex of the given
+// step along each axis (Nelder & Mead 1965, standard coefficients:
+// reflection 1, expansion 2, contraction ½, shrink ½).
+func nelderMead(f func([]float64) float64, x0 []float64, step float64, maxIter int) ([]float64, float64) {
+	n := len(x0)
+	pts := make([][]float64, n+1)
+	vals := make([]float64, n+1)
+	for i := range pts {
+		pts[i] = slices.Clone(x0)
+		if i > 0 {
+			pts[i][i-1] += step
+		}
+		vals[i] = f(pts[i])
+	}
+	order := make([]int, n+1)
+	point := func(c []float64, to []float64, t float64) []float64 {
+		out := make([]float64, n)
+		for k := range out {
+			out[k] = c[k] + t*(to[k]-c[k])
+		}
+		return out
+	}
+	for it := 0; it < maxIter; it++ {
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmpFloat(vals[a], vals[b]) })
+		best, worst, second := order[0], order[n], order[n-1]
+		if it > 2*n && (vals[worst]-vals[best] < 1e-4*(1+math.Abs(vals[best])) || spread(pts, best) < 1e-3) {
+			break
+		}
+		c := make([]float64, n)
+		for _, i := range order[:n] {
+			for k := range c {
+				c[k] += pts[i][k] / float64(n)
+			}
+		}
+		r := point(c, pts[worst], -1)
+		fr := f(r)
+		switch {
+		case fr < vals[best]:
+			e := point(c, pts[worst], -2)
+			if fe := f(e); fe < fr {
+				pts[worst], vals[worst] = e, fe
+			} else {
+				pts[worst], vals[worst] = r, fr
+			}
+		case fr < vals[second]:
+			pts[worst], vals[worst] = r, fr
+		default:
+			k := point(c, pts[worst], 0.5)
+			if fk := f(k); fk < vals[worst] {
+				pts[worst], vals[worst] = k, fk
+				continue
+			}
+			for _, i := range order[1:] {
+				pts[i] = point(pts[best], pts[i], 0.5)
+				vals[i] = f(pts[i])
+			}
+		}
+	}
+	bi := 0
+	for i := range vals {
+		if vals[i] < vals[bi] {
+			bi = i
+		}
+	}
+	return pts[bi], vals[bi]
+}
+
+// spread is the largest coordinate distance of the simplex from its best
+// point (log space: 1e-3 is 0.1%).
+func spread(pts [][]float64, best int) float64 {
+	d := 0.0
+	for _, p := range pts {
+		for k := range p {
+			d = max(d, math.Abs(p[k]-pts[best][k]))
+		}
+	}
+	return d
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

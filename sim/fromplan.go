@@ -1,0 +1,336 @@
+package sim
+
+// This file is the only one that imports package plan: the GPU catalog,
+// model presets, weight formats, KV dtypes and capacity models. plan's
+// layout is about to change; keep every use of it here.
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/servebench/servebench/plan"
+)
+
+// Spec is a server to simulate, as a person or a document describes it.
+// Zero values mean the family's defaults.
+type Spec struct {
+	// Backend is the server family.
+	Backend Family
+	// GPU is a catalog name ("RTX 5070 Ti", "NVIDIA GeForce RTX 4090");
+	// GPUGiB overrides its memory when > 0.
+	GPU    string
+	GPUGiB float64
+	// Model is a preset name or a name that resolves to one
+	// ("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5:7b-instruct",
+	// "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf").
+	Model string
+	// Quant is the weight format ("awq", "q4_k_m", "bf16"...); "" = the
+	// one the model name says, else the model's dtype.
+	Quant string
+	// KVDtype is the KV-cache dtype ("auto", "fp8", "q8_0"...); "" = the
+	// family's default (auto; f16 for llama.cpp and Ollama).
+	KVDtype string
+	// GPUMemoryUtilization is vLLM's gpu_memory_utilization (SGLang's
+	// mem_fraction_static); 0 = 0.9 (SGLang 0.88).
+	GPUMemoryUtilization float64
+	// Server holds the scheduler settings; KVBlocks > 0 overrides the
+	// capacity model with the server's own figure. Its booleans are
+	// ignored: vLLM and SGLang default to prefix caching, CUDA graphs and
+	// (vLLM) the full-prompt admission check, which the three fields
+	// below turn off.
+	Server Server
+	// EnforceEager turns CUDA graphs off; NoPrefixCaching prefix caching;
+	// NoReserveFullPrompt vLLM's scheduler_reserve_full_isl.
+	EnforceEager, NoPrefixCaching, NoReserveFullPrompt bool
+	// Params overrides the calibration; nil = Defaults.
+	Params *Params
+}
+
+// LookupGPU returns the catalog entry for name.
+func LookupGPU(name string) (GPU, error) {
+	g, err := plan.LookupGPU(name)
+	if err != nil {
+		msg := err.Error()
+		if i := strings.Index(msg, "closest:"); i >= 0 {
+			msg = "closest: " + strings.TrimSuffix(strings.TrimSpace(msg[i+len("closest:"):]), " (or give --gpu-gib)")
+		}
+		return GPU{}, fmt.Errorf("%w %q (%s)", ErrUnknownGPU, name, msg)
+	}
+	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12}, nil
+}
+
+// quantWords are weight-format names as they appear in model names and
+// files, longest first.
+var quantWords = []string{"q4_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
+
+// resolveModel finds the preset a model name refers to and the weight
+// format its name implies: "Qwen/Qwen2.5-7B-Instruct-AWQ" is qwen2.5-7b
+// in AWQ, "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf" qwen2.5-7b in Q4_K_M,
+// and an Ollama tag without a format ("qwen2.5:7b-instruct") the library's
+// default Q4_K_M.
+func resolveModel(name string) (plan.ModelSpec, plan.Quant, error) {
+	if m, err := plan.Preset(name); err == nil {
+		return m, "", nil
+	}
+	s := strings.ToLower(path.Base(strings.ReplaceAll(name, `\`, "/")))
+	s = strings.TrimSuffix(s, ".gguf")
+	ollamaTag := strings.Contains(s, ":")
+	s = strings.ReplaceAll(s, ":", "-")
+	var q plan.Quant
+	for _, w := range quantWords {
+		if i := strings.Index(s, w); i >= 0 {
+			q = plan.Quant(w)
+			s = strings.Trim(s[:i]+s[i+len(w):], "-_.")
+			break
+		}
+	}
+	if q == "f16" {
+		q = "fp16"
+	}
+	if q == "" && ollamaTag {
+		q = "q4_k_m"
+	}
+	words := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' })
+	for len(words) > 0 {
+		switch words[len(words)-1] {
+		case "instruct", "chat", "it", "hf", "latest", "base":
+			words = words[:len(words)-1]
+			continue
+		}
+		break
+	}
+	// "qwen2.5-7b-7b" from "qwen2.5:7b-instruct" collapses.
+	words = dedupeAdjacent(words)
+	if m, err := plan.Preset(strings.Join(words, "-")); err == nil {
+		return m, q, nil
+	}
+	_, err := plan.Preset(name)
+	return plan.ModelSpec{}, "", fmt.Errorf("%w %q: %s", ErrUnknownModel, name, strings.TrimPrefix(err.Error(), "unknown model preset "+fmt.Sprintf("%q", name)+"; "))
+}
+
+func dedupeAdjacent(w []string) []string {
+	out := w[:0]
+	for i, x := range w {
+		if i == 0 || x != w[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// ggufHeadBytes is the bytes per lm_head weight in GGUF files of each
+// format: llama-quantize keeps output.weight at Q6_K (6.5625 bits) for
+// the 4-bit formats and at Q8_0 for Q8_0 (llama-quant.cpp,
+// llama_tensor_get_type).
+var ggufHeadBytes = map[plan.Quant]float64{"q4_k_m": 6.5625 / 8, "q4_0": 6.5625 / 8, "q8_0": 34.0 / 32}
+
+// modelCost derives the cost of one forward pass of m stored as q with a
+// KV cache of dtype kv. Bytes read per step: every matrix at the format's
+// bytes per weight (plan.WeightsBytes' table) and the lm_head (16-bit in
+// Hugging Face formats, as vLLM keeps it; Q6_K/Q8_0 in GGUF files); the
+// embedding table is not read whole. Vision models (arch "*_vl") count
+// the parameters beyond the text stack as their vision tower: a 448×448
+// image is 256 tokens after Qwen2-VL's 2×2 merge of 14-pixel patches, and
+// the encoder runs 2 × vision parameters per patch (1024 patches).
+func modelCost(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype) ModelCost {
+	p := m.Params()
+	text := textParams(&m)
+	vision := float64(0)
+	if strings.HasSuffix(m.Arch, "_vl") && float64(p.Total()) > text {
+		vision = float64(p.Total()) - text
+	}
+	other := 2.0
+	if q == "fp32" {
+		other = 4
+	}
+	nonLinear := float64(p.Embedding+p.LMHead+p.Other) * other
+	perLinear := (float64(plan.WeightsBytes(&m, q)) - nonLinear) / float64(max(p.Linear, 1))
+	head := float64(p.LMHead)
+	if m.TiedEmbeddings {
+		head = float64(p.Embedding)
+	}
+	headBytes := other
+	if b, ok := ggufHeadBytes[q]; ok {
+		headBytes = b
+	}
+	linear := float64(p.Linear) - vision
+	if m.Experts > 0 && m.MoEIntermediate > 0 {
+		// a token visits ExpertsPerToken experts: the routed experts'
+		// weights are all read, but only the visited ones compute.
+		dense := float64(m.Layers) * float64(m.Hidden*(m.Heads*m.HeadDim)*2+2*m.Hidden*m.KVHeads*m.HeadDim)
+		linear = dense + float64(m.Layers)*3*float64(m.Hidden*m.MoEIntermediate*max(m.ExpertsPerToken, 1))
+	}
+	c := ModelCost{
+		Name:               m.Name,
+		WeightBytesPerStep: (float64(p.Linear)-vision)*perLinear + head*headBytes + float64(p.Other)*other,
+		FLOPsPerToken:      2 * linear,
+		HeadFLOPs:          2 * head,
+		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
+		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.Bytes(m.Dtype),
+	}
+	if vision > 0 {
+		c.ImageTokens = 256
+		c.ImageFLOPs = 2 * vision * 4 * 256
+	}
+	return c
+}
+
+// textParams is the parameter count of the text stack from the
+// dimensions alone.
+func textParams(m *plan.ModelSpec) float64 {
+	h, kvd, qd := float64(m.Hidden), float64(m.KVHeads*m.HeadDim), float64(m.Heads*m.HeadDim)
+	per := h*qd + 2*h*kvd + qd*h + 3*h*float64(m.Intermediate) + 2*h
+	emb := float64(m.Vocab) * h
+	if !m.TiedEmbeddings {
+		emb *= 2
+	}
+	return float64(m.Layers)*per + emb + h
+}
+
+// Config resolves s into an engine configuration: the GPU from the
+// catalog, the model from the presets, the KV capacity from plan's
+// capacity model for the family (or Server.KVBlocks), the server's
+// default settings and the family's default Params.
+func (s Spec) Config() (Config, error) {
+	fam, err := ParseFamily(string(s.Backend))
+	if err != nil {
+		return Config{}, err
+	}
+	g, err := LookupGPU(s.GPU)
+	if err != nil {
+		return Config{}, err
+	}
+	if s.GPUGiB > 0 {
+		g.MemoryGiB = s.GPUGiB
+	}
+	m, q, err := resolveModel(s.Model)
+	if err != nil {
+		return Config{}, err
+	}
+	if s.Quant != "" {
+		if q, err = plan.ParseQuant(s.Quant); err != nil {
+			return Config{}, fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+	}
+	if q == "" {
+		q = plan.DefaultQuant(&m)
+	}
+	kv, err := kvDtype(fam, s.KVDtype)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Family: fam, GPU: g, Model: modelCost(m, q, kv), Server: s.Server}
+	c.Server.CUDAGraphs = fam.batched() && !s.EnforceEager
+	c.Server.PrefixCaching = fam.batched() && !s.NoPrefixCaching
+	c.Server.ReserveFullPrompt = fam == VLLM && !s.NoReserveFullPrompt
+	if err := c.capacity(m, q, kv, s.GPUMemoryUtilization); err != nil {
+		return Config{}, err
+	}
+	c.Params = DefaultParams(fam, g, c.Model)
+	if s.Params != nil {
+		c.Params = *s.Params
+	}
+	return c, c.check()
+}
+
+// kvDtype parses a KV dtype; llama.cpp and Ollama default to f16, the
+// others to auto.
+func kvDtype(f Family, s string) (plan.KVDtype, error) {
+	if s == "" {
+		if f.batched() {
+			return plan.KVAuto, nil
+		}
+		return plan.KVFP16, nil
+	}
+	d, err := plan.ParseKVDtype(s)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	if d == plan.KVAuto && !f.batched() {
+		d = plan.KVFP16
+	}
+	return d, nil
+}
+
+// capacity fills the server's defaults and KV capacity from plan.
+func (c *Config) capacity(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype, util float64) error {
+	s := &c.Server
+	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}}
+	switch c.Family {
+	case VLLM, SGLang:
+		in.Backend, in.Utilization = plan.VLLM, util
+		if c.Family == SGLang && util == 0 {
+			in.Utilization = 0.88 // SGLang's mem_fraction_static on 16–24 GB GPUs
+		}
+		in.Context, in.MaxNumSeqs, in.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
+		in.BlockSize = s.BlockSize
+		if c.Family == SGLang && s.BlockSize == 0 {
+			in.BlockSize = 1 // SGLang's page_size
+		}
+		in.Defaults()
+		s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.MaxNumSeqs, in.MaxNumBatchedTokens, in.BlockSize, in.Context
+		if c.Family == SGLang && c.Server.MaxNumBatchedTokens == 0 {
+			s.MaxNumBatchedTokens = 2048 // chunked_prefill_size below 35 GB (server_args.py)
+		}
+	case LlamaCpp, Ollama:
+		in.Backend = plan.LlamaCpp
+		if c.Family == Ollama {
+			in.Backend = plan.Ollama
+		}
+		if s.Slots == 0 {
+			// llama-server's -np default is auto: 4 slots sharing one
+			// unified KV cache (ggml-org/llama.cpp#16736); Ollama's
+			// OLLAMA_NUM_PARALLEL defaults to 1 (ollama/ollama#11330).
+			s.Slots = 4
+			if c.Family == Ollama {
+				s.Slots = 1
+			}
+			if s.SlotContext == 0 {
+				// unified: each slot may use the whole default context
+				// (llama-server -c 4096; Ollama num_ctx 4096)
+				s.SlotContext = 4096
+			}
+		}
+		if s.SlotContext == 0 {
+			s.SlotContext = 4096
+			if c.Family == LlamaCpp {
+				s.SlotContext = 4096 / s.Slots
+			}
+		}
+		in.Parallel, in.Context = s.Slots, s.SlotContext
+		if c.Family == LlamaCpp {
+			in.Context = s.SlotContext * s.Slots
+		}
+		in.UBatch = s.NUBatch
+		in.Defaults()
+		if s.NBatch == 0 {
+			s.NBatch = 2048 // llama-server's n_batch
+			if c.Family == Ollama {
+				s.NBatch = 512 // Ollama's num_batch
+			}
+		}
+		if s.NUBatch == 0 {
+			s.NUBatch = min(512, s.NBatch)
+		}
+	}
+	res, err := plan.Plan(in)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	p := res.Predictions[0]
+	if !p.Fits {
+		return fmt.Errorf("%w: %s needs %.2f GiB more than the %.2f GiB of %s", ErrDoesNotFit, m.Name, p.ShortfallGiB, c.GPU.MemoryGiB, c.GPU.Name)
+	}
+	if c.Family.batched() && s.KVBlocks == 0 {
+		s.KVBlocks = p.Blocks
+		if s.KVBlocks < 2 {
+			return fmt.Errorf("%w: %s leaves no KV cache on %s", ErrDoesNotFit, m.Name, c.GPU.Name)
+		}
+	}
+	if c.Family.batched() && (s.KVBlocks-1)*s.BlockSize < s.MaxModelLen {
+		return fmt.Errorf("%w: max_model_len %d is more than the %d tokens of KV cache %s has for %s (lower the context)",
+			ErrDoesNotFit, s.MaxModelLen, (s.KVBlocks-1)*s.BlockSize, c.GPU.Name, m.Name)
+	}
+	return nil
+}
