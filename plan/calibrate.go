@@ -97,7 +97,7 @@ func Calibrate(in Inputs, obs Observed) (*Calibration, error) {
 		return nil, err
 	}
 	notes = append(notes, stated...)
-	in.defaults()
+	in.Defaults()
 	in.KVDtypes = in.KVDtypes[:1]
 	in.Corrections = nil
 	res, err := Plan(in)

@@ -75,9 +75,9 @@ func ParseKVDtypes(s string) ([]KVDtype, error) {
 	return out, nil
 }
 
-// bytesPerElement is the bytes per cached element; auto resolves to the model dtype
+// BytesPerElement is the bytes per cached element; auto resolves to the model dtype
 // (2 for fp16/bf16, 4 for float32).
-func (d KVDtype) bytesPerElement(modelDtype string) float64 {
+func (d KVDtype) BytesPerElement(modelDtype string) float64 {
 	if d == KVAuto {
 		if strings.Contains(strings.ToLower(modelDtype), "32") {
 			return 4

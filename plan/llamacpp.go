@@ -133,7 +133,7 @@ func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []stri
 	bpt := float64(kv.KBytes+kv.VBytes) / float64(kv.Cells)
 	comp := llamaComputeMiB(&in.Model, kv.Cells, min(in.UBatch, kv.Cells), in.FlashAttention)
 	p := Prediction{
-		KVCacheDtype: string(d), BytesPerElement: eff.bytesPerElement(""), PredictedTokens: kv.Cells,
+		KVCacheDtype: string(d), BytesPerElement: eff.BytesPerElement(""), PredictedTokens: kv.Cells,
 		WeightsGiB: round(float64(weightsBytes)/GiB, 3), KVGiB: round(float64(kv.KBytes+kv.VBytes)/GiB, 3),
 		BytesPerToken: round(bpt, 2), Context: perSeq, KVMiB: round(kv.MiB(), 2), Cells: kv.Cells,
 		ComputeBufferMiB: round(comp, 2), Fits: true,

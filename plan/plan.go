@@ -210,8 +210,8 @@ type InputsOut struct {
 	FlashAttention bool  `json:"flash_attention,omitempty"`
 }
 
-// defaults fills the zero fields of in with the server family's defaults.
-func (in *Inputs) defaults() {
+// Defaults fills the zero fields of in with the server family's defaults.
+func (in *Inputs) Defaults() {
 	if in.CapacityModel == "" {
 		in.CapacityModel = ServerAccounting
 	}
@@ -361,15 +361,15 @@ func (in *Inputs) weights() (int64, string) {
 	case in.WeightsGiB > 0:
 		return int64(in.WeightsGiB * GiB), "--weights-gib"
 	case in.Quant != "":
-		return weightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
+		return WeightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
 	case in.Model.WeightsBytes > 0:
 		return in.Model.WeightsBytes, "GGUF tensor sizes"
 	case fileTypeQuant[in.Model.FileType] != "":
 		q := fileTypeQuant[in.Model.FileType]
-		return weightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
+		return WeightsBytes(&in.Model, q), string(q) + " estimate from the GGUF file type " + in.Model.FileType
 	}
-	q := defaultQuant(&in.Model)
-	return weightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
+	q := DefaultQuant(&in.Model)
+	return WeightsBytes(&in.Model, q), string(q) + " estimate from the model dtype"
 }
 
 // fileTypeQuant maps GGUF file types to the --quant formats that
@@ -378,7 +378,7 @@ var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {
-	in.defaults()
+	in.Defaults()
 	if err := in.validate(); err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 		warns = append(warns, "seed planner ignores MLA and sliding windows: it counts 2 × layers × kv_heads × head_dim per token")
 	}
 	weightsGiB := round(float64(weightsBytes)/GiB, 3)
-	kb := d.bytesPerElement(in.Model.Dtype)
+	kb := d.BytesPerElement(in.Model.Dtype)
 	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
 	free := in.GPUGiB*in.Utilization - weightsGiB - seedOverheadGiB
 	p := Prediction{

@@ -37,7 +37,7 @@ func TestAWQWeightsGiveSeedWeights(t *testing.T) {
 	if got := p.Total(); got != 7_615_616_512 {
 		t.Errorf("qwen2.5-7b parameters = %d, want 7,615,616,512 (published 7.62B)", got)
 	}
-	got := round(float64(weightsBytes(&m, "awq"))/GiB, 3)
+	got := round(float64(WeightsBytes(&m, "awq"))/GiB, 3)
 	if got != 5.188 {
 		t.Errorf("awq weights = %.4f GiB, want 5.188 (seed)", got)
 	}

@@ -226,7 +226,7 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	}
 	fwd, smp := vllmActivation(&in.Model, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler)
 	act := float64(max(fwd, smp)) / GiB
-	kb := d.bytesPerElement(in.Model.Dtype)
+	kb := d.BytesPerElement(in.Model.Dtype)
 	bpt := vllmBytesPerToken(&in.Model, kb)
 	req := in.GPUGiB * in.Utilization
 	w := float64(weightsBytes) / GiB

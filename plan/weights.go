@@ -47,10 +47,10 @@ func ParseQuant(s string) (Quant, error) {
 	return "", fmt.Errorf("unknown weight format %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
-// weightsBytes estimates the weight memory of m stored in format q:
+// WeightsBytes estimates the weight memory of m stored in format q:
 // linear parameters × the format's bytes, plus embeddings, lm_head and
 // the rest at 2 bytes (4 for fp32).
-func weightsBytes(m *modelspec.Spec, q Quant) int64 {
+func WeightsBytes(m *modelspec.Spec, q Quant) int64 {
 	p := m.Params()
 	other := 2.0
 	if q == "fp32" {
@@ -59,8 +59,8 @@ func weightsBytes(m *modelspec.Spec, q Quant) int64 {
 	return int64(float64(p.Linear)*linearBytes[q] + float64(p.Embedding+p.LMHead+p.Other)*other)
 }
 
-// defaultQuant is the format a model's own dtype implies (bf16/fp16/fp32).
-func defaultQuant(m *modelspec.Spec) Quant {
+// DefaultQuant is the format a model's own dtype implies (bf16/fp16/fp32).
+func DefaultQuant(m *modelspec.Spec) Quant {
 	d := strings.ToLower(m.Dtype)
 	switch {
 	case strings.Contains(d, "32"):

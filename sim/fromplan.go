@@ -1,14 +1,17 @@
 package sim
 
-// This file is the only one that imports package plan: the GPU catalog,
-// model presets, weight formats, KV dtypes and capacity models. plan's
-// layout is about to change; keep every use of it here.
+// This file is the only one that imports the planner packages (hardware:
+// the GPU catalog; modelspec: presets; plan: weight formats, KV dtypes and
+// capacity models): the rest of sim speaks its own types.
 
 import (
 	"fmt"
 	"path"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
 )
 
@@ -49,7 +52,7 @@ type Spec struct {
 
 // LookupGPU returns the catalog entry for name.
 func LookupGPU(name string) (GPU, error) {
-	g, err := plan.LookupGPU(name)
+	g, err := hardware.Lookup(name)
 	if err != nil {
 		msg := err.Error()
 		if i := strings.Index(msg, "closest:"); i >= 0 {
@@ -69,8 +72,8 @@ var quantWords = []string{"q4_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16"
 // in AWQ, "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf" qwen2.5-7b in Q4_K_M,
 // and an Ollama tag without a format ("qwen2.5:7b-instruct") the library's
 // default Q4_K_M.
-func resolveModel(name string) (plan.ModelSpec, plan.Quant, error) {
-	if m, err := plan.Preset(name); err == nil {
+func resolveModel(name string) (modelspec.Spec, plan.Quant, error) {
+	if m, err := modelspec.Preset(name); err == nil {
 		return m, "", nil
 	}
 	s := strings.ToLower(path.Base(strings.ReplaceAll(name, `\`, "/")))
@@ -102,11 +105,11 @@ func resolveModel(name string) (plan.ModelSpec, plan.Quant, error) {
 	}
 	// "qwen2.5-7b-7b" from "qwen2.5:7b-instruct" collapses.
 	words = dedupeAdjacent(words)
-	if m, err := plan.Preset(strings.Join(words, "-")); err == nil {
+	if m, err := modelspec.Preset(strings.Join(words, "-")); err == nil {
 		return m, q, nil
 	}
-	_, err := plan.Preset(name)
-	return plan.ModelSpec{}, "", fmt.Errorf("%w %q: %s", ErrUnknownModel, name, strings.TrimPrefix(err.Error(), "unknown model preset "+fmt.Sprintf("%q", name)+"; "))
+	_, err := modelspec.Preset(name)
+	return modelspec.Spec{}, "", fmt.Errorf("%w %q: %s", ErrUnknownModel, name, strings.TrimPrefix(err.Error(), "unknown model preset "+fmt.Sprintf("%q", name)+"; "))
 }
 
 func dedupeAdjacent(w []string) []string {
@@ -133,7 +136,7 @@ var ggufHeadBytes = map[plan.Quant]float64{"q4_k_m": 6.5625 / 8, "q4_0": 6.5625 
 // the parameters beyond the text stack as their vision tower: a 448×448
 // image is 256 tokens after Qwen2-VL's 2×2 merge of 14-pixel patches, and
 // the encoder runs 2 × vision parameters per patch (1024 patches).
-func modelCost(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype) ModelCost {
+func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	p := m.Params()
 	text := textParams(&m)
 	vision := float64(0)
@@ -167,7 +170,7 @@ func modelCost(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype) ModelCost {
 		FLOPsPerToken:      2 * linear,
 		HeadFLOPs:          2 * head,
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
-		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.Bytes(m.Dtype),
+		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
 	}
 	if vision > 0 {
 		c.ImageTokens = 256
@@ -178,7 +181,7 @@ func modelCost(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype) ModelCost {
 
 // textParams is the parameter count of the text stack from the
 // dimensions alone.
-func textParams(m *plan.ModelSpec) float64 {
+func textParams(m *modelspec.Spec) float64 {
 	h, kvd, qd := float64(m.Hidden), float64(m.KVHeads*m.HeadDim), float64(m.Heads*m.HeadDim)
 	per := h*qd + 2*h*kvd + qd*h + 3*h*float64(m.Intermediate) + 2*h
 	emb := float64(m.Vocab) * h
@@ -254,12 +257,12 @@ func kvDtype(f Family, s string) (plan.KVDtype, error) {
 }
 
 // capacity fills the server's defaults and KV capacity from plan.
-func (c *Config) capacity(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype, util float64) error {
+func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64) error {
 	s := &c.Server
 	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}}
 	switch c.Family {
 	case VLLM, SGLang:
-		in.Backend, in.Utilization = plan.VLLM, util
+		in.Server, in.Utilization = backend.VLLM, util
 		if c.Family == SGLang && util == 0 {
 			in.Utilization = 0.88 // SGLang's mem_fraction_static on 16–24 GB GPUs
 		}
@@ -274,9 +277,9 @@ func (c *Config) capacity(m plan.ModelSpec, q plan.Quant, kv plan.KVDtype, util 
 			s.MaxNumBatchedTokens = 2048 // chunked_prefill_size below 35 GB (server_args.py)
 		}
 	case LlamaCpp, Ollama:
-		in.Backend = plan.LlamaCpp
+		in.Server = backend.LlamaCpp
 		if c.Family == Ollama {
-			in.Backend = plan.Ollama
+			in.Server = backend.Ollama
 		}
 		if s.Slots == 0 {
 			// llama-server's -np default is auto: 4 slots sharing one
