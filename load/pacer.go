@@ -290,7 +290,7 @@ func (p DurationPacer) Pace(elapsed time.Duration, sent int) (time.Duration, boo
 // stopped is the Pacer of a schedule that sends nothing (a rate ≤ 0).
 type stopped struct{}
 
-func (stopped) Due(int) time.Duration                      { return 0 }
+func (stopped) Due(int) time.Duration                         { return 0 }
 func (stopped) Pace(time.Duration, int) (time.Duration, bool) { return 0, true }
 
 // Unbounded is the request count NewPacer plans for a level with a
