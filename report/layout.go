@@ -288,6 +288,16 @@ var sweepColumns = []sweepColumn{
 	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.RequestedRate, 2) }},
 	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.AchievedRate, 2) }},
 	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP99Ms, 1) }},
+	// Coordinated omission (issue 14): the lag's median, latencies from
+	// the scheduled send time beside the send-time ones, and the verdict.
+	{Column{"schedule lag p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP50Ms, 1) }},
+	{Column{"TTFT sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP50Ms, 1) }},
+	{Column{"TTFT sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP99Ms, 1) }},
+	{Column{"E2E mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EMeanMs, 1) }},
+	{Column{"E2E sched mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedMeanMs, 1) }},
+	{Column{"E2E sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP50Ms, 1) }},
+	{Column{"E2E sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP99Ms, 1) }},
+	{Column{"client limited", Left}, false, func(l document.Level) string { return yesNo(l.ClientLimited) }},
 	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
 	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
@@ -295,24 +305,58 @@ var sweepColumns = []sweepColumn{
 
 // sweepTable is the level table of a sweep run: the columns of
 // examples/multi-backend-sweep.json always, servebench's extra columns where
-// some level has them.
+// some level has them. A run with request classes (--mix) gets a first
+// column "class": each level's row is "all", followed by a row per class
+// (document.Level.Classes).
 func sweepTable(levels []document.Level) Table {
 	var t Table
+	rows := levels
+	mixed := false
+	for _, l := range levels {
+		if len(l.Classes) > 0 {
+			mixed = true
+			rows = nil
+			break
+		}
+	}
+	if mixed {
+		t.Columns = append(t.Columns, Column{"class", Left})
+		for _, l := range levels {
+			all := l
+			all.Class = "all"
+			rows = append(rows, all)
+			rows = append(rows, l.Classes...)
+		}
+	}
 	var cols []sweepColumn
 	for _, c := range sweepColumns {
-		if c.always || anyCell(levels, c.cell) {
+		if c.always || anyCell(rows, c.cell) {
 			cols = append(cols, c)
 			t.Columns = append(t.Columns, c.Column)
 		}
 	}
-	for _, l := range levels {
-		row := make([]string, len(cols))
-		for i, c := range cols {
-			row[i] = c.cell(l)
+	for _, l := range rows {
+		var row []string
+		if mixed {
+			row = append(row, orNull(l.Class))
+		}
+		for _, c := range cols {
+			row = append(row, c.cell(l))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// yesNo shows a verdict: "yes", "no", or Null when not judged.
+func yesNo(v *bool) string {
+	switch {
+	case v == nil:
+		return Null
+	case *v:
+		return "yes"
+	}
+	return "no"
 }
 
 func anyCell(levels []document.Level, cell func(document.Level) string) bool {
