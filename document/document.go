@@ -93,7 +93,18 @@ type Run struct {
 	Complete *bool `json:"complete,omitempty"`
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Workloads like real traffic (issue 14): the trace replayed and the
+	// request classes mixed, as the records header has them.
+	Trace *TraceInfo `json:"trace,omitempty"`
+	Mix   []MixClass `json:"mix,omitempty"`
 }
+
+// TraceInfo describes a replayed trace (record.TraceInfo).
+type TraceInfo = record.TraceInfo
+
+// MixClass is one request class of a mix (record.MixClass).
+type MixClass = record.MixClass
 
 // Level is the summary of one concurrency level of a sweep.
 //

@@ -187,7 +187,14 @@ func buildBlock(r *Run) Block {
 
 func sweepDetails(r *document.Run) []string {
 	var d []string
-	d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
+	switch {
+	case r.Trace != nil:
+		d = append(d, traceDetails(r.Trace))
+	case len(r.Mix) > 0:
+		d = append(d, mixDetails(r.Mix))
+	default:
+		d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
+	}
 	if r.Method != "" || r.API != "" {
 		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
 	}
@@ -242,6 +249,28 @@ func sweepDetails(r *document.Run) []string {
 		d = append(d, "started "+r.StartedAt)
 	}
 	return d
+}
+
+// traceDetails describes a replayed trace in words.
+func traceDetails(t *document.TraceInfo) string {
+	s := fmt.Sprintf("trace %s (%s): %d requests over %s s, mean %s tok in, %s tok out, speed ×%s",
+		t.File, t.Format, t.Rows, num(t.SpanSeconds, 1), num(t.MeanInputTokens, 1), num(t.MeanOutputTokens, 1), num(t.Speed, -1))
+	if t.WindowStartSeconds > 0 || t.WindowSeconds > 0 {
+		s += fmt.Sprintf(", window from %s s", num(t.WindowStartSeconds, -1))
+		if t.WindowSeconds > 0 {
+			s += fmt.Sprintf(" for %s s", num(t.WindowSeconds, -1))
+		}
+	}
+	return s
+}
+
+// mixDetails lists a mix's classes and shares.
+func mixDetails(m []document.MixClass) string {
+	parts := make([]string, len(m))
+	for i, c := range m {
+		parts[i] = fmt.Sprintf("%s %s%%", c.Class, num(c.Weight*100, 1))
+	}
+	return "mix of request classes: " + strings.Join(parts, ", ") + " (each class's prompt and output lengths are its scenario's)"
 }
 
 func apiPart(api string) string {

@@ -116,6 +116,7 @@ func runDocument(h *record.Run) document.Run {
 		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings),
+		Trace:    h.Trace, Mix: slices.Clone(h.Mix),
 	}
 }
 
