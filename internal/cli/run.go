@@ -387,9 +387,6 @@ func (cfg *runConfig) planLevels() ([]load.Level, error) {
 				if !ok || n > maxPlannedRequests {
 					return nil, usagef("run: --duration %v at %g requests/s plans more than %d requests per level", cfg.Duration, r, maxPlannedRequests)
 				}
-				if n == 0 {
-					return nil, usagef("run: --duration %v at %g requests/s plans no request", cfg.Duration, r)
-				}
 				l.Requests = n
 			}
 			out = append(out, l)
