@@ -191,7 +191,7 @@ func sweepDetails(r *document.Run) []string {
 	case r.Trace != nil:
 		d = append(d, traceDetails(r.Trace))
 	case len(r.Mix) > 0:
-		d = append(d, mixDetails(r.Mix))
+		d = append(d, mixDetails(r.Mix, r.MaxTokens))
 	default:
 		d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
 	}
@@ -264,13 +264,18 @@ func traceDetails(t *document.TraceInfo) string {
 	return s
 }
 
-// mixDetails lists a mix's classes and shares.
-func mixDetails(m []document.MixClass) string {
+// mixDetails lists a mix's classes and shares; maxTokens is the output
+// length every class was given, 0 when each kept its scenario's.
+func mixDetails(m []document.MixClass, maxTokens int) string {
 	parts := make([]string, len(m))
 	for i, c := range m {
 		parts[i] = fmt.Sprintf("%s %s%%", c.Class, num(c.Weight*100, 1))
 	}
-	return "mix of request classes: " + strings.Join(parts, ", ") + " (each class's prompt and output lengths are its scenario's)"
+	lengths := " (each class's prompt and output lengths are its scenario's)"
+	if maxTokens > 0 {
+		lengths = fmt.Sprintf(" (each class's prompt length is its scenario's; %d output tok each)", maxTokens)
+	}
+	return "mix of request classes: " + strings.Join(parts, ", ") + lengths
 }
 
 func apiPart(api string) string {

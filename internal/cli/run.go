@@ -54,7 +54,8 @@ flight; --rate, --arrival, --duration, --requests, --concurrency,
 
 --mix text:0.7,image:0.2,long:0.1 sends several request classes in one
 level (pool or rate), each request drawn from a class by its weight, with
-that scenario's lengths; levels are summarized per class and overall.
+that scenario's prompt and output lengths (--max-tokens sets every class's
+output); levels are summarized per class and overall.
 
 Flags`
 
@@ -307,6 +308,9 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (load.
 			spec := base
 			spec.Scenario = c.Scenario
 			spec.PromptTokens, spec.MaxTokens = c.Scenario.Defaults().PromptTokens, c.Scenario.Defaults().MaxTokens
+			if cfg.MaxTokens > 0 {
+				spec.MaxTokens = cfg.MaxTokens // --max-tokens for every class
+			}
 			b := workload.NewBuilder(spec, client)
 			if err := b.Calibrate(ctx); err != nil {
 				return nil, nil, fmt.Errorf("class %s: %w", c.Scenario, err)

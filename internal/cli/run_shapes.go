@@ -43,9 +43,9 @@ func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 		}
 	}
 	if set["mix"] {
-		for _, name := range []string{"scenario", "prompt-tokens", "max-tokens"} {
+		for _, name := range []string{"scenario", "prompt-tokens"} {
 			if set[name] {
-				return usagef("run: --%s does not apply with --mix (each class takes its scenario's lengths)", name)
+				return usagef("run: --%s does not apply with --mix (each class takes its scenario's prompt)", name)
 			}
 		}
 		if *f.method == string(load.Batch) {
@@ -69,7 +69,10 @@ func (sf shapeFlags) config(cfg *runConfig, set map[string]bool) error {
 		if hasImages(m) && cfg.API == backend.Completions {
 			return usagef("run: --mix has an image class but --api completions cannot carry images; use --api chat")
 		}
-		cfg.Mix, cfg.PromptTokens, cfg.MaxTokens = m, 0, 0
+		cfg.Mix, cfg.PromptTokens = m, 0
+		if !set["max-tokens"] {
+			cfg.MaxTokens = 0 // each class's scenario's
+		}
 	}
 	if set["trace"] {
 		return sf.traceConfig(cfg)

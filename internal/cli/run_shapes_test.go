@@ -64,7 +64,7 @@ func TestRunShapeFlagErrors(t *testing.T) {
 		{"trace images over completions", []string{"run", "--backend", "vllm", "--url", "http://x", "--model", "m", "--api", "completions", "--trace", good}, "rows carry images"},
 		{"trace speed without trace", with(base, "--trace-speed", "2"), "--trace-speed applies only with --trace"},
 		{"mix with scenario", with(base, "--mix", "text:1,chat:1", "--scenario", "long"), "--scenario does not apply with --mix"},
-		{"mix with max tokens", with(base, "--mix", "text:1,chat:1", "--max-tokens", "4"), "--max-tokens does not apply with --mix"},
+		{"mix with prompt tokens", with(base, "--mix", "text:1,chat:1", "--prompt-tokens", "4"), "--prompt-tokens does not apply with --mix"},
 		{"mix on batch", with(base, "--mix", "text:1,chat:1", "--method", "batch"), "--mix does not apply to --method batch"},
 		{"mix one class", with(base, "--mix", "text:1"), "at least two classes"},
 		{"mix bad weight", with(base, "--mix", "text:1,chat:x"), "--mix"},
