@@ -346,7 +346,7 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
-		Trace:   cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
+		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
 	}
 }
 
