@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -317,7 +318,7 @@ func (a *Accumulator) schedule(l *document.Level) {
 // last; both need at least two scheduled requests, the growth four.
 func (a *Accumulator) scheduledRate(l *document.Level) {
 	s := slices.Clone(a.scheduled)
-	slices.SortStableFunc(s, func(x, y schedSample) int { return cmpInt64(x.at, y.at) })
+	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
 	n := len(s)
 	if n > 1 && s[n-1].at > s[0].at {
 		l.ScheduledRate = ptr.To(float64(n-1) / (float64(s[n-1].at-s[0].at) / 1e9))
@@ -354,7 +355,7 @@ func peakInFlight(spans []span) int {
 		edges = append(edges, edge{s.start, 1}, edge{s.end, -1})
 	}
 	slices.SortFunc(edges, func(x, y edge) int {
-		if c := cmpInt64(x.at, y.at); c != 0 {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
 			return c
 		}
 		return x.delta - y.delta // ends first
@@ -365,16 +366,6 @@ func peakInFlight(spans []span) int {
 		peak = max(peak, open)
 	}
 	return peak
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // meanMs is the mean of nanoseconds in milliseconds, nil when empty.

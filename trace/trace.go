@@ -14,6 +14,7 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -168,21 +169,11 @@ func Read(r io.Reader, file string, format Format) (*Trace, error) {
 
 // normalize sorts the rows by arrival and moves the first to 0.
 func (t *Trace) normalize() {
-	slices.SortStableFunc(t.Rows, func(a, b Row) int { return cmpDuration(a.At, b.At) })
+	slices.SortStableFunc(t.Rows, func(a, b Row) int { return cmp.Compare(a.At, b.At) })
 	t0 := t.Rows[0].At
 	for i := range t.Rows {
 		t.Rows[i].At -= t0
 	}
-}
-
-func cmpDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // detect names the layout from the first line that is not blank: a JSON
