@@ -38,6 +38,11 @@ type Accumulator struct {
 	expectedOut     int
 	mismatch        int
 	minOut, maxOut  int
+	// promptOnTarget, promptTargetSum and promptTargetN sum the
+	// server-reported and the aimed-at prompt tokens of the successful
+	// requests that had a target, for the prompt-length warning (requests
+	// without one, such as a mix's image requests, are left out of it).
+	promptOnTarget  int
 	promptTargetSum int
 	promptTargetN   int
 	ttft, tpot, e2e []float64 // nanoseconds
@@ -76,10 +81,6 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.addScheduled(r)
-	}
-	if r.ExpectedPromptTokens > 0 {
-		a.promptTargetSum += r.ExpectedPromptTokens
-		a.promptTargetN++
 	}
 	if !r.OK() {
 		a.addError(r)
@@ -155,6 +156,11 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	}
 	if r.PromptTokens != nil {
 		a.prompt = append(a.prompt, float64(*r.PromptTokens))
+		if r.ExpectedPromptTokens > 0 {
+			a.promptOnTarget += *r.PromptTokens
+			a.promptTargetSum += r.ExpectedPromptTokens
+			a.promptTargetN++
+		}
 	}
 	a.itl = appendITL(a.itl, r)
 	if r.OutputTokens == nil {
@@ -240,7 +246,9 @@ func (a *Accumulator) Requests() int { return a.requests }
 // Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
 // they do not come from requests. Values that cannot be computed are null.
 // Warnings name output-token mismatches, missing token counts, prompt
-// lengths off target by more than PromptTolerance, and truncated streams.
+// lengths off target by more than PromptTolerance (the mean reported
+// prompt of the successful requests that had a target against the mean of
+// their targets), and truncated streams.
 func (a *Accumulator) Level() document.Level {
 	l := a.counts()
 	if len(a.byReason) > 0 {
@@ -254,7 +262,7 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
-	l.Warnings = a.warnings(l.MeanPromptTokens)
+	l.Warnings = a.warnings()
 	return l
 }
 
@@ -377,7 +385,7 @@ func meanMs(xs []float64) *float64 {
 	return ptr.To(m / 1e6)
 }
 
-func (a *Accumulator) warnings(meanPrompt *float64) []string {
+func (a *Accumulator) warnings() []string {
 	var w []string
 	if a.mismatch > 0 {
 		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than the %d asked for (min %d, max %d); they are counted in throughput and TPOT as reported",
@@ -386,10 +394,11 @@ func (a *Accumulator) warnings(meanPrompt *float64) []string {
 	if a.noOutput > 0 {
 		w = append(w, fmt.Sprintf("%d successful requests had no server-reported output token count; they are left out of throughput and TPOT", a.noOutput))
 	}
-	if a.promptTargetN > 0 && meanPrompt != nil {
+	if a.promptTargetN > 0 {
 		target := float64(a.promptTargetSum) / float64(a.promptTargetN)
-		if dev := (*meanPrompt - target) / target; math.Abs(dev) > PromptTolerance {
-			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", *meanPrompt, dev*100, target))
+		mean := float64(a.promptOnTarget) / float64(a.promptTargetN)
+		if dev := (mean - target) / target; math.Abs(dev) > PromptTolerance {
+			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", mean, dev*100, target))
 		}
 	}
 	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {

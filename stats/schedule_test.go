@@ -184,3 +184,25 @@ func TestClasses(t *testing.T) {
 		t.Fatal("classes without a mix")
 	}
 }
+
+// TestPromptWarningOnlyOverTargets: requests without a prompt target (a
+// mix's image requests) do not make the level's prompt look off target.
+func TestPromptWarningOnlyOverTargets(t *testing.T) {
+	rs := scheduled(8, 100, func(int) int64 { return 0 }, 50, -1)
+	for k := range rs {
+		p := 32
+		rs[k].ExpectedPromptTokens = 32
+		if k%2 == 1 {
+			p, rs[k].ExpectedPromptTokens = 300, 0 // an image request
+		}
+		rs[k].PromptTokens = &p
+	}
+	if l := SummarizeLevel(rs); len(l.Warnings) != 0 || *l.MeanPromptTokens != 166 {
+		t.Fatalf("warnings %q, mean prompt %v", l.Warnings, *l.MeanPromptTokens)
+	}
+	short := 30
+	rs[0].PromptTokens, rs[2].PromptTokens = &short, &short // 31 of 32 on target: −3.1%
+	if w := strings.Join(SummarizeLevel(rs).Warnings, "\n"); !strings.Contains(w, "mean prompt length 31.0 tokens is -3.1% off the 32-token target") {
+		t.Fatalf("warnings %q", w)
+	}
+}

@@ -303,6 +303,10 @@ func TestRunImageMixOnLoopServer(t *testing.T) {
 	if math.Abs(deref(txt.MeanPromptTokens)-32) > 1 || deref(img.MeanPromptTokens) < 100 {
 		t.Errorf("mean prompt tokens text %.1f, image %.1f", deref(txt.MeanPromptTokens), deref(img.MeanPromptTokens))
 	}
+	// Image prompts have no target: the level's prompts are on target.
+	if w := strings.Join(l.Warnings, "\n"); strings.Contains(w, "off the") {
+		t.Errorf("level warnings %q", w)
+	}
 	for _, format := range []string{"table", "markdown", "html"} {
 		out, _, err := cliRun(context.Background(), "report", "--format", format, recs)
 		if err != nil {
