@@ -32,12 +32,12 @@ type Accumulator struct {
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
 
-	outTokens       int
-	outReported     int
-	noOutput        int
-	expectedOut     int
-	mismatch        int
-	minOut, maxOut  int
+	outTokens      int
+	outReported    int
+	noOutput       int
+	expectedOut    int
+	mismatch       int
+	minOut, maxOut int
 	// promptOnTarget, promptTargetSum and promptTargetN sum the
 	// server-reported and the aimed-at prompt tokens of the successful
 	// requests that had a target, for the prompt-length warning (requests
