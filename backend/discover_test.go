@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -260,4 +261,41 @@ func TestIdentifyOllamaLive(t *testing.T) {
 		t.Fatalf("found %+v, want Ollama serving %q", f, model)
 	}
 	t.Logf("%s at %s serving %q (by %s, %s)", f.Name(), url, f.Models, f.By, f.ModelsBy)
+}
+
+// FuzzIdentityAnswers gives every identity request the same arbitrary body
+// (as a server that answers every path alike would) and holds what
+// recognise and the model listing must keep: no panic, a family servebench
+// knows, and a list read wherever /v1/models decoded.
+func FuzzIdentityAnswers(f *testing.F) {
+	seedTranscripts(f, "testdata/vllm-v1-models.json", "testdata/llamacpp-b9014-props.json", "testdata/tgi-2.2.0-info.json")
+	f.Add([]byte(`{"version":"0.6.5"}`))
+	f.Add([]byte(`{"version":"0.5.3","model_path":"m","data":[]}`))
+	f.Add([]byte(`{"data":[{"id":"a","owned_by":"vllm"}],"models":[{"name":"x:latest"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fp := newFingerprints()
+		for _, r := range fp.reqs {
+			if err := json.Unmarshal(body, r.out); err != nil {
+				r.err = &bodyError{path: r.path, err: err}
+			}
+		}
+		kind, _, by := fp.recognise()
+		if kind == "" {
+			if by != "" {
+				t.Fatalf("nothing recognised, by %q", by)
+			}
+			return
+		}
+		if _, err := ParseKind(string(kind)); err != nil || by == "" {
+			t.Fatalf("recognised %q by %q", kind, by)
+		}
+		if kind == Ollama {
+			return // its list is another request
+		}
+		var found Found
+		fp.listModels(newProber(context.Background(), Config{}), kind, &found)
+		if fp.err("/v1/models") == nil && kind != TGI && found.Models == nil {
+			t.Fatalf("%s: /v1/models decoded but no list (err %v)", kind, found.ModelsErr)
+		}
+	})
 }
