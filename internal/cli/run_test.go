@@ -93,7 +93,7 @@ func TestRunHelpExplainsEveryFlag(t *testing.T) {
 	for _, want := range []string{"-backend", "-url", "-model", "-scenario", "-concurrency", "(default \"1,4,16\")", "-method", "(default \"pool\")",
 		"-requests", "(default 48)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
 		"-max-concurrency", "-api", "-timeout", "(default 5m0s)", "-seed", "-label", "-image-size", "-image-format", "-api-key",
-		"-out", "-records", "-quiet"} {
+		"-out", "-records", "-quiet", "-slo"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
