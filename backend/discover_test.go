@@ -171,15 +171,7 @@ func TestIdentifyAPIKey(t *testing.T) {
 // TestIdentifyTimeout: a port that accepts and never answers costs one
 // timeout, not one per request.
 func TestIdentifyTimeout(t *testing.T) {
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-stop:
-		}
-	}))
-	defer srv.Close()
-	defer close(stop)
+	srv := stallingServer(t)
 	start := time.Now()
 	_, err := Identify(context.Background(), Config{BaseURL: srv.URL}, 200*time.Millisecond)
 	var ue *UnreachableError
