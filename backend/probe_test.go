@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,9 +32,12 @@ func probeFile(t *testing.T, name string) string {
 func probeServer(t *testing.T, bodies map[string]string, apiKey string) (*httptest.Server, *[]string) {
 	t.Helper()
 	var seen []string
+	var mu sync.Mutex // Identify sends its requests at once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Method + " " + r.URL.Path
+		mu.Lock()
 		seen = append(seen, key)
+		mu.Unlock()
 		if apiKey != "" && r.Header.Get("Authorization") != "Bearer "+apiKey {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
