@@ -60,6 +60,17 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 	m.ExpertsPerToken, _ = get("expert_used_count")
 	m.MoEIntermediate, _ = get("expert_feed_forward_length")
 	m.DenseLayers, _ = get("leading_dense_block_count")
+	if m.Experts > 0 && m.MoEIntermediate == 0 {
+		m.MoEIntermediate = m.Intermediate // Mixtral: experts of feed_forward_length
+	}
+	if v, ok := get("expert_shared_feed_forward_length"); ok {
+		m.SharedExpertIntermediate = v
+	} else if v, ok := get("expert_shared_count"); ok {
+		m.SharedExpertIntermediate = v * m.MoEIntermediate
+	}
+	m.MoELayerStep, _ = get("interleave_moe_layer_step")
+	m.LayerBytes = append([]int64(nil), info.LayerBytes...)
+	m.OutputBytes, m.OutputNormBytes, m.TokenEmbdBytes = info.OutputBytes, info.OutputNormBytes, info.TokenEmbdBytes
 	m.FileType = info.FileType()
 	switch m.FileType {
 	case "F32":
