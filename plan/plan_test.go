@@ -57,7 +57,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"mem_fraction_static above 1", func(in *Inputs) { in.Server, in.SGLang.MemFractionStatic = backend.SGLang, 1.2 }, FieldMemFractionStatic},
 		{"max_total_tokens negative", func(in *Inputs) { in.Server, in.SGLang.MaxTotalTokens = backend.SGLang, -1 }, FieldMaxTotalTokens},
 		{"chunked prefill -2", func(in *Inputs) { in.Server, in.SGLang.ChunkedPrefillSize = backend.SGLang, -2 }, FieldChunkedPrefill},
-		{"cuda graph batch too large", func(in *Inputs) { in.Server, in.SGLang.CUDAGraphMaxBS = backend.SGLang, MaxCUDAGraphBS + 1 }, FieldCUDAGraphMaxBS},
+		{"cuda graph batch too large", func(in *Inputs) { in.Server, in.SGLang.CUDAGraphMaxBS = backend.SGLang, MaxCUDAGraphBS+1 }, FieldCUDAGraphMaxBS},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
