@@ -400,6 +400,7 @@ const (
 	FieldMaxTotalTokens    Field = "max_total_tokens"
 	FieldChunkedPrefill    Field = "chunked_prefill_size"
 	FieldCUDAGraphMaxBS    Field = "cuda_graph_max_bs"
+	FieldUsers             Field = "users"
 )
 
 // Limits on the inputs of several GPUs, offload, LoRA and SGLang:
