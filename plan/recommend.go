@@ -69,6 +69,10 @@ type Candidate struct {
 	// Inputs are the planner inputs of the configuration, for the
 	// simulator and for `servebench plan` to show it in full.
 	Inputs Inputs `json:"-"`
+	// closeness orders the configurations that do not hold the users:
+	// the share of the users they hold, or, when not one sequence fits,
+	// minus the memory missing per GPU over a GPU's memory.
+	closeness float64
 }
 
 // Recommendation is Recommend's answer: the configurations that hold the
@@ -191,7 +195,7 @@ func Recommend(r Request) (*Recommendation, error) {
 	}
 	if len(rec.Fits) == 0 {
 		slices.SortStableFunc(misses, func(a, b Candidate) int {
-			return cmp.Or(cmp.Compare(b.Sequences, a.Sequences), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
+			return cmp.Or(cmp.Compare(b.closeness, a.closeness), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
 		})
 		rec.Nearest = misses[:min(len(misses), 5)]
 	}
@@ -260,6 +264,14 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 	}
 	c.Holds = c.Missing == ""
 	c.HeadroomPct = round((c.Sequences/float64(r.Users)-1)*100, 1)
+	c.closeness = c.Sequences / float64(r.Users)
+	if c.Sequences <= 0 {
+		missing := p.ShortfallGiB
+		if p.Host != nil {
+			missing = max(missing, (p.Host.WeightsGiB+p.Host.KVGiB)/float64(n))
+		}
+		c.closeness = -max(missing, 0.01) / r.GPU.MemoryGiB
+	}
 	return c, true
 }
 
