@@ -239,6 +239,14 @@ func TestSGLangRecords(t *testing.T) {
 		if math.Abs(e) > 5 || len(p.Devices) != r.TP {
 			t.Errorf("%s: %+.2f%% beyond ±5%% (%d devices)", r.Name, e, len(p.Devices))
 		}
+		est, err := Plan(Inputs{Model: m, Server: backend.SGLang, GPUName: g.Name, GPUGiB: g.MemoryGiB, Quant: "bf16",
+			KVDtypes: []KVDtype{KVAuto}, Context: r.Context, TensorParallel: r.TP, SGLang: SGLangSettings{MemFractionStatic: r.MFS}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := est.Predictions[0]
+		t.Logf("%-24s weights estimated: %d tokens (%+.2f%%), weights %.2f GiB per GPU against %.2f logged (information only)",
+			r.Name, ep.PredictedTokens, pctErr(float64(ep.PredictedTokens), float64(r.MaxTotalNumTokens)), ep.WeightsGiB, r.WeightsGiB)
 	}
 }
 
@@ -294,7 +302,11 @@ func TestLlamaCppOffloadRecords(t *testing.T) {
 		p := res.Predictions[0]
 		for i, d := range r.Devices {
 			got := p.Devices[i].KVMiB
-			t.Logf("%s: %s KV %.2f MiB (log %.2f), %d layers, weights %.2f MiB (log %.2f)", r.Name, d.Name, got, d.KVMiB, p.Devices[i].Layers, p.Devices[i].WeightsGiB*1024, d.ModelBufferMiB)
+			weights := ""
+			if d.ModelBufferMiB > 0 {
+				weights = fmt.Sprintf(", weights %.2f MiB (log %.2f)", p.Devices[i].WeightsGiB*1024, d.ModelBufferMiB)
+			}
+			t.Logf("%s: %s KV %.2f MiB (log %.2f), %d layers%s", r.Name, d.Name, got, d.KVMiB, p.Devices[i].Layers, weights)
 			if math.Abs(got-d.KVMiB) > 0.01 {
 				t.Errorf("%s %s: KV %.3f MiB, log %.2f", r.Name, d.Name, got, d.KVMiB)
 			}

@@ -26,14 +26,23 @@ type LoRA struct {
 var LoRAModules = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
 // vLLM's defaults for --enable-lora without --max-loras / --max-lora-rank
-// (vllm/config/lora.py: max_loras 1, max_lora_rank 16), and the ranks it
-// accepts (possible_max_ranks).
+// (vllm/config/lora.py: max_loras 1, max_lora_rank 16).
 const (
-	loraDefaultMaxLoRAs = 1
-	loraDefaultMaxRank  = 16
+	LoRADefaultMaxLoRAs = 1
+	LoRADefaultMaxRank  = 16
 )
 
+// loraRanks are the --max-lora-rank values vLLM accepts
+// (vllm/config/lora.py, possible_max_ranks).
 var loraRanks = []int{1, 8, 16, 32, 64, 128, 256, 320, 512}
+
+// warnings says what vLLM would refuse or change in l.
+func (l *LoRA) warnings() []string {
+	if l == nil || slices.Contains(loraRanks, l.MaxRank) {
+		return nil
+	}
+	return []string{fmt.Sprintf("vLLM accepts --max-lora-rank of %v only; %d is planned as given", loraRanks, l.MaxRank)}
+}
 
 // ParseLoRATargets reads a comma-separated --lora-target-modules list.
 func ParseLoRATargets(s string) ([]string, error) {

@@ -190,13 +190,6 @@ func gpuOrDefault(gpu string) string {
 	return gpu
 }
 
-// vllmBytesPerToken is vLLM's KV page bytes per token over all layers of
-// one GPU: full attention 2 × kv_heads × head_dim per layer; MLA one
-// latent of kv_lora_rank + qk_rope_head_dim per layer (kvHeads 1).
-func vllmBytesPerToken(m *modelspec.Spec, kb float64) float64 {
-	return float64(m.Layers*m.KVElementsPerToken()) * kb
-}
-
 // vllmPerLayerElems is the cached elements one token needs in one layer
 // on one tensor-parallel rank: 2 × max(1, kv_heads/TP) × head_dim, or
 // the whole MLA latent, which every rank keeps (vLLM's MLA backends
@@ -261,6 +254,10 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	var warns []string
 	if d.isGGMLQuant() {
 		warns = append(warns, "vLLM has no "+string(d)+" KV cache (use auto, fp16, bf16 or fp8)")
+	}
+	warns = append(warns, in.LoRA.warnings()...)
+	if in.LoRA != nil && m.IsMoE() {
+		warns = append(warns, "LoRA on an MoE model: only attention projections and dense MLPs are counted; vLLM's fused-MoE LoRA buffers are not modelled")
 	}
 	hybrid := !in.DisableHybridKV && in.VLLMVersion.atLeast(vllmHybridKVVersion)
 	layout := vllmKVLayout(m, hybrid)

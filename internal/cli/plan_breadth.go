@@ -171,9 +171,12 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 	}
 	in.RAMGiB = f.ramGiB
 	if f.enableLoRA {
-		l := &plan.LoRA{MaxLoRAs: max(f.maxLoRAs, 1), MaxRank: f.maxLoRARank}
+		l := &plan.LoRA{MaxLoRAs: f.maxLoRAs, MaxRank: f.maxLoRARank}
+		if l.MaxLoRAs == 0 {
+			l.MaxLoRAs = plan.LoRADefaultMaxLoRAs
+		}
 		if l.MaxRank == 0 {
-			l.MaxRank = 16
+			l.MaxRank = plan.LoRADefaultMaxRank
 		}
 		if f.loraTargets != "" {
 			t, err := plan.ParseLoRATargets(f.loraTargets)
