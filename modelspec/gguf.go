@@ -85,11 +85,12 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 }
 
 // ggufSlidingLayout is llama.cpp's per-architecture sliding-window layout:
-// Gemma 2 alternates (even layers sliding), Gemma 3 has five sliding
-// layers then one global; otherwise every layer uses the window.
+// Gemma 2 and gpt-oss alternate (even layers sliding: set_swa_pattern(2)),
+// Gemma 3 has five sliding layers then one global; otherwise every layer
+// uses the window.
 func ggufSlidingLayout(arch string, layers int) []LayerKind {
 	switch arch {
-	case "gemma2":
+	case "gemma2", "gpt-oss":
 		k := make([]LayerKind, layers)
 		for i := range k {
 			if i%2 == 0 {

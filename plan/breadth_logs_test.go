@@ -609,3 +609,18 @@ func TestVisionProfile(t *testing.T) {
 		t.Error("the encoder's peak grows with the images and shrinks with tensor parallelism")
 	}
 }
+
+// TestLlamaCppChunkedKV: llama.cpp gives Llama 4's chunked layers the
+// iSWA cache's smaller size, like sliding-window layers: 12 global layers
+// of 32,768 cells and 36 chunked ones of pad(8192 + 512) = 8,704, 4,096
+// bytes per cell per layer at f16.
+func TestLlamaCppChunkedKV(t *testing.T) {
+	m, _ := modelspec.Preset("llama-4-scout")
+	kv, err := llamaKVSize(&m, 32768, 1, 512, KVFP16, KVFP16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(12*32768+36*8704) * 4096; kv.KBytes+kv.VBytes != want || kv.SWACells != 8704 {
+		t.Errorf("KV %d bytes over %d/%d cells, want %d over 32768/8704", kv.KBytes+kv.VBytes, kv.Cells, kv.SWACells, want)
+	}
+}

@@ -51,8 +51,9 @@ func (k llamaKV) MiB() float64 { return float64(k.KBytes+k.VBytes) / MiB }
 // llamaKVSize computes llama.cpp's KV buffers (llama_kv_cache constructor:
 // per layer, ggml_new_tensor_3d(type_k, n_embd_k_gqa, kv_size) and the same
 // for V) for nCtx total context cells (padded to 256) and nSeq parallel
-// sequences. Sliding-window layers get llama_kv_cache_iswa's smaller size:
-// min(kv_size, pad(n_swa × n_seq + n_ubatch, 256)). MLA models cache K as
+// sequences. Sliding-window (and Llama 4's chunked) layers get
+// llama_kv_cache_iswa's smaller size: min(kv_size, pad(n_swa × n_seq +
+// n_ubatch, 256)). MLA models cache K as
 // kv_lora_rank + qk_rope_head_dim and V as kv_lora_rank per layer, as
 // llama.cpp does for DeepSeek since its MLA support.
 func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (llamaKV, error) {
@@ -63,8 +64,8 @@ func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtyp
 	}
 	kv := llamaKV{Cells: padCtx(nCtx), typeK: typeK, typeV: typeV}
 	kv.SWACells = kv.Cells
-	if m.SlidingWindow > 0 {
-		kv.SWACells = min(kv.Cells, padCtx(m.SlidingWindow*max(nSeq, 1)+nUBatch))
+	if w := localWindow(m); w > 0 {
+		kv.SWACells = min(kv.Cells, padCtx(w*max(nSeq, 1)+nUBatch))
 	}
 	nK, nV := int64(m.EmbdGQA()), int64(m.EmbdGQA())
 	if m.IsMLA() {
@@ -73,13 +74,23 @@ func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtyp
 	kv.nK, kv.nV = nK, nV
 	for i := 0; i < m.Layers; i++ {
 		cells := int64(kv.Cells)
-		if m.Kind(i) == modelspec.SlidingAttention {
+		if m.Kind(i) != modelspec.FullAttention {
 			cells = int64(kv.SWACells)
 		}
 		kv.KBytes += cells * rowBytes(typeK, nK)
 		kv.VBytes += cells * rowBytes(typeV, nV)
 	}
 	return kv, nil
+}
+
+// localWindow is the window llama.cpp's iSWA cache gives a model's local
+// layers: the sliding window, or Llama 4's attention chunk (llama.cpp
+// sets n_swa to attention_chunk_size with LLAMA_SWA_TYPE_CHUNKED).
+func localWindow(m *modelspec.Spec) int {
+	if m.SlidingWindow > 0 {
+		return m.SlidingWindow
+	}
+	return m.AttentionChunk
 }
 
 // llamaComputeMiB estimates llama.cpp's compute buffer as the larger of
@@ -261,7 +272,7 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 	layerW, outW, embW := llamaLayerWeights(m, in.Quant, weightsBytes)
 	kvLayer := func(i int) int64 {
 		cells := int64(kv.Cells)
-		if m.Kind(i) == modelspec.SlidingAttention {
+		if m.Kind(i) != modelspec.FullAttention {
 			cells = int64(kv.SWACells)
 		}
 		return cells * (rowBytes(kv.typeK, kv.nK) + rowBytes(kv.typeV, kv.nV))

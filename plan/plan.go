@@ -166,9 +166,9 @@ type Prediction struct {
 	WeightsGiB float64 `json:"weights_gib"`
 	// KVGiB is the memory of the KV cache (tokens × bytes per token).
 	KVGiB float64 `json:"kv_gib"`
-	// BytesPerToken is the KV bytes one token needs over all layers
-	// (for sliding-window models: of the full-attention layers plus the
-	// sliding layers, see BytesPerTokenNote).
+	// BytesPerToken is the KV bytes one token needs over all layers, on
+	// one tensor-parallel rank for vLLM and SGLang (for llama.cpp with
+	// sliding-window layers: the whole cache over its full-length cells).
 	BytesPerToken float64 `json:"bytes_per_token"`
 	// MaxConcurrency is how many sequences of Context tokens fit at once.
 	MaxConcurrency float64 `json:"max_concurrency"`
