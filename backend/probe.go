@@ -99,7 +99,7 @@ func newProber(ctx context.Context, cfg Config) *prober {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: c}
+	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: noRedirects(c)}
 }
 
 func (p *prober) warnf(format string, args ...any) {
@@ -133,6 +133,9 @@ func (p *prober) call(method, path string, body any, out any) error {
 		return p.redact(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 3 {
+		return errors.New(statusFailure(resp, p.cfg.APIKey).msg)
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBytes))
 	if err != nil {
 		return p.redact(err)
