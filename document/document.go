@@ -142,6 +142,23 @@ type Level struct {
 	// PeakRequestsRunning and PeakRequestsWaiting come from server metrics.
 	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
+
+	// Means and tails (issue 13): the mean of each latency over the same
+	// samples as its percentiles, p90 beside p95, and the p99s that were
+	// missing, so that a level compares with vLLM's benchmark output
+	// (mean, median, p99).
+	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
+	TTFTP90Ms  *float64 `json:"ttft_p90_ms,omitempty"`
+	TPOTMeanMs *float64 `json:"tpot_mean_ms,omitempty"`
+	TPOTP90Ms  *float64 `json:"tpot_p90_ms,omitempty"`
+	TPOTP99Ms  *float64 `json:"tpot_p99_ms,omitempty"`
+	ITLMeanMs  *float64 `json:"itl_mean_ms,omitempty"`
+	ITLP90Ms   *float64 `json:"itl_p90_ms,omitempty"`
+	ITLP95Ms   *float64 `json:"itl_p95_ms,omitempty"`
+	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
+	E2EP90Ms   *float64 `json:"e2e_p90_ms,omitempty"`
+	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
+
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
 }

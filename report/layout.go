@@ -37,10 +37,13 @@ type Table struct {
 // Block is one run of the report: a title, details in words, its level
 // table and its warnings.
 type Block struct {
-	Run      *Run
-	Title    string
-	Details  []string
-	Table    Table
+	Run     *Run
+	Title   string
+	Details []string
+	Table   Table
+	// Sections are further tables of the run, written after its level
+	// table (the latency table: means and percentiles per level).
+	Sections []Section
 	Warnings []string
 }
 
@@ -176,6 +179,9 @@ func buildBlock(r *Run) Block {
 	case KindSweep:
 		b.Details = sweepDetails(r.Sweep)
 		b.Table = sweepTable(r.Sweep.Levels)
+		if sec := latencySection(r.Sweep.Levels); sec != nil {
+			b.Sections = append(b.Sections, *sec)
+		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
 	}
