@@ -77,6 +77,9 @@ type Run struct {
 	API string `json:"api,omitempty"`
 	// URL is the server's base URL (never carries credentials).
 	URL string `json:"url,omitempty"`
+	// Connection is how requests used connections, which sets where
+	// their clock started: "keep-alive" or "per-request".
+	Connection string `json:"connection,omitempty"`
 	// Runtime is the server's name and version as it reported them.
 	Runtime *string `json:"runtime,omitempty"`
 	// Server is what the server said about itself when probed.

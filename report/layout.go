@@ -197,6 +197,9 @@ func sweepDetails(r *document.Run) []string {
 	if r.Method != "" || r.API != "" {
 		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
 	}
+	if c := connectionDetail(r.Connection); c != "" {
+		d = append(d, c)
+	}
 	kv := r.KVCache
 	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
 		d = append(d, fmt.Sprintf("KV cache: dtype %s, %s blocks × %s tok, gpu_memory_utilization %s",
@@ -248,6 +251,20 @@ func sweepDetails(r *document.Run) []string {
 		d = append(d, "started "+r.StartedAt)
 	}
 	return d
+}
+
+// connectionDetail says how the run's requests used connections and so
+// where their clock started (docs/metrics.md, "The request clock").
+func connectionDetail(c string) string {
+	switch c {
+	case "":
+		return ""
+	case "keep-alive":
+		return "connection keep-alive: TTFT and E2E from the moment each request was written on a pooled connection"
+	case "per-request":
+		return "connection per-request: a new connection per request, TTFT and E2E from before it was opened (vLLM benchmark client's convention)"
+	}
+	return "connection " + c
 }
 
 func apiPart(api string) string {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -46,6 +47,11 @@ type Deps struct {
 	// runs' start times (load.RealClock). backend's clients measure on the
 	// real clock: another clock goes with a client that measures on it.
 	Clock load.Clock
+	// LibraryLog, when set, is where the process's standard logger writes
+	// (cmd/servebench sets it up): each run takes the lines logged while
+	// it runs (net/http's "Unsolicited response received on idle HTTP
+	// channel") into its warnings. nil leaves the standard logger alone.
+	LibraryLog *liblog.Router
 }
 
 // DefaultDeps are the real parts: backend.New, launch.Start and

@@ -16,6 +16,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -45,6 +46,9 @@ type runConfig struct {
 	API     backend.API
 	APIKey  string // never written anywhere
 	Timeout time.Duration
+	// Connection is how requests use connections, which sets where their
+	// clock starts (--connection).
+	Connection backend.Connection
 
 	Scenario     workload.Scenario
 	PromptTokens int
@@ -200,6 +204,12 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if ls != nil {
 		client = launch.Guard(client, ls.proc)
 	}
+	// What the HTTP library logs while this run runs becomes its warnings.
+	var libLog *liblog.Subscription
+	if deps.LibraryLog != nil {
+		libLog = deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
+		defer libLog.Close() // on the paths that end before run_end
+	}
 	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
 	builder := workload.NewBuilder(workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
@@ -244,6 +254,9 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if ls != nil {
 		end.Warnings = append(end.Warnings, ls.stop(env.stderr, cfg.Label)...)
 	}
+	if libLog != nil {
+		end.Warnings = append(end.Warnings, libLog.Close()...)
+	}
 	env.rec.runEnd(end)
 	return err
 }
@@ -252,7 +265,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 func (cfg *runConfig) clientConfig() backend.Config {
 	return backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
-		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+		APIKey: cfg.APIKey, Timeout: cfg.Timeout, Connection: cfg.Connection,
 	}
 }
 
@@ -264,7 +277,8 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
-		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
+		Connection: string(cfg.Connection),
+		Profile:    cfg.Profile, Warnings: slices.Clone(warnings),
 	}
 }
 
@@ -352,6 +366,7 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 // runFlags holds the raw flag values.
 type runFlags struct {
 	backend, url, model, api, apiKey        *string
+	connection                              *string
 	scenario, concurrency, method, rate     *string
 	arrival, label, imageSize, imageFormat  *string
 	out, records                            *string
@@ -372,6 +387,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
 		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		connection:     fs.String("connection", string(backend.KeepAlive), "how requests use connections, which sets where TTFT and E2E start: keep-alive (pooled connections; clock from the moment the request is written) or per-request (a new connection per request; clock from before it is opened, as vLLM's benchmark client does)"),
 		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
@@ -407,7 +423,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load, f.profile, f.telemetryConfig} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.workload, f.load, f.profile, f.telemetryConfig} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -446,6 +462,16 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if cfg.Timeout < 0 {
 		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
 	}
+	return nil
+}
+
+// connectionMode reads --connection; it applies to --profile runs too.
+func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
+	c, err := backend.ParseConnection(*f.connection)
+	if err != nil {
+		return usagef("run: --connection: %v", err)
+	}
+	cfg.Connection = c
 	return nil
 }
 

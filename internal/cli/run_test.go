@@ -62,6 +62,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"arrival", append(slices.Clone(base), "--method", "rate", "--rate", "1", "--arrival", "uniform"), "--arrival"},
 		{"max concurrency", append(slices.Clone(base), "--method", "rate", "--rate", "1", "--max-concurrency", "0"), "--max-concurrency"},
 		{"timeout", append(slices.Clone(base), "--timeout", "-1s"), "--timeout"},
+		{"connection", append(slices.Clone(base), "--connection", "pooled"), `--connection: unknown connection mode "pooled"`},
 		{"unknown flag", append(slices.Clone(base), "--bogus"), "-bogus"},
 		{"argument", append(slices.Clone(base), "extra"), `unexpected argument "extra"`},
 		{"out not writable", append(slices.Clone(base), "--out", "/nonexistent-dir/report.json"), "--out"},
@@ -93,7 +94,7 @@ func TestRunHelpExplainsEveryFlag(t *testing.T) {
 	for _, want := range []string{"-backend", "-url", "-model", "-scenario", "-concurrency", "(default \"1,4,16\")", "-method", "(default \"pool\")",
 		"-requests", "(default 48)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
 		"-max-concurrency", "-api", "-timeout", "(default 5m0s)", "-seed", "-label", "-image-size", "-image-format", "-api-key",
-		"-out", "-records", "-quiet"} {
+		"-out", "-records", "-quiet", "-connection", "(default \"keep-alive\")", "per-request"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
@@ -373,6 +374,40 @@ func checkTPOTAgainstEval(t *testing.T, f *record.File) {
 		if math.Abs(m-1) > 0.10 {
 			t.Errorf("%s: client TPOT is %.1f%% off eval_duration/eval_count (median over %d requests)", name, (m-1)*100, len(rs))
 		}
+	}
+}
+
+// TestRunConnectionOnOllama: --connection is recorded in the report (run
+// and records header) and said in its table, for both modes, on the real
+// server; the default is keep-alive.
+func TestRunConnectionOnOllama(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	for _, mode := range []string{"", "keep-alive", "per-request"} {
+		t.Run("mode="+mode, func(t *testing.T) {
+			dir := t.TempDir()
+			report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
+			args := []string{"run", "--backend", "ollama", "--url", url, "--model", model, "--concurrency", "2",
+				"--requests", "4", "--warmup", "0", "--max-tokens", "8", "--out", report, "--records", recs, "--quiet"}
+			if mode != "" {
+				args = append(args, "--connection", mode)
+			}
+			if _, stderr, err := cliRun(context.Background(), args...); err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			want := mode
+			if want == "" {
+				want = "keep-alive"
+			}
+			doc := readDoc(t, report)
+			if got := doc.Runs[0].Connection; got != want || doc.Runs[0].Levels[0].Errors != 0 {
+				t.Errorf("connection %q errors %d, want %q and none", got, doc.Runs[0].Levels[0].Errors, want)
+			}
+			table, _, err := cliRun(context.Background(), "report", report)
+			if err != nil || !strings.Contains(table, "connection "+want+":") {
+				t.Errorf("report table does not say the connection mode (%v):\n%s", err, table)
+			}
+			checkRebuild(t, report, readRecords(t, recs))
+		})
 	}
 }
 
