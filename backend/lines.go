@@ -158,7 +158,12 @@ func indexLineEnd(b []byte) int {
 	return lf
 }
 
+// trimEOL removes a line's LF or CR LF end; an unterminated last line is
+// left as it is.
 func trimEOL(b []byte) []byte {
-	b = bytes.TrimSuffix(b, []byte{'\n'})
+	if !bytes.HasSuffix(b, []byte{'\n'}) {
+		return b
+	}
+	b = b[:len(b)-1]
 	return bytes.TrimSuffix(b, []byte{'\r'})
 }

@@ -54,7 +54,7 @@ func TestLineReader(t *testing.T) {
 		{"long line", "s\n" + long + "\ne\n", []string{"s", long, "e"}, nil},
 		{"long line crlf", "s\r\n" + long + "\r\ne", []string{"s", long, "e"}, nil},
 		{"blank lines", "\n\nz\n", []string{"", "", "z"}, nil},
-		{"cr only", "a\rb\r\rc\r", []string{"a\rb\r\rc"}, []string{"a", "b", "", "c"}},
+		{"cr only", "a\rb\r\rc\r", []string{"a\rb\r\rc\r"}, []string{"a", "b", "", "c"}},
 		{"mixed ends", "a\r\nb\rc\nd", []string{"a", "b\rc", "d"}, []string{"a", "b", "c", "d"}},
 		{"cr then blank crlf", "a\r\r\n\n", []string{"a\r", ""}, []string{"a", "", ""}},
 		{"long line cr", "s\r" + long + "\re", []string{"s\r" + long + "\re"}, []string{"s", long, "e"}},

@@ -126,8 +126,12 @@ func decodeOnce(b []byte) (out []byte, from []span, changed bool) {
 	}
 	var rb [utf8.UTFMax]byte
 	for i := 0; i < len(b); {
-		if r, n := decodeEscape(b[i:]); n > 0 {
-			emit(rb[:utf8.EncodeRune(rb[:], r)], i, i+n)
+		if r, raw, n := decodeEscape(b[i:]); n > 0 {
+			if raw { // a percent-encoded byte is a byte, not a code point
+				emit([]byte{byte(r)}, i, i+n)
+			} else {
+				emit(rb[:utf8.EncodeRune(rb[:], r)], i, i+n)
+			}
 			i += n
 			changed = true
 			continue
@@ -139,33 +143,35 @@ func decodeOnce(b []byte) (out []byte, from []span, changed bool) {
 }
 
 // decodeEscape decodes the escape at the start of b: a JSON escape
-// (\uXXXX, \n, \/, ...), a percent-encoded byte (%XX) or an HTML character
-// reference (&#NNN; or &#xHH;). n is 0 when b does not start with one.
-func decodeEscape(b []byte) (r rune, n int) {
+// (\uXXXX, \n, \/, ...) or an HTML character reference (&#NNN; or
+// &#xHH;), which stand for a code point r, or a percent-encoded byte (%XX),
+// which stands for the byte r (raw). n is 0 when b does not start with one.
+func decodeEscape(b []byte) (r rune, raw bool, n int) {
 	if len(b) < 2 {
-		return 0, 0
+		return 0, false, 0
 	}
 	switch b[0] {
 	case '\\':
 		if b[1] == 'u' && len(b) >= 6 {
 			if v, ok := parseHex(b[2:6]); ok {
-				return rune(v), 6
+				return rune(v), false, 6
 			}
-			return 0, 0
+			return 0, false, 0
 		}
 		if c, ok := jsonSimpleEscape[b[1]]; ok {
-			return rune(c), 2
+			return rune(c), false, 2
 		}
 	case '%':
 		if len(b) >= 3 {
 			if v, ok := parseHex(b[1:3]); ok {
-				return rune(v), 3
+				return rune(v), true, 3
 			}
 		}
 	case '&':
-		return decodeCharRef(b)
+		r, n := decodeCharRef(b)
+		return r, false, n
 	}
-	return 0, 0
+	return 0, false, 0
 }
 
 var jsonSimpleEscape = map[byte]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
