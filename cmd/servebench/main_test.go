@@ -51,11 +51,16 @@ func readReport(t *testing.T, path string) document.Document {
 }
 
 // shortLengthServer is an OpenAI-compatible server, on a raw TCP
-// listener, that declares a Content-Length shorter than what it writes on
-// its first stream, as a broken proxy does: the extra bytes reach the
-// client's idle keep-alive connection, and net/http's transport logs them
-// through the standard logger. (httptest cannot write past a declared
-// length.) Other paths (probes, metrics) answer 404.
+// listener, that writes past the Content-Length it declares, as a broken
+// proxy does: its answer to GET /v1/models (the probe of the run's
+// server, when run identifies it and again before the sweep) is a 404 of
+// length 0 followed by a stray chunk. The stray bytes reach the client's
+// idle keep-alive connection, and net/http's transport logs them through
+// the standard logger. (httptest cannot write past a declared length. The
+// probes' connections are the ones to spoil because nothing reuses them:
+// on a generation connection the next request may be sent before the
+// stray bytes are seen, and they would be read as its answer instead.)
+// Streams are answered properly; other paths 404.
 func shortLengthServer(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -65,8 +70,6 @@ func shortLengthServer(t *testing.T) string {
 	body := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n" +
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"},\"finish_reason\":\"length\"}]}\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"
-	first := make(chan struct{}, 1)
-	first <- struct{}{}
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -82,17 +85,15 @@ func shortLengthServer(t *testing.T) string {
 						return
 					}
 					_, _ = bytes.NewBuffer(nil).ReadFrom(req.Body)
-					if req.Method != http.MethodPost || req.URL.Path != "/v1/chat/completions" {
-						fmt.Fprint(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
-						continue
-					}
-					extra := ""
-					select {
-					case <-first:
-						extra = "data: {\"choices\":[{\"delta\":{\"content\":\"past the declared length\"}}]}\n\n"
+					switch {
+					case req.Method == http.MethodPost && req.URL.Path == "/v1/chat/completions":
+						fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+					case req.URL.Path == "/v1/models":
+						fmt.Fprint(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"+
+							"data: {\"choices\":[{\"delta\":{\"content\":\"past the declared length\"}}]}\n\n")
 					default:
+						fmt.Fprint(conn, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
 					}
-					fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s%s", len(body), body, extra)
 				}
 			}()
 		}
@@ -107,7 +108,7 @@ func TestLibraryLogGoesToWarnings(t *testing.T) {
 	url := shortLengthServer(t)
 	report := filepath.Join(t.TempDir(), "report.json")
 	cmd := command("run", "--backend", "openai", "--url", url, "--model", "m", "--concurrency", "1",
-		"--requests", "6", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "2", "--gpu", "none",
+		"--requests", "20", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "2", "--gpu", "none",
 		"--out", report, "--quiet")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -9,10 +9,11 @@
 // it. The standard logger is one per process, so capturing it is a
 // process-wide act: cmd/servebench does it once, visibly, with
 // log.SetOutput(router), and hands the Router to the commands
-// (cli.Deps.LibraryLog). Each run subscribes for its duration and gets
-// every line logged meanwhile in its warnings; a process runs one command,
-// so those are its own. Lines logged while no run listens go to the
-// fallback writer (standard error) as they are, so nothing is lost.
+// (cli.Deps.LibraryLog). A command subscribes for its duration and takes
+// the lines logged meanwhile (Drain) into the warnings of its runs; a
+// process runs one command, so those are its own. Lines logged while no
+// command listens go to the fallback writer (standard error) as they are,
+// so nothing is lost.
 package liblog
 
 import (
@@ -23,7 +24,8 @@ import (
 	"unicode"
 )
 
-// MaxLines is how many lines a Subscription keeps; later ones are counted.
+// MaxLines is how many lines a Subscription keeps between two drains;
+// later ones are counted.
 const MaxLines = 20
 
 // MaxLineBytes bounds one kept line (the transport quotes up to a whole
@@ -100,12 +102,31 @@ func (s *Subscription) add(line string) {
 	s.lines = append(s.lines, "library log: "+strings.TrimSpace(line))
 }
 
-// Close stops the subscription and returns its lines as warnings, with
-// one more saying how many were left out beyond MaxLines.
+// Drain returns the lines logged since the subscription began or was last
+// drained, as warnings, with one more saying how many were left out beyond
+// MaxLines.
+func (s *Subscription) Drain() []string {
+	if s == nil {
+		return nil
+	}
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	return s.drainLocked()
+}
+
+// Close stops the subscription and returns what Drain would. Drain and
+// Close of a nil Subscription return nothing.
 func (s *Subscription) Close() []string {
+	if s == nil {
+		return nil
+	}
 	s.r.mu.Lock()
 	defer s.r.mu.Unlock()
 	delete(s.r.subs, s)
+	return s.drainLocked()
+}
+
+func (s *Subscription) drainLocked() []string {
 	out := s.lines
 	if s.dropped > 0 {
 		out = append(out, fmt.Sprintf("library log: %d more lines left out", s.dropped))

@@ -51,3 +51,24 @@ func TestRouter(t *testing.T) {
 		t.Errorf("long line kept as %d bytes", len(got[0]))
 	}
 }
+
+// TestDrain: a command's subscription hands each run the lines logged
+// since the previous run took them; a nil subscription takes nothing.
+func TestDrain(t *testing.T) {
+	var fallback bytes.Buffer
+	r := New(&fallback)
+	lg := log.New(r, "", 0)
+	s := r.Subscribe(nil)
+	lg.Print("one")
+	if got := s.Drain(); len(got) != 1 || got[0] != "library log: one" {
+		t.Errorf("first drain %q", got)
+	}
+	lg.Print("two")
+	if got := s.Close(); len(got) != 1 || got[0] != "library log: two" {
+		t.Errorf("close %q", got)
+	}
+	var none *Subscription
+	if none.Drain() != nil || none.Close() != nil || fallback.Len() != 0 {
+		t.Error("nil subscription or fallback took something")
+	}
+}
