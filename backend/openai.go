@@ -25,7 +25,7 @@ func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) 
 	if c.cfg.API == Completions {
 		path = "/v1/completions"
 	}
-	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: sseFrame{}, dec: &openAIDecoder{}}, res)
+	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: &sseFrame{}, dec: &openAIDecoder{}}, res)
 }
 
 // Warnings implements Client: TGI and generic OpenAI endpoints get no
@@ -137,20 +137,20 @@ func dataURL(im Image) string {
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
 }
 
-// openAIChunk holds the only fields of a chunk servebench reads; counts and
-// times are -1 when absent. Byte slices point into the chunk's line and are
-// valid only while it is handled.
+// openAIChunk holds the only fields of a chunk servebench reads; counts are
+// noCount and times -1 when absent. Byte slices point into the chunk's
+// line and are valid only while it is handled.
 type openAIChunk struct {
-	content               bool   // first choice carries generated text
-	finish                []byte // first choice's finish_reason
-	prompt, completion    int64  // usage
-	promptN, predictedN   int64  // llama.cpp timings
+	content               bool     // first choice carries generated text
+	finish                []byte   // first choice's finish_reason
+	prompt, completion    countVal // usage
+	promptN, predictedN   countVal // llama.cpp timings
 	promptMS, predictedMS float64
 	errRaw                []byte // a non-null "error" member
 }
 
-var emptyOpenAIChunk = openAIChunk{prompt: -1, completion: -1,
-	promptN: -1, predictedN: -1, promptMS: -1, predictedMS: -1}
+var emptyOpenAIChunk = openAIChunk{prompt: noCount, completion: noCount,
+	promptN: noCount, predictedN: noCount, promptMS: -1, predictedMS: -1}
 
 // openAIDecoder decodes SSE chunks into a stream without allocating:
 // it walks each chunk with a jsonScan and reads only choices[0].delta
@@ -169,18 +169,21 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	if c.errRaw != nil {
 		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw, st.apiKey))
 	}
-	cum := int(c.completion)
-	if cum < 0 {
-		cum = int(c.predictedN)
+	cum := -1
+	switch {
+	case c.completion.present():
+		cum = st.outputCount("completion_tokens", c.completion)
+	case c.predictedN.present():
+		cum = st.outputCount("timings.predicted_n", c.predictedN)
 	}
-	if cum >= 0 {
+	if c.completion.present() || c.predictedN.present() {
 		st.output = cum
 	}
 	switch {
-	case c.prompt >= 0:
-		st.prompt = int(c.prompt)
-	case c.promptN >= 0:
-		st.prompt = int(c.promptN)
+	case c.prompt.present():
+		st.prompt = st.promptCount("prompt_tokens", c.prompt)
+	case c.promptN.present():
+		st.prompt = st.promptCount("timings.prompt_n", c.promptN)
 	}
 	if c.promptMS >= 0 {
 		st.timings.promptEval = msToNS(c.promptMS)
@@ -311,9 +314,9 @@ func (d *openAIDecoder) usageField(key []byte) (err error) {
 	s := &d.s
 	switch string(key) {
 	case "prompt_tokens":
-		d.c.prompt, err = s.integer()
+		d.c.prompt, err = scanCount(s)
 	case "completion_tokens":
-		d.c.completion, err = s.integer()
+		d.c.completion, err = scanCount(s)
 	default:
 		err = s.skip()
 	}
@@ -325,9 +328,9 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 	s := &d.s
 	switch string(key) {
 	case "prompt_n":
-		d.c.promptN, err = s.integer()
+		d.c.promptN, err = scanCount(s)
 	case "predicted_n":
-		d.c.predictedN, err = s.integer()
+		d.c.predictedN, err = scanCount(s)
 	case "prompt_ms":
 		d.c.promptMS, err = s.float()
 	case "predicted_ms":
@@ -336,6 +339,12 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 		err = s.skip()
 	}
 	return err
+}
+
+// scanCount reads a token count (jsonScan.count) into a countVal.
+func scanCount(s *jsonScan) (countVal, error) {
+	v, raw, err := s.count()
+	return countVal{v: v, raw: raw}, err
 }
 
 func msToNS(ms float64) int64 {

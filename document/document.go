@@ -77,6 +77,9 @@ type Run struct {
 	API string `json:"api,omitempty"`
 	// URL is the server's base URL (never carries credentials).
 	URL string `json:"url,omitempty"`
+	// Connection is how requests used connections, which sets where
+	// their clock started: "keep-alive" or "per-request".
+	Connection string `json:"connection,omitempty"`
 	// Runtime is the server's name and version as it reported them.
 	Runtime *string `json:"runtime,omitempty"`
 	// Server is what the server said about itself when probed.
@@ -153,6 +156,23 @@ type Level struct {
 	// PeakRequestsRunning and PeakRequestsWaiting come from server metrics.
 	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
+
+	// Means and tails (issue 13): the mean of each latency over the same
+	// samples as its percentiles, p90 beside p95, and the p99s that were
+	// missing, so that a level compares with vLLM's benchmark output
+	// (mean, median, p99).
+	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
+	TTFTP90Ms  *float64 `json:"ttft_p90_ms,omitempty"`
+	TPOTMeanMs *float64 `json:"tpot_mean_ms,omitempty"`
+	TPOTP90Ms  *float64 `json:"tpot_p90_ms,omitempty"`
+	TPOTP99Ms  *float64 `json:"tpot_p99_ms,omitempty"`
+	ITLMeanMs  *float64 `json:"itl_mean_ms,omitempty"`
+	ITLP90Ms   *float64 `json:"itl_p90_ms,omitempty"`
+	ITLP95Ms   *float64 `json:"itl_p95_ms,omitempty"`
+	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
+	E2EP90Ms   *float64 `json:"e2e_p90_ms,omitempty"`
+	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
+
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -173,11 +193,6 @@ type Level struct {
 	E2ESchedP95Ms  *float64 `json:"e2e_sched_p95_ms,omitempty"`
 	E2ESchedP99Ms  *float64 `json:"e2e_sched_p99_ms,omitempty"`
 	E2ESchedMeanMs *float64 `json:"e2e_sched_mean_ms,omitempty"`
-	// TTFTMeanMs, E2EMeanMs and E2EP99Ms complete the send-time latencies
-	// for a side-by-side reading with the scheduled ones (rate levels).
-	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
-	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
-	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
 	// ScheduleLag*Ms is the distribution of actual − scheduled send time
 	// over the level's requests (ScheduleLagP99Ms above is its p99).
 	ScheduleLagP50Ms  *float64 `json:"schedule_lag_p50_ms,omitempty"`

@@ -25,6 +25,10 @@ type Run struct {
 	API string `json:"api,omitempty"`
 	// URL is the server's base URL (never carries credentials).
 	URL string `json:"url,omitempty"`
+	// Connection is how requests used connections, which sets where
+	// their clock started (docs/metrics.md, "The request clock"):
+	// "keep-alive" or "per-request".
+	Connection string `json:"connection,omitempty"`
 	// Runtime is the server's name and version as it reported them.
 	Runtime *string `json:"runtime,omitempty"`
 	// Server is what the server said about itself when probed.

@@ -37,10 +37,13 @@ type Table struct {
 // Block is one run of the report: a title, details in words, its level
 // table and its warnings.
 type Block struct {
-	Run      *Run
-	Title    string
-	Details  []string
-	Table    Table
+	Run     *Run
+	Title   string
+	Details []string
+	Table   Table
+	// Sections are further tables of the run, written after its level
+	// table (the latency table: means and percentiles per level).
+	Sections []Section
 	Warnings []string
 }
 
@@ -176,6 +179,9 @@ func buildBlock(r *Run) Block {
 	case KindSweep:
 		b.Details = sweepDetails(r.Sweep)
 		b.Table = sweepTable(r.Sweep.Levels)
+		if sec := latencySection(r.Sweep.Levels); sec != nil {
+			b.Sections = append(b.Sections, *sec)
+		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
 	}
@@ -197,6 +203,9 @@ func sweepDetails(r *document.Run) []string {
 	}
 	if r.Method != "" || r.API != "" {
 		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
+	}
+	if c := connectionDetail(r.Connection); c != "" {
+		d = append(d, c)
 	}
 	kv := r.KVCache
 	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
@@ -276,6 +285,20 @@ func mixDetails(m []document.MixClass, maxTokens int) string {
 		lengths = fmt.Sprintf(" (each class's prompt length is its scenario's; %d output tok each)", maxTokens)
 	}
 	return "mix of request classes: " + strings.Join(parts, ", ") + lengths
+}
+
+// connectionDetail says how the run's requests used connections and so
+// where their clock started (docs/metrics.md, "The request clock").
+func connectionDetail(c string) string {
+	switch c {
+	case "":
+		return ""
+	case "keep-alive":
+		return "connection keep-alive: TTFT and E2E from the moment each request was written on a pooled connection"
+	case "per-request":
+		return "connection per-request: a new connection per request, TTFT and E2E from before it was opened (vLLM benchmark client's convention)"
+	}
+	return "connection " + c
 }
 
 func apiPart(api string) string {

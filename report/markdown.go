@@ -28,6 +28,10 @@ func WriteMarkdown(w io.Writer, l *Layout) error {
 			ew.printf("\n")
 		}
 		ew.printf("%s", MarkdownTable(b.Table))
+		for _, sec := range b.Sections {
+			ew.printf("\n### %s\n\n", MarkdownEscape(sec.Title))
+			ew.printf("%s", MarkdownTable(sec.Table))
+		}
 		if len(b.Warnings) > 0 {
 			ew.printf("\n")
 			for _, wn := range b.Warnings {

@@ -115,6 +115,10 @@ type Point struct {
 	// Samples are per-repeat throughputs (tok/s) where the level was
 	// repeated (batch runs' output_tok_s); empty otherwise.
 	Samples []float64
+	// Level is the sweep level the point was made from, for the fields
+	// only some formats show (the latency means and percentiles); nil for
+	// batch records.
+	Level *document.Level
 }
 
 // ErrorRate is Errors / Requests, nil where either is unknown or there were
@@ -317,6 +321,7 @@ func sweepPoint(l document.Level) Point {
 		PeakVRAMGiB:      l.PeakVRAMGiB,
 		PeakKVCacheUsage: l.PeakKVCacheUsage,
 		Preemptions:      l.Preemptions,
+		Level:            &l,
 	}
 	if l.ThroughputTokS != nil {
 		v := *l.ThroughputTokS / float64(l.Concurrency)

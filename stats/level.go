@@ -54,10 +54,21 @@ type Accumulator struct {
 	// scheduled time and lag, every scheduled request's span (send, last
 	// chunk) for the peak in flight, and the latencies of successful
 	// ones from the scheduled time, all in nanoseconds.
-	scheduled            []schedSample
-	spansInFlight        []span
-	ttftSched, e2eSched  []float64
-	ttftSent, e2eSentAll []float64
+	scheduled           []schedSample
+	spansInFlight       []span
+	ttftSched, e2eSched []float64
+
+	// implausible counts successful requests whose records hold a token
+	// count that cannot be true (record.PlausibleOutputTokens,
+	// record.PlausibleTokens: a records file written by hand or by an
+	// older servebench); their counts are left out. firstImplausible
+	// describes the first.
+	implausible      int
+	firstImplausible string
+	// warned counts requests whose records carry warnings
+	// (record.Result.Warnings); firstWarning is the first of them.
+	warned       int
+	firstWarning string
 }
 
 // schedSample is one scheduled request: when it was due and how late it
@@ -91,8 +102,7 @@ func (a *Accumulator) Add(r *record.Result) {
 
 // addScheduled counts a request the rate method scheduled: its lag, its
 // span in flight and, when it succeeded, its latencies from the scheduled
-// time (the send-time ones beside them, for the means and E2E p99 only
-// rate levels report).
+// time.
 func (a *Accumulator) addScheduled(r *record.Result) {
 	lag := r.StartNS - *r.ScheduledNS
 	a.lag = append(a.lag, float64(lag))
@@ -102,10 +112,8 @@ func (a *Accumulator) addScheduled(r *record.Result) {
 		return
 	}
 	a.e2eSched = append(a.e2eSched, float64(lag+r.E2ENS))
-	a.e2eSentAll = append(a.e2eSentAll, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttftSched = append(a.ttftSched, float64(lag+*r.TTFTNS))
-		a.ttftSent = append(a.ttftSent, float64(*r.TTFTNS))
 	}
 }
 
@@ -154,15 +162,27 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
 	}
-	if r.PromptTokens != nil {
-		a.prompt = append(a.prompt, float64(*r.PromptTokens))
+	if len(r.Warnings) > 0 {
+		if a.warned == 0 {
+			a.firstWarning = r.Warnings[0]
+		}
+		a.warned++
+	}
+	if p := r.PromptTokens; p != nil && !record.PlausibleTokens(*p) {
+		a.noteImplausible(r, "prompt_tokens", *p)
+	} else if p != nil {
+		a.prompt = append(a.prompt, float64(*p))
 		if r.ExpectedPromptTokens > 0 {
-			a.promptOnTarget += *r.PromptTokens
+			a.promptOnTarget += *p
 			a.promptTargetSum += r.ExpectedPromptTokens
 			a.promptTargetN++
 		}
 	}
 	a.itl = appendITL(a.itl, r)
+	if o := r.OutputTokens; o != nil && !record.PlausibleOutputTokens(*o, r.ExpectedOutputTokens) {
+		a.noteImplausible(r, "output_tokens", *o)
+		return
+	}
 	if r.OutputTokens == nil {
 		a.noOutput++
 		return
@@ -183,12 +203,22 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	}
 }
 
+// noteImplausible counts a request whose record holds a token count
+// that cannot be true.
+func (a *Accumulator) noteImplausible(r *record.Result, field string, n int) {
+	if a.implausible == 0 {
+		a.firstImplausible = fmt.Sprintf("request %d: %s %d", r.Seq, field, n)
+	}
+	a.implausible++
+}
+
 // TPOTNS is a request's time per output token after the first, in
 // nanoseconds: (E2E − TTFT) / (output_tokens − 1). It is defined only for a
 // successful request with a TTFT and more than one server-reported output
-// token.
+// token that can be true (record.PlausibleOutputTokens).
 func TPOTNS(r *record.Result) (float64, bool) {
-	if !r.OK() || r.TTFTNS == nil || r.OutputTokens == nil || *r.OutputTokens <= 1 {
+	if !r.OK() || r.TTFTNS == nil || r.OutputTokens == nil || *r.OutputTokens <= 1 ||
+		!record.PlausibleOutputTokens(*r.OutputTokens, r.ExpectedOutputTokens) {
 		return 0, false
 	}
 	return float64(r.E2ENS-*r.TTFTNS) / float64(*r.OutputTokens-1), true
@@ -196,14 +226,15 @@ func TPOTNS(r *record.Result) (float64, bool) {
 
 // appendITL appends r's inter-token latencies: the gaps between
 // consecutive content chunks, each divided by the number of tokens the
-// later chunk carried (ChunkTokens, where the server gave them; else one)
-// and counted once per token.
+// later chunk carried (ChunkTokens, where the server gave them and they
+// can be true: chunkTokens; else one) and counted once per token.
 func appendITL(dst []float64, r *record.Result) []float64 {
 	offs := r.ChunkOffsetsNS
+	tokens := chunkTokens(r)
 	for i := 1; i < len(offs); i++ {
 		k := 1
-		if i < len(r.ChunkTokens) && r.ChunkTokens[i] > 1 {
-			k = r.ChunkTokens[i]
+		if tokens != nil {
+			k = tokens[i]
 		}
 		gap := float64(offs[i]-offs[i-1]) / float64(k)
 		for range k {
@@ -211,6 +242,30 @@ func appendITL(dst []float64, r *record.Result) []float64 {
 		}
 	}
 	return dst
+}
+
+// chunkTokens returns r.ChunkTokens when they can be true: one per content
+// chunk, each at least 1, adding up to at most the plausible output count.
+// Otherwise (a records file written by an older servebench, which took
+// Ollama's constant "completion_tokens": 0 for a running count, or one
+// written by hand) it returns nil, and every chunk counts as one token.
+func chunkTokens(r *record.Result) []int {
+	ks := r.ChunkTokens
+	if len(ks) == 0 || len(ks) != len(r.ChunkOffsetsNS) {
+		return nil
+	}
+	limit := record.MaxTokenCount
+	if r.ExpectedOutputTokens > 0 {
+		limit = r.ExpectedOutputTokens + 1
+	}
+	sum := 0
+	for _, k := range ks {
+		if k < 1 || k > limit-sum {
+			return nil
+		}
+		sum += k
+	}
+	return ks
 }
 
 // Requests is the number of counted (non-warm-up) requests added so far.
@@ -229,8 +284,9 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     batches do not count. WallSeconds and OutputTokens are that wall
 //     time and that sum. A level whose requests all failed has 0
 //     (nothing was generated), not null.
-//   - TTFT p50/p95/p99, TPOT p50/p95 (TPOTNS), E2E p50/p95 and ITL p50/p99
-//     in milliseconds, over successful requests, by Percentile.
+//   - TTFT, TPOT (TPOTNS), E2E and ITL in milliseconds over successful
+//     requests: the mean and the p50, p90, p95 and p99 of each, by Mean
+//     and Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
 //     prompt tokens of successful requests.
 //   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
@@ -304,6 +360,11 @@ func (a *Accumulator) latencies(l *document.Level) {
 	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
 	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
+	// Means and tails (issue 13).
+	l.TTFTMeanMs, l.TTFTP90Ms = meanMs(ttft), pctMs(ttft, 90)
+	l.TPOTMeanMs, l.TPOTP90Ms, l.TPOTP99Ms = meanMs(tpot), pctMs(tpot, 90), pctMs(tpot, 99)
+	l.ITLMeanMs, l.ITLP90Ms, l.ITLP95Ms = meanMs(itl), pctMs(itl, 90), pctMs(itl, 95)
+	l.E2EMeanMs, l.E2EP90Ms, l.E2EP99Ms = meanMs(e2e), pctMs(e2e, 90), pctMs(e2e, 99)
 }
 
 func (a *Accumulator) schedule(l *document.Level) {
@@ -341,14 +402,11 @@ func (a *Accumulator) scheduledRate(l *document.Level) {
 	}
 }
 
-// schedLatencies sets TTFT and E2E from the scheduled time, and the
-// send-time means and E2E p99 beside them.
+// schedLatencies sets TTFT and E2E from the scheduled time.
 func (a *Accumulator) schedLatencies(l *document.Level) {
 	ts, es := sorted(a.ttftSched), sorted(a.e2eSched)
 	l.TTFTSchedP50Ms, l.TTFTSchedP95Ms, l.TTFTSchedP99Ms, l.TTFTSchedMeanMs = pctMs(ts, 50), pctMs(ts, 95), pctMs(ts, 99), meanMs(ts)
 	l.E2ESchedP50Ms, l.E2ESchedP95Ms, l.E2ESchedP99Ms, l.E2ESchedMeanMs = pctMs(es, 50), pctMs(es, 95), pctMs(es, 99), meanMs(es)
-	l.TTFTMeanMs, l.E2EMeanMs = meanMs(a.ttftSent), meanMs(a.e2eSentAll)
-	l.E2EP99Ms = pctMs(sorted(a.e2eSentAll), 99)
 }
 
 // peakInFlight is the most spans open at once; a span ending when
@@ -400,6 +458,12 @@ func (a *Accumulator) warnings() []string {
 		if dev := (mean - target) / target; math.Abs(dev) > PromptTolerance {
 			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", mean, dev*100, target))
 		}
+	}
+	if a.implausible > 0 {
+		w = append(w, fmt.Sprintf("%d successful requests hold token counts that cannot be true (%s; above 2^31-1, negative, or above max_tokens+1); those counts are left out", a.implausible, a.firstImplausible))
+	}
+	if a.warned > 0 {
+		w = append(w, fmt.Sprintf("%d successful requests carry warnings (first: %s)", a.warned, a.firstWarning))
 	}
 	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {
 		w = append(w, fmt.Sprintf("%d streams ended without their end marker (counted as errors: %s)", n, record.ReasonTruncated))

@@ -113,7 +113,7 @@ func runDocument(h *record.Run) document.Run {
 		Label: h.Label, Backend: h.Backend, Model: h.Model, Scenario: h.Scenario,
 		PromptTokens: h.PromptTokens, MaxTokens: h.MaxTokens, StartedAt: h.StartedAt,
 		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
-		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
+		Method: h.Method, API: h.API, URL: h.URL, Connection: h.Connection, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings),
 		Trace:    h.Trace, Mix: slices.Clone(h.Mix),

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -58,6 +59,11 @@ type Deps struct {
 	// given (backend.LocalServers: the usual loopback port of each
 	// family).
 	LocalServers []backend.Candidate
+	// LibraryLog, when set, is where the process's standard logger writes
+	// (cmd/servebench sets it up): each run takes the lines logged while
+	// it runs (net/http's "Unsolicited response received on idle HTTP
+	// channel") into its warnings. nil leaves the standard logger alone.
+	LibraryLog *liblog.Router
 }
 
 // DefaultDeps are the real parts: backend.New, launch.Start,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -81,6 +82,9 @@ type runConfig struct {
 	API     backend.API
 	APIKey  string // never written anywhere
 	Timeout time.Duration
+	// Connection is how requests use connections, which sets where their
+	// clock starts (--connection).
+	Connection backend.Connection
 
 	Scenario     workload.Scenario
 	PromptTokens int
@@ -156,6 +160,14 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	// What the HTTP library logs from here on goes into the warnings of
+	// the runs (libraryLog); what no run took, to stderr at the end.
+	logs := libraryLog(deps, cfg)
+	defer func() {
+		for _, l := range logs.Close() {
+			fmt.Fprintln(stderr, "servebench: warning: "+l)
+		}
+	}()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
 		return err
 	}
@@ -164,7 +176,16 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	return sweepTargets(ctx, deps, cfg, targets, stdout, stderr)
+	return sweepTargets(ctx, deps, cfg, targets, logs, stdout, stderr)
+}
+
+// libraryLog subscribes to deps.LibraryLog for the command, the API key
+// redacted from every line; nil (which takes nothing) without one.
+func libraryLog(deps Deps, cfg runConfig) *liblog.Subscription {
+	if deps.LibraryLog == nil {
+		return nil
+	}
+	return deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
 }
 
 // runTarget is one server to sweep: the server already running at
@@ -187,7 +208,7 @@ func runTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 // sweepTargets sweeps each target in turn into one records file (--records)
 // and one report (--out), built from those records as `servebench report`
 // would. A Ctrl-C or an error stops it and marks the report incomplete.
-func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, stdout, stderr io.Writer) error {
+func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, logs *liblog.Subscription, stdout, stderr io.Writer) error {
 	rec, err := newRecorder(cfg.Records)
 	if err != nil {
 		return err
@@ -198,7 +219,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
-	env := &runEnv{rec: rec, progress: prog, stderr: stderr}
+	env := &runEnv{rec: rec, progress: prog, stderr: stderr, libraryLog: logs}
 	var runErr error
 	for _, t := range targets {
 		if ctx.Err() != nil {
@@ -261,6 +282,9 @@ type runEnv struct {
 	progress *progress
 	// stderr takes warnings that must be seen even with --quiet.
 	stderr io.Writer
+	// libraryLog holds what the HTTP library logged since the last run
+	// took it (nil: not captured); each run_end takes it as warnings.
+	libraryLog *liblog.Subscription
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
@@ -319,6 +343,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if ls != nil {
 		end.Warnings = append(end.Warnings, ls.stop(env.stderr, cfg.Label)...)
 	}
+	end.Warnings = append(end.Warnings, env.libraryLog.Drain()...)
 	env.rec.runEnd(end)
 	return err
 }
@@ -371,7 +396,7 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (load.
 func (cfg *runConfig) clientConfig() backend.Config {
 	return backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
-		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+		APIKey: cfg.APIKey, Timeout: cfg.Timeout, Connection: cfg.Connection,
 	}
 }
 
@@ -383,7 +408,8 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Scenario: cfg.scenarioName(), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
-		Profile: cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
+		Connection: string(cfg.Connection),
+		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
 	}
 }
@@ -513,6 +539,7 @@ func (cfg *runConfig) defaultLabel() {
 // runFlags holds the raw flag values.
 type runFlags struct {
 	backend, url, model, api, apiKey        *string
+	connection                              *string
 	scenario, concurrency, method, rate     *string
 	arrival, label, imageSize, imageFormat  *string
 	out, records, slo                       *string
@@ -557,6 +584,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
 		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		connection:     fs.String("connection", string(backend.KeepAlive), "how requests use connections, which sets where TTFT and E2E start: keep-alive (pooled connections; clock from the moment the request is written) or per-request (a new connection per request; clock from before it is opened, as vLLM's benchmark client does)"),
 		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
@@ -594,7 +622,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -625,6 +653,16 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if cfg.Timeout < 0 {
 		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
 	}
+	return nil
+}
+
+// connectionMode reads --connection; it applies to --profile runs too.
+func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
+	c, err := backend.ParseConnection(*f.connection)
+	if err != nil {
+		return usagef("run: --connection: %v", err)
+	}
+	cfg.Connection = c
 	return nil
 }
 
