@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/servebench/servebench/internal/safetext"
 )
 
 // gobenchUnits declares, in benchfmt "Unit" lines, which direction is
@@ -58,11 +60,12 @@ func WriteGoBench(w io.Writer, s *Set) error {
 }
 
 // benchName makes a label safe inside a benchmark name: no white space
-// (which ends the name) and no "/" or "=" (which split it into keys).
+// (which ends the name), no "/" or "=" (which split it into keys), and no
+// control character or bidirectional override (safetext.Hazard).
 func benchName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r):
+		case r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r) || safetext.Hazard(r):
 			return '_'
 		}
 		return r
