@@ -27,6 +27,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/filecap"
 )
 
 // Profile is one launch profile as read from a file. Pointer fields are
@@ -147,8 +148,14 @@ func parseDuration(s string) (Duration, error) {
 // are taken relative to the profile's directory; ${VAR} in command, env
 // values and models_dir is replaced from servebench's environment, and an
 // unset variable is an error.
+//
+// A profile file is at most filecap.Config (16 MiB); a larger one is an
+// error naming the file.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.ReadFile(path, filecap.Config, "a launch profile")
+	if filecap.IsTooLarge(err) {
+		return nil, fmt.Errorf("profile %s: %v", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", path, err)
 	}

@@ -53,6 +53,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.fit && f.calibration == "" {
 		return usagef("calibrate: --fit needs --calibration FILE")
 	}
+	f.calibrationMayBeNew = f.fit
 	if f.model == "" && f.serverModel == "" {
 		return usagef("calibrate: --model is required (or --server-model with --url for Ollama)")
 	}
@@ -119,7 +120,7 @@ func (f *calibrateFlags) report(cal *plan.Calibration, stdout, stderr io.Writer)
 		if cmp.Record.PredictedTokens <= 0 {
 			return fmt.Errorf("calibrate: --fit: the prediction is 0 tokens (the model does not fit), so there is no factor to fit")
 		}
-		cf, err := plan.LoadCalibration(f.calibration)
+		cf, err := plan.LoadOrNewCalibration(f.calibration)
 		if err != nil {
 			return usagef("calibrate: --calibration: %v", err)
 		}
