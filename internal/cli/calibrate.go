@@ -163,10 +163,14 @@ func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error
 		return fmt.Errorf("calibrate: --url: %v", err)
 	}
 	c := smp.Cache
-	if c.Blocks == nil || c.BlockSize == nil {
-		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
+	tokens, ok := c.Tokens()
+	if !ok {
+		why := ""
+		for _, d := range smp.Dropped {
+			why += "; " + d.String()
+		}
+		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size in range%s", shown, why)
 	}
-	tokens := *c.Blocks * *c.BlockSize
 	obs.Live = plan.Live{Tokens: &tokens, BlockSize: c.BlockSize, Utilization: c.GPUMemoryUtilization}
 	if c.Dtype != nil {
 		obs.Live.KVDtype = *c.Dtype
