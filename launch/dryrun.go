@@ -172,7 +172,7 @@ func WriteDryRun(w io.Writer, s *Spec) error {
 	fmt.Fprintf(&b, "model:    %s\n", RedactText(s.Model))
 	fmt.Fprintf(&b, "url:      %s\n", RedactText(s.BaseURL))
 	fmt.Fprintf(&b, "health:   %s (deadline %s)\n", RedactText(s.HealthURL), s.StartDeadline)
-	fmt.Fprintf(&b, "stop:     SIGTERM to the process group, SIGKILL after %s\n", s.StopGrace)
+	fmt.Fprintf(&b, "stop:     SIGTERM to the process group and every process it started, SIGKILL after %s (a watchdog holds the tree)\n", s.StopGrace)
 	b.WriteString("argv:\n")
 	for i, a := range s.ShownArgv() {
 		fmt.Fprintf(&b, "  [%d] %s\n", i, a)

@@ -6,8 +6,11 @@
 // maps to each server's own flags or environment variables.
 //
 // A launched server runs in its own process group with its stdout and stderr
-// captured to a log file; Stop sends SIGTERM to the whole group and SIGKILL
-// after a grace period, so no process of the server is left behind.
+// captured to a log file, started by a watchdog process that is its
+// parent and (on Linux) a child subreaper: Stop, or servebench's death,
+// has the watchdog send SIGTERM to the group and to every process the
+// server started outside it, and SIGKILL after a grace period, so no
+// process of the server's tree is left behind (watchdog.go).
 package launch
 
 import (

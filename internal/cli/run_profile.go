@@ -36,7 +36,8 @@ import (
 //  5. run the sweep (runSweep) with a client that reports requests to a
 //     server that died as "server exited (code N)" and an observer that
 //     warns on the level during which it died;
-//  6. stop the server: SIGTERM to the group, SIGKILL after the grace.
+//  6. stop the server: SIGTERM to its group and every process it started
+//     (its launch watchdog holds the whole tree), SIGKILL after the grace.
 //
 // The server is stopped on success, on error, on Ctrl-C (the context) and
 // on a panic of the sweep (deferred teardown), and by launch's watchdog
