@@ -212,7 +212,30 @@ func decodeLine(b []byte) (Line, error) {
 	}
 	res := l.Result
 	res.Seq, res.StartNS = *l.Seq, *l.StartNS
+	if err := checkChunkTokens(res.ChunkTokens); err != nil {
+		return Line{}, err
+	}
 	return Line{Result: &res}, nil
+}
+
+// MaxResponseTokens bounds the tokens one request record's chunk_tokens
+// may claim in all (1 Mi, far beyond any response a benchmark asks
+// for): the summaries count every token's inter-token gap, so a line
+// claiming billions would make a few bytes of a records file take
+// gigabytes.
+const MaxResponseTokens = 1 << 20
+
+// checkChunkTokens checks that per-chunk token counts are not negative
+// and do not sum past MaxResponseTokens.
+func checkChunkTokens(counts []int) error {
+	sum := 0
+	for i, n := range counts {
+		if n < 0 || n > MaxResponseTokens-sum {
+			return fmt.Errorf("chunk_tokens[%d] = %d: counts must be at least 0 and sum to at most %d tokens (MaxResponseTokens)", i, n, MaxResponseTokens)
+		}
+		sum += n
+	}
+	return nil
 }
 
 // DecodeFile reads a whole records file into memory (Scan): Results,

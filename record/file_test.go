@@ -54,6 +54,8 @@ func TestDecodeFileErrors(t *testing.T) {
 		{"bad json on line 3", "{\"seq\":1,\"start_ns\":0}\n\n{nope\n", 3, 1},
 		{"wrong type", "{\"header\": 5}\n", 1, 0},
 		{"malformed last line with its newline", "{\"seq\":1,\"start_ns\":0}\n{\"seq\":\n", 2, 1},
+		{"chunk tokens claiming billions", "{\"seq\":1,\"start_ns\":0}\n{\"seq\":2,\"start_ns\":0,\"chunk_offsets_ns\":[1,2],\"chunk_tokens\":[0,4000000000]}\n", 2, 1},
+		{"negative chunk tokens", "{\"seq\":1,\"start_ns\":0,\"chunk_tokens\":[1,-3]}\n", 1, 0},
 		{"line over MaxLineBytes", "{\"seq\":1,\"start_ns\":0}\n{\"error\":\"" + strings.Repeat("x", MaxLineBytes) + "\"}", 2, 1},
 		{"empty object", "{\"seq\":0,\"start_ns\":0}\n{}\n", 2, 1},
 		{"unrelated object", "{\"name\":\"x\",\"seq\":3}\n", 1, 0},
