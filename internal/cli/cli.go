@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -177,7 +178,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "servebench: "+strings.TrimSpace(err.Error()))
+	// Errors may quote a server (a body excerpt, a model name, a log
+	// line): control characters and bidi overrides become visible
+	// escapes.
+	fmt.Fprintln(stderr, "servebench: "+safetext.Lines(strings.TrimSpace(err.Error())))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return 2

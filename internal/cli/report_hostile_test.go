@@ -119,6 +119,12 @@ func TestReportNeutralisesControlCharacters(t *testing.T) {
 			t.Errorf("SVG is not well-formed XML: %v", err)
 		}
 	})
+	t.Run("error line", func(t *testing.T) {
+		_, _, stderr := run(t, "report", filepath.Join(t.TempDir(), "no\x1b[2Jsuch\u202e.json"))
+		if bad := rawHazards(stderr); len(bad) > 0 || !strings.Contains(stderr, `no\x1b[2Jsuch\u202e.json`) {
+			t.Errorf("error line %q keeps raw %v", stderr, bad)
+		}
+	})
 	t.Run("csv formula guard kept", func(t *testing.T) {
 		path, doc := hostileDoc(t)
 		doc["runs"].([]map[string]any)[0]["label"] = "=HYPERLINK(\"x\")\x1b"

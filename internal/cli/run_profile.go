@@ -16,6 +16,7 @@ import (
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
 )
@@ -203,7 +204,7 @@ func (ls *launchedServer) stop(stderr io.Writer, label string) []string {
 	ls.stopOnce.Do(func() {
 		if err := ls.proc.Stop(); err != nil {
 			w := "stopping the server: " + err.Error()
-			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, w)
+			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, report.Clean(w))
 			ls.stopWarns = []string{w}
 		}
 	})

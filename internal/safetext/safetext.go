@@ -79,6 +79,28 @@ func Line(s string) string {
 	return b.String()
 }
 
+// Lines is Line for text of several lines (an error quoting a server's
+// log): line feeds and tabs are kept, every other hazard, a carriage
+// return included, becomes its visible escape.
+func Lines(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case Hazard(r):
+			b.WriteString(escape(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // clean reports whether s is valid UTF-8 without hazards.
 func clean(s string) bool {
 	for i := 0; i < len(s); {

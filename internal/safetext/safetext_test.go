@@ -32,6 +32,14 @@ func TestLine(t *testing.T) {
 	}
 }
 
+func TestLines(t *testing.T) {
+	in := "last lines:\n  \x1b[31merror\r\n\tmodel\u202e"
+	want := "last lines:\n  \\x1b[31merror\\x0d\n\tmodel\\u202e"
+	if got := Lines(in); got != want {
+		t.Errorf("Lines(%q) = %q, want %q", in, got, want)
+	}
+}
+
 func TestJSONEscapesRawHazards(t *testing.T) {
 	v := map[string]string{"label": "run\u202e1\u009b\x7f\x1b", "plain": "ok"}
 	b, err := json.Marshal(v)
