@@ -74,13 +74,15 @@ func WriteCSV(w io.Writer, s *Set) error {
 	return cw.Error()
 }
 
-// csvText guards a text cell that comes from a file name, a label or a
-// server (model, backend, workload) against spreadsheet formula injection
-// (OWASP "CSV Injection"): a cell starting with =, +, -, @, a tab or a
-// carriage return gets a leading single quote, so that a spreadsheet shows
-// it as text instead of evaluating it. A cell that is a number (-1.5) is
-// left as it is.
+// csvText makes a text cell that comes from a file name, a label or a
+// server (model, backend, workload) safe: control characters and
+// bidirectional overrides become visible escapes (Clean), and the cell is
+// guarded against spreadsheet formula injection (OWASP "CSV Injection"):
+// a cell starting with =, +, -, @, a tab or a carriage return gets a
+// leading single quote, so that a spreadsheet shows it as text instead of
+// evaluating it. A cell that is a number (-1.5) is left as it is.
 func csvText(s string) string {
+	s = Clean(s)
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}

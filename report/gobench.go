@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/safetext"
 )
 
 // gobenchUnits declares, in benchfmt "Unit" lines, which direction is
@@ -104,11 +105,12 @@ func setHasMeans(s *Set) bool {
 }
 
 // benchName makes a label safe inside a benchmark name: no white space
-// (which ends the name) and no "/" or "=" (which split it into keys).
+// (which ends the name), no "/" or "=" (which split it into keys), and no
+// control character or bidirectional override (safetext.Hazard).
 func benchName(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r):
+		case r == '/' || r == '=' || unicode.IsSpace(r) || unicode.IsControl(r) || safetext.Hazard(r):
 			return '_'
 		}
 		return r

@@ -462,8 +462,12 @@ func calibrationTable(cs []document.Calibration) Table {
 	return t
 }
 
-// num formats v with prec decimals (prec < 0: shortest exact form).
+// num formats v with prec decimals (prec < 0: shortest exact form); a
+// value out of range (InRange) is Null.
 func num(v float64, prec int) string {
+	if !InRange(v) {
+		return Null
+	}
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 

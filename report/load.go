@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 
@@ -39,6 +40,10 @@ func IsRecordsFile(path string) bool {
 	return strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson")
 }
 
+// readRecords streams the records file at path through a summary.Builder
+// (record.Scan): memory holds what the summaries need, never the file's
+// lines. A last line the file ends inside of (a crash, a full disk) is
+// left out with a warning; any other bad line is an error naming it.
 func readRecords(path string) (*document.Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -50,13 +55,25 @@ func readRecords(path string) (*document.Document, error) {
 		return nil, &document.DecodeError{File: path, Msg: "cannot read: " + msg}
 	}
 	defer f.Close()
-	rf, err := record.DecodeFile(f)
+	b := summary.NewBuilder()
+	lines, runLines := 0, 0
+	cut, err := record.Scan(f, func(l record.Line) {
+		lines++
+		if l.Header != nil || l.Result != nil {
+			runLines++
+		}
+		b.Add(l)
+	})
 	if err != nil {
 		return nil, &document.DecodeError{File: path, Msg: "not a records file: " + err.Error()}
 	}
-	if len(rf.Results) == 0 && len(rf.Headers) == 0 {
+	if runLines == 0 {
 		return nil, &document.DecodeError{File: path, Msg: "no records in the file"}
 	}
-	doc := summary.Document(rf)
+	doc := b.Document()
+	if cut != nil {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("line %d is cut short (the file ends inside it, as a crash or a full disk leaves it) and was left out; the %d complete lines before it are used (%v)",
+			cut.Line, lines, cut.Err))
+	}
 	return &doc, nil
 }

@@ -299,11 +299,17 @@ func (r *Run) normalise() {
 			for _, w := range l.Warnings {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
 			}
+			for _, w := range OutOfRange(l) {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
+			}
 		}
 	case KindBatch:
 		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
 		for _, rec := range r.Records {
 			r.Points = append(r.Points, batchPoint(rec))
+			for _, w := range OutOfRange(rec) {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", rec.Concurrency, w))
+			}
 		}
 	}
 }

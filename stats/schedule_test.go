@@ -88,7 +88,7 @@ func TestScheduledLatencies(t *testing.T) {
 		pool = append(pool, r)
 	}
 	p := SummarizeLevel(pool)
-	if p.E2ESchedP50Ms != nil || p.ScheduledRate != nil || p.PeakInFlight != nil || p.E2EMeanMs != nil || p.ClientLimited != nil {
+	if p.E2ESchedP50Ms != nil || p.ScheduledRate != nil || p.PeakInFlight != nil || p.ClientLimited != nil {
 		t.Fatalf("pool level has schedule fields: %+v", p)
 	}
 }

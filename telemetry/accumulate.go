@@ -39,6 +39,10 @@ type Accumulator struct {
 	preemptN    int
 	resets      int
 	lastErr     error
+	// dropped counts, per metric, the scrapes whose value was out of
+	// range, in order of first sight, with the first such value.
+	dropped      []Dropped
+	droppedCount map[string]int
 }
 
 // Observe folds one successful scrape into the summary.
@@ -55,6 +59,15 @@ func (a *Accumulator) Observe(s Sample) {
 		a.s.Cache = s.Cache
 	}
 	a.observePreemptions(s.Preemptions)
+	for _, d := range s.Dropped {
+		if a.droppedCount == nil {
+			a.droppedCount = map[string]int{}
+		}
+		if a.droppedCount[d.Metric] == 0 {
+			a.dropped = append(a.dropped, d)
+		}
+		a.droppedCount[d.Metric]++
+	}
 }
 
 // observePreemptions adds the counter's positive step since the last scrape;
@@ -97,6 +110,9 @@ func (a *Accumulator) Summary() MetricsSummary {
 	}
 	if a.resets > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: the preemption counter went down %d time(s) during the level (server restarted?); counted from zero after each reset", a.resets))
+	}
+	for _, d := range a.dropped {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %s was outside %s in %d scrape(s) (first value %s); those values were dropped", d.Metric, d.Range, a.droppedCount[d.Metric], d.Value))
 	}
 	if a.s.Failures > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %d of %d scrapes failed (last: %v)", a.s.Failures, a.s.Failures+a.s.Scrapes, a.lastErr))

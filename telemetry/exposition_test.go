@@ -251,6 +251,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add("vllm:kv_cache_usage_perc NaN\nvllm:num_preemptions_total +Inf\n")
 	f.Add("# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{num_gpu_blocks=\"-3\",block_size=\"None\",gpu_memory_utilization=\"7\"} 1\n")
 	f.Add("{\"vllm:kv_cache_usage_perc\"} 0.5\n")
+	f.Add("vllm:kv_cache_usage_perc -3\nvllm:num_requests_running -1\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{num_gpu_blocks=\"4611686018427387904\",block_size=\"4\"} 1\n")
 	f.Add("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.38\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{engine=\"0\"} 3.0\n")
 	f.Fuzz(func(t *testing.T, page string) {
 		fams, _ := ParseExposition(strings.NewReader(page))
@@ -267,6 +268,19 @@ func FuzzExtract(f *testing.F) {
 		}
 		if sum.Preemptions != nil && *sum.Preemptions < 0 {
 			t.Fatalf("negative preemption delta %v", *sum.Preemptions)
+		}
+		for _, p := range []*float64{s.KVUsage, sum.PeakKVUsage} {
+			if p != nil && !(*p >= 0 && *p <= 1) {
+				t.Fatalf("KV usage %v outside 0–1", *p)
+			}
+		}
+		for _, p := range []*float64{s.Preemptions, s.Running, s.Waiting, s.KVTokensUsed, s.KVTokensMax} {
+			if p != nil && *p < 0 {
+				t.Fatalf("negative gauge %v", *p)
+			}
+		}
+		if tok, ok := s.Cache.Tokens(); ok && tok < 1 {
+			t.Fatalf("capacity %d tokens from %+v", tok, s.Cache)
 		}
 		c := s.Cache
 		if (c.Blocks != nil && *c.Blocks <= 0) || (c.BlockSize != nil && *c.BlockSize <= 0) ||

@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -183,7 +184,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "servebench: "+strings.TrimSpace(err.Error()))
+	// Errors may quote a server (a body excerpt, a model name, a log
+	// line): control characters and bidi overrides become visible
+	// escapes.
+	fmt.Fprintln(stderr, "servebench: "+safetext.Lines(strings.TrimSpace(err.Error())))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return 2

@@ -18,6 +18,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -486,10 +487,11 @@ func openOut(path string) (*os.File, error) {
 }
 
 // writeDocument writes doc as indented JSON to out and closes it, or to
-// stdout when out is nil.
+// stdout when out is nil. Control characters and bidirectional overrides
+// in strings a server sent are written as \uXXXX escapes (safetext.JSON).
 func writeDocument(out *os.File, stdout io.Writer, doc *document.Document) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
-	b = append(b, '\n')
+	b = append(safetext.JSON(b), '\n')
 	if out == nil {
 		if err == nil {
 			_, err = stdout.Write(b)

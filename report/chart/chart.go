@@ -367,11 +367,16 @@ func xTicks(xs []float64) []float64 {
 	return out
 }
 
-// linearAxis maps [0, max] onto [y0, y1] with 1-2-5 ticks.
+// linearAxis maps [0, max] onto [y0, y1] with 1-2-5 ticks. Values out of
+// range (report.InRange) do not widen the axis; every value maps into
+// [y0, y1], so one beyond the axis is drawn at its edge.
 func linearAxis(ys []float64, fixedMax, y0, y1 float64) (func(float64) float64, []float64) {
 	hi := fixedMax
 	lo := 0.0
 	for _, v := range ys {
+		if !report.InRange(v) {
+			continue
+		}
 		lo = math.Min(lo, v)
 		if fixedMax == 0 {
 			hi = math.Max(hi, v)
@@ -386,19 +391,37 @@ func linearAxis(ys []float64, fixedMax, y0, y1 float64) (func(float64) float64, 
 		top += step
 	}
 	bot := math.Floor(lo/step) * step
+	// The axis spans 0 and at most 2×MaxMagnitude, so n is about 5–7; the
+	// bound keeps the loop short whatever rounding does.
+	n := min(int(math.Round((top-bot)/step)), maxTicks)
 	var ticks []float64
-	for v := bot; v <= top+step/1e6; v += step {
-		ticks = append(ticks, math.Round(v/step)*step)
+	for i := 0; i <= n; i++ {
+		ticks = append(ticks, math.Round((bot+float64(i)*step)/step)*step)
 	}
-	return func(v float64) float64 { return y0 + (v-bot)/(top-bot)*(y1-y0) }, ticks
+	return func(v float64) float64 { return clampTo(y0+(v-bot)/(top-bot)*(y1-y0), y0, y1) }, ticks
+}
+
+// maxTicks bounds the ticks of a value axis.
+const maxTicks = 40
+
+// clampTo limits y to the band between a and b (in either order); NaN
+// becomes a.
+func clampTo(y, a, b float64) float64 {
+	lo, hi := math.Min(a, b), math.Max(a, b)
+	if math.IsNaN(y) {
+		return a
+	}
+	return math.Max(lo, math.Min(hi, y))
 }
 
 // logYAxis maps values onto [y0, y1] on a log₁₀ scale spanning whole 1-2-5
-// steps around the data.
+// steps around the data. Only values in (1/MaxMagnitude, MaxMagnitude)
+// place the axis, so it spans at most 30 decades; a value beyond it is
+// drawn at its edge.
 func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range ys {
-		if v > 0 {
+		if v > 1/report.MaxMagnitude && report.InRange(v) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
@@ -407,11 +430,14 @@ func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	}
 	steps := []float64{1, 2, 5}
 	var ticks []float64
-	start := math.Pow(10, math.Floor(math.Log10(lo)))
-	for d := start; d <= hi*10; d *= 10 {
+	e0 := math.Floor(math.Log10(lo))
+	decades := int(math.Floor(math.Log10(hi))-e0) + 1 // the decade above hi too
+	d := math.Pow(10, e0)
+	for range decades + 1 {
 		for _, m := range steps {
 			ticks = append(ticks, m*d)
 		}
+		d *= 10
 	}
 	// Keep ticks from the last one ≤ lo to the first one ≥ hi.
 	i0, i1 := 0, len(ticks)-1
@@ -430,20 +456,24 @@ func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	}
 	l0, l1 := math.Log10(ticks[0]), math.Log10(ticks[len(ticks)-1])
 	if len(ticks) > 10 {
-		// Too dense: keep powers of ten only.
+		// Too dense: keep powers of ten only, and of those every k-th.
 		var p []float64
 		for _, t := range ticks {
 			if math.Abs(math.Log10(t)-math.Round(math.Log10(t))) < 1e-9 {
 				p = append(p, t)
 			}
 		}
-		ticks = p
+		k := (len(p) + 9) / 10
+		ticks = ticks[:0]
+		for i := 0; i < len(p); i += k {
+			ticks = append(ticks, p[i])
+		}
 	}
 	return func(v float64) float64 {
 		if v <= 0 {
 			return y0
 		}
-		return y0 + (math.Log10(v)-l0)/(l1-l0)*(y1-y0)
+		return clampTo(y0+(math.Log10(v)-l0)/(l1-l0)*(y1-y0), y0, y1)
 	}, ticks
 }
 
