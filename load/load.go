@@ -404,6 +404,7 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.Preemptions, &src.Preemptions},
 		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
 	} {
 		if *f.s != nil {
 			*f.d = *f.s

@@ -71,6 +71,9 @@ type LevelEnd struct {
 	// RepeatGPUMemoryMiB is the GPU memory after each batch repeat (batch
 	// method), null where unknown.
 	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`
+	// Plan is the level's plan when the header could not list it because
+	// the level was chosen as the run went (find's probes, issue 15).
+	Plan *LevelPlan `json:"plan,omitempty"`
 }
 
 // RunEnd closes a run.

@@ -26,7 +26,6 @@ type Accumulator struct {
 	requests, errors int
 	byReason         map[string]int
 
-	firstStart, lastStart int64
 	// spans is the first send and last finish of each repeat (batch
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
@@ -43,6 +42,43 @@ type Accumulator struct {
 	itl             []float64 // nanoseconds per token
 	prompt          []float64 // tokens
 	lag             []float64 // send − scheduled time (rate method), nanoseconds
+
+	// Options tune the summary: the confidence of its intervals and the
+	// goodput budget. Set them before the first Add.
+	Options Options
+	// rows keep what the intervals and goodput need of every counted
+	// request, in the order added.
+	rows []row
+}
+
+// Options are what a level summary needs beyond its Results.
+type Options struct {
+	// Confidence is the confidence of the intervals (0–1); 0 means
+	// DefaultConfidence.
+	Confidence float64
+	// Budget is the goodput budget; nil leaves goodput null.
+	Budget *record.GoodputBudget
+}
+
+func (o Options) confidence() float64 {
+	if o.Confidence > 0 && o.Confidence < 1 {
+		return o.Confidence
+	}
+	return DefaultConfidence
+}
+
+// row is one counted request as the intervals and goodput see it. Times
+// are nanoseconds; ttft and tpot are NaN where the request has none, out
+// is −1 where the server reported no output count.
+type row struct {
+	repeat     int
+	start      int64
+	scheduled  int64
+	hasSched   bool
+	e2e        float64
+	ttft, tpot float64
+	out        int
+	ok         bool
 }
 
 // Add counts r in the summary. Warm-up Results are ignored.
@@ -54,11 +90,9 @@ func (a *Accumulator) Add(r *record.Result) {
 	if !a.started {
 		a.started = true
 		a.level = r.Level
-		a.firstStart, a.lastStart = r.StartNS, r.StartNS
 	}
-	a.firstStart = min(a.firstStart, r.StartNS)
-	a.lastStart = max(a.lastStart, r.StartNS)
 	a.addSpan(r.Repeat, r.StartNS, end)
+	a.rows = append(a.rows, newRow(r))
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.lag = append(a.lag, float64(r.StartNS-*r.ScheduledNS))
@@ -72,6 +106,23 @@ func (a *Accumulator) Add(r *record.Result) {
 		return
 	}
 	a.addSuccess(r)
+}
+
+func newRow(r *record.Result) row {
+	w := row{repeat: r.Repeat, start: r.StartNS, e2e: float64(r.E2ENS), ttft: math.NaN(), tpot: math.NaN(), out: -1, ok: r.OK()}
+	if r.ScheduledNS != nil {
+		w.scheduled, w.hasSched = *r.ScheduledNS, true
+	}
+	if r.TTFTNS != nil {
+		w.ttft = float64(*r.TTFTNS)
+	}
+	if tp, ok := TPOTNS(r); ok {
+		w.tpot = tp
+	}
+	if r.OutputTokens != nil {
+		w.out = *r.OutputTokens
+	}
+	return w
 }
 
 // span is the wall-clock extent of one repeat, in nanoseconds since the
@@ -214,6 +265,11 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
+	a.intervals(&l)
+	a.goodput(&l)
+	if n := len(a.spans); n > 1 {
+		l.Repeats = n
+	}
 	l.Warnings = a.warnings(l.MeanPromptTokens)
 	return l
 }
@@ -253,19 +309,53 @@ func (a *Accumulator) counts() document.Level {
 func (a *Accumulator) latencies(l *document.Level) {
 	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
-	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
-	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
+	l.TPOTP50Ms, l.TPOTP95Ms, l.TPOTP99Ms = pctMs(tpot, 50), pctMs(tpot, 95), pctMs(tpot, 99)
+	l.E2EP50Ms, l.E2EP95Ms, l.E2EP99Ms = pctMs(e2e, 50), pctMs(e2e, 95), pctMs(e2e, 99)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
 }
 
+// schedule fills the rate method's figures. With several repeats (find's
+// repeated probes) the rates are Σ(n − 1) / Σ(last − first) over the
+// repeats, so the pauses between them do not count.
 func (a *Accumulator) schedule(l *document.Level) {
 	if len(a.lag) == 0 {
 		return
 	}
 	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
-	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
-		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
+	l.AchievedRate = a.rate(func(w row) (int64, bool) { return w.start, true })
+	l.ScheduledRate = a.rate(func(w row) (int64, bool) { return w.scheduled, w.hasSched })
+}
+
+// rate is Σ(n − 1) / Σ(last − first) in requests/s over the repeats, of
+// the times at picks; nil without two times in some repeat.
+func (a *Accumulator) rate(at func(row) (int64, bool)) *float64 {
+	type ext struct {
+		n           int
+		first, last int64
 	}
+	by := map[int]*ext{}
+	for _, w := range a.rows {
+		t, ok := at(w)
+		if !ok {
+			continue
+		}
+		e := by[w.repeat]
+		if e == nil {
+			by[w.repeat] = &ext{1, t, t}
+			continue
+		}
+		e.n++
+		e.first, e.last = min(e.first, t), max(e.last, t)
+	}
+	gaps, span := 0, int64(0)
+	for _, e := range by {
+		gaps += e.n - 1
+		span += e.last - e.first
+	}
+	if gaps < 1 || span <= 0 {
+		return nil
+	}
+	return ptr.To(float64(gaps) / (float64(span) / 1e9))
 }
 
 func (a *Accumulator) warnings(meanPrompt *float64) []string {
@@ -290,9 +380,15 @@ func (a *Accumulator) warnings(meanPrompt *float64) []string {
 }
 
 // SummarizeLevel summarizes the Results of one level (see
-// Accumulator.Level for the definitions). Warm-ups are ignored.
+// Accumulator.Level for the definitions) with the default Options: 95%
+// intervals, no goodput. Warm-ups are ignored.
 func SummarizeLevel(rs []record.Result) document.Level {
-	var a Accumulator
+	return Summarize(rs, Options{})
+}
+
+// Summarize summarizes the Results of one level with opts.
+func Summarize(rs []record.Result, opts Options) document.Level {
+	a := Accumulator{Options: opts}
 	for i := range rs {
 		a.Add(&rs[i])
 	}
@@ -300,9 +396,9 @@ func SummarizeLevel(rs []record.Result) document.Level {
 }
 
 // Levels groups rs by Level, in order of first appearance, leaving out
-// warm-ups, and summarizes each group with SummarizeLevel. rs should hold
+// warm-ups, and summarizes each group with Summarize. rs should hold
 // one run's Results (see summary.Runs for files with several runs).
-func Levels(rs []record.Result) []document.Level {
+func Levels(rs []record.Result, opts Options) []document.Level {
 	var order []int
 	groups := map[int][]record.Result{}
 	for _, r := range rs {
@@ -316,7 +412,7 @@ func Levels(rs []record.Result) []document.Level {
 	}
 	out := make([]document.Level, 0, len(order))
 	for _, lv := range order {
-		out = append(out, SummarizeLevel(groups[lv]))
+		out = append(out, Summarize(groups[lv], opts))
 	}
 	return out
 }
@@ -338,7 +434,8 @@ func pctMs(s []float64, p float64) *float64 {
 
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting; and appends src's
+// preemptions, peak requests running and waiting, the waiting gauge's
+// rise; and appends src's
 // warnings. Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
@@ -351,5 +448,6 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.Preemptions, src.Preemptions)
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	set(&dst.RequestsWaitingRise, src.RequestsWaitingRise)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

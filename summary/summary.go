@@ -46,7 +46,9 @@ func group(f *record.File) ([]string, map[string]*run) {
 		r.results = append(r.results, res)
 	}
 	for i := range f.LevelEnds {
-		get(f.LevelEnds[i].Run).ends[f.LevelEnds[i].Level] = &f.LevelEnds[i]
+		e := &f.LevelEnds[i]
+		r := get(e.Run)
+		r.ends[e.Level] = combineEnds(r.ends[e.Level], e)
 	}
 	for i := range f.RunEnds {
 		get(f.RunEnds[i].Run).end = &f.RunEnds[i]
@@ -54,21 +56,90 @@ func group(f *record.File) ([]string, map[string]*run) {
 	return order, runs
 }
 
-// Runs rebuilds runs[] of the report: per run, its header's metadata and
-// one Level per level in the order the Results appear (stats.Levels), with
-// the planned Concurrency and RequestedRate from the header, the telemetry
-// fields of its level_end line merged in (stats.MergeLevel), and Complete
-// false unless a run_end line says it completed.
-func Runs(f *record.File) []document.Run {
+// Options tune how a document is rebuilt.
+type Options struct {
+	// Confidence is the confidence of the levels' intervals; 0 means
+	// stats.DefaultConfidence.
+	Confidence float64
+	// SLO, when set, replaces every run's own SLO (its header's, from run
+	// --slo) as the budget of goodput: report --slo on a records file.
+	SLO *SLO
+}
+
+// SLO is a latency budget as a run records it: its canonical text and its
+// per-request bounds.
+type SLO struct {
+	Text   string
+	Budget record.GoodputBudget
+}
+
+// combineEnds folds a further level_end line of a level into the first:
+// a level that find ran again (a repeated probe) has one per pass. Peaks
+// take the larger value, preemptions add up, warnings and per-repeat GPU
+// memory append. The lines of f are left alone.
+func combineEnds(have, e *record.LevelEnd) *record.LevelEnd {
+	if have == nil {
+		return e
+	}
+	c := *have
+	c.RepeatGPUMemoryMiB = append(slices.Clone(have.RepeatGPUMemoryMiB), e.RepeatGPUMemoryMiB...)
+	if e.Plan != nil {
+		c.Plan = e.Plan
+	}
+	switch {
+	case e.Fields == nil:
+	case have.Fields == nil:
+		c.Fields = e.Fields
+	default:
+		a, b := *have.Fields, e.Fields
+		a.PeakVRAMGiB = maxOf(a.PeakVRAMGiB, b.PeakVRAMGiB)
+		a.PeakKVCacheUsage = maxOf(a.PeakKVCacheUsage, b.PeakKVCacheUsage)
+		a.PeakRequestsRunning = maxOf(a.PeakRequestsRunning, b.PeakRequestsRunning)
+		a.PeakRequestsWaiting = maxOf(a.PeakRequestsWaiting, b.PeakRequestsWaiting)
+		a.RequestsWaitingRise = maxOf(a.RequestsWaitingRise, b.RequestsWaitingRise)
+		if a.Preemptions != nil && b.Preemptions != nil {
+			a.Preemptions = ptr.To(*a.Preemptions + *b.Preemptions)
+		} else if a.Preemptions == nil {
+			a.Preemptions = b.Preemptions
+		}
+		a.Warnings = append(slices.Clone(a.Warnings), b.Warnings...)
+		c.Fields = &a
+	}
+	return &c
+}
+
+// maxOf is the larger of two optional values; nil where both are.
+func maxOf(a, b *float64) *float64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || *a >= *b:
+		return a
+	}
+	return b
+}
+
+// Runs rebuilds runs[] of the report with the default Options (see
+// RunsWith).
+func Runs(f *record.File) []document.Run { return RunsWith(f, Options{}) }
+
+// RunsWith rebuilds runs[] of the report: per run, its header's metadata
+// and one Level per level in the order the Results appear (stats.Levels,
+// with goodput against the run's SLO or opts.SLO), with the planned
+// Concurrency and RequestedRate from the header or, for levels planned
+// as they went (find), from their level_end lines, the telemetry fields
+// of the level_end line merged in (stats.MergeLevel), and Complete false
+// unless a run_end line says it completed.
+func RunsWith(f *record.File, opts Options) []document.Run {
 	order, runs := group(f)
 	out := make([]document.Run, 0, len(order))
 	for _, label := range order {
-		out = append(out, buildRun(label, runs[label]))
+		out = append(out, buildRun(label, runs[label], opts))
 	}
 	return out
 }
 
-func buildRun(label string, r *run) document.Run {
+func buildRun(label string, r *run, opts Options) document.Run {
 	var d document.Run
 	plans := map[int]record.LevelPlan{}
 	if r.header != nil {
@@ -77,8 +148,17 @@ func buildRun(label string, r *run) document.Run {
 			plans[p.Level] = p
 		}
 	}
+	for level, e := range r.ends {
+		if e.Plan != nil {
+			plans[level] = *e.Plan
+		}
+	}
+	if opts.SLO != nil {
+		b := opts.SLO.Budget
+		d.SLO, d.GoodputBudget = opts.SLO.Text, &b
+	}
 	d.Label = label
-	d.Levels = stats.Levels(r.results)
+	d.Levels = stats.Levels(r.results, stats.Options{Confidence: opts.Confidence, Budget: d.GoodputBudget})
 	for i := range d.Levels {
 		l := &d.Levels[i]
 		key := l.Concurrency // stats.Levels sets it to the Result's Level
@@ -109,7 +189,7 @@ func runDocument(h *record.Run) document.Run {
 		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
 		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
-		Warnings: slices.Clone(h.Warnings),
+		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget,
 	}
 }
 
@@ -153,14 +233,18 @@ func levelResults(rs []record.Result, level int) []record.Result {
 	return out
 }
 
-// Document rebuilds the whole report document of f: Runs, BatchRecords,
+// Document rebuilds the whole report document of f with the default
+// Options: Runs, BatchRecords,
 // run_dates from the runs' start times, gpu when all runs agree on it,
 // calibration[] lifted from the runs' calibration records (launch
 // profiles), complete false when any run is incomplete, and for batch runs
 // the method in words and the top-level runtime and profile (each where all
 // runs agree on it) as in vllm-text-image-example.json.
-func Document(f *record.File) document.Document {
-	doc := document.Document{Runs: Runs(f), Records: BatchRecords(f)}
+func Document(f *record.File) document.Document { return DocumentWith(f, Options{}) }
+
+// DocumentWith is Document with opts (see RunsWith).
+func DocumentWith(f *record.File, opts Options) document.Document {
+	doc := document.Document{Runs: RunsWith(f, opts), Records: BatchRecords(f)}
 	complete := true
 	for i, r := range doc.Runs {
 		if r.StartedAt != "" {

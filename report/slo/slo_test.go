@@ -39,7 +39,7 @@ func TestSeedAnswer(t *testing.T) {
 	}
 	cases := []struct {
 		label       string
-		holds, brk  int
+		holds, brk  float64
 		brokenValue float64
 	}{
 		{"ollama-q4km", 1, 4, 8385.5},
@@ -50,7 +50,7 @@ func TestSeedAnswer(t *testing.T) {
 	for _, tc := range cases {
 		r := runs[tc.label]
 		if r.Holds != tc.holds || r.FirstBreak != tc.brk {
-			t.Errorf("%s: holds %d, first break %d; want %d, %d", tc.label, r.Holds, r.FirstBreak, tc.holds, tc.brk)
+			t.Errorf("%s: holds %v, first break %v; want %v, %v", tc.label, r.Holds, r.FirstBreak, tc.holds, tc.brk)
 		}
 		if tc.brk > 0 && (len(r.BrokenBy) != 1 || r.BrokenBy[0].Bound.Metric != TTFTP95 || *r.BrokenBy[0].Value != tc.brokenValue) {
 			t.Errorf("%s: broken by %+v, want ttft_p95 %v", tc.label, r.BrokenBy, tc.brokenValue)
@@ -112,6 +112,8 @@ func TestParse(t *testing.T) {
 		{"throughput_min=500 tok/s", []Bound{{ThroughputMin, 500}}},
 		{"error_rate=0.01", []Bound{{ErrorRate, 0.01}}},
 		{"error_rate=2%", []Bound{{ErrorRate, 0.02}}},
+		{"e2e_p99=2s,goodput=90%", []Bound{{E2EP99, 2000}, {Goodput, 0.9}}},
+		{"tpot_p95=20ms,ttft_p99=3s", []Bound{{TPOTP95, 20}, {TTFTP99, 3000}}},
 	}
 	for _, tc := range good {
 		got, err := Parse(tc.in)
@@ -132,7 +134,9 @@ func TestParse(t *testing.T) {
 	bad := []struct{ in, want string }{
 		{"", "empty SLO"},
 		{"ttft_p95", `want metric=value`},
-		{"ttft_p99=1s", `unknown metric "ttft_p99"`},
+		{"ttft_p90=1s", `unknown metric "ttft_p90"`},
+		{"goodput=0.9", "goodput needs a latency bound"},
+		{"goodput=1.5,ttft_p95=1s", "fraction 0–1"},
 		{"ttft_p95=1.5", "want a duration with a unit"},
 		{"ttft_p95=-1s", "positive duration"},
 		{"ttft_p95=1s,ttft_p95=2s", "given twice"},

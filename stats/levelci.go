@@ -1,0 +1,312 @@
+package stats
+
+import (
+	"math"
+	"slices"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/record"
+)
+
+// The intervals and goodput of a level (docs/metrics.md, "Confidence
+// intervals" and "Goodput").
+
+// percentileFigures are the level's percentiles with intervals: the
+// figure, the per-request value it is a percentile of, and p.
+var percentileFigures = []struct {
+	fig   document.Figure
+	value func(row) float64
+	p     float64
+}{
+	{document.FigTTFTP50, rowTTFT, 50}, {document.FigTTFTP95, rowTTFT, 95}, {document.FigTTFTP99, rowTTFT, 99},
+	{document.FigTPOTP50, rowTPOT, 50}, {document.FigTPOTP95, rowTPOT, 95}, {document.FigTPOTP99, rowTPOT, 99},
+	{document.FigE2EP50, rowE2E, 50}, {document.FigE2EP95, rowE2E, 95}, {document.FigE2EP99, rowE2E, 99},
+}
+
+// rowTTFT, rowTPOT and rowE2E are a successful request's latencies in ns;
+// NaN for a failed request or where it has none (those are left out).
+func rowTTFT(w row) float64 { return okOr(w, w.ttft) }
+func rowTPOT(w row) float64 { return okOr(w, w.tpot) }
+func rowE2E(w row) float64  { return okOr(w, w.e2e) }
+
+func okOr(w row, v float64) float64 {
+	if !w.ok {
+		return math.NaN()
+	}
+	return v
+}
+
+// intervals fills the confidence intervals of the level's percentiles and
+// throughput, at the Options' confidence.
+//
+//   - A percentile's interval is the order-statistic interval of the
+//     pooled sample (QuantileCI). Where the level has several repeats it
+//     is widened to hold also the bootstrap interval across repeats
+//     (resampling whole repeats), so that a drift between passes shows.
+//   - Throughput's interval comes from a seeded bootstrap: across repeats
+//     where there are several (Σ tokens / Σ wall of the resampled
+//     repeats); otherwise over requests, as the change of a ratio that
+//     throughput is proportional to — Σ output tokens / Σ E2E for a
+//     closed loop (C workers each busy for their requests' E2E), mean
+//     output tokens / mean gap between sends for the rate method's open
+//     loop (resampled independently) — applied to the measured figure.
+func (a *Accumulator) intervals(l *document.Level) {
+	if len(a.rows) == 0 {
+		return
+	}
+	conf := a.Options.confidence()
+	l.CIConfidence = ptr.To(conf)
+	seed := BootstrapSeed + uint64(a.level)
+	groups := a.repeatGroups()
+	for i, pf := range percentileFigures {
+		v, lo, hi := l.EstimateFields(pf.fig)
+		if *v == nil {
+			continue
+		}
+		iv := QuantileCI(sortedValues(a.rows, pf.value), pf.p, conf)
+		if len(groups) > 1 {
+			iv = hull(iv, a.acrossRepeats(groups, seed+uint64(i)+1, conf, func(rows []int) float64 {
+				s := make([]float64, 0, len(rows))
+				for _, j := range rows {
+					if x := pf.value(a.rows[j]); !math.IsNaN(x) {
+						s = append(s, x)
+					}
+				}
+				if len(s) == 0 {
+					return math.NaN()
+				}
+				slices.Sort(s)
+				return percentileSorted(s, pf.p)
+			}))
+		}
+		*lo, *hi = msPtr(iv.Low), msPtr(iv.High)
+	}
+	if l.ThroughputTokS != nil {
+		iv := a.throughputCI(groups, seed, conf)
+		l.ThroughputTokSCILow, l.ThroughputTokSCIHigh = iv.Low, iv.High
+	}
+}
+
+// msPtr converts nanoseconds to milliseconds, keeping nil.
+func msPtr(ns *float64) *float64 {
+	if ns == nil {
+		return nil
+	}
+	return ptr.To(*ns / 1e6)
+}
+
+// sortedValues is value of every row where it is not NaN, sorted.
+func sortedValues(rows []row, value func(row) float64) []float64 {
+	s := make([]float64, 0, len(rows))
+	for _, w := range rows {
+		if x := value(w); !math.IsNaN(x) {
+			s = append(s, x)
+		}
+	}
+	slices.Sort(s)
+	return s
+}
+
+// repeatGroups lists the row indices of each repeat, in repeat order.
+func (a *Accumulator) repeatGroups() [][]int {
+	var keys []int
+	by := map[int][]int{}
+	for i, w := range a.rows {
+		if _, ok := by[w.repeat]; !ok {
+			keys = append(keys, w.repeat)
+		}
+		by[w.repeat] = append(by[w.repeat], i)
+	}
+	slices.Sort(keys)
+	out := make([][]int, len(keys))
+	for i, k := range keys {
+		out[i] = by[k]
+	}
+	return out
+}
+
+// acrossRepeats is the bootstrap interval of stat over resamples of whole
+// repeats: each resample draws len(groups) repeats with replacement and
+// pools their rows.
+func (a *Accumulator) acrossRepeats(groups [][]int, seed uint64, conf float64, stat func(rows []int) float64) Interval {
+	var pooled []int
+	reps := Bootstrap(len(groups), BootstrapResamples, seed, func(idx []int) float64 {
+		pooled = pooled[:0]
+		for _, g := range idx {
+			pooled = append(pooled, groups[g]...)
+		}
+		return stat(pooled)
+	})
+	return PercentileInterval(reps, conf)
+}
+
+// throughputCI is the interval of the level's throughput (see intervals).
+func (a *Accumulator) throughputCI(groups [][]int, seed uint64, conf float64) Interval {
+	if len(groups) > 1 {
+		tok := make([]float64, len(groups))
+		wall := make([]float64, len(groups))
+		for i, g := range groups {
+			sp := a.spans[a.rows[g[0]].repeat]
+			wall[i] = float64(sp.end - sp.start)
+			for _, j := range g {
+				tok[i] += float64(max(a.rows[j].okOut(), 0))
+			}
+		}
+		reps := Bootstrap(len(groups), BootstrapResamples, seed, func(idx []int) float64 {
+			var t, w float64
+			for _, i := range idx {
+				t, w = t+tok[i], w+wall[i]
+			}
+			return t / w * 1e9
+		})
+		return PercentileInterval(reps, conf)
+	}
+	if len(a.lag) > 0 {
+		return a.openLoopCI(seed, conf)
+	}
+	return a.closedLoopCI(seed, conf)
+}
+
+// okOut is the request's output tokens as throughput counts them: the
+// reported count of a success, 0 for a failure, −1 when unknown.
+func (w row) okOut() int {
+	if !w.ok {
+		return 0
+	}
+	return w.out
+}
+
+// closedLoopCI bootstraps Σ tokens / Σ E2E over requests and scales the
+// measured throughput by its relative spread.
+func (a *Accumulator) closedLoopCI(seed uint64, conf float64) Interval {
+	tok, e2e := 0.0, 0.0
+	for _, w := range a.rows {
+		tok += float64(max(w.okOut(), 0))
+		e2e += w.e2e
+	}
+	if tok == 0 || e2e == 0 {
+		return a.degenerate(tok)
+	}
+	ratio := tok / e2e
+	reps := Bootstrap(len(a.rows), BootstrapResamples, seed, func(idx []int) float64 {
+		var t, e float64
+		for _, i := range idx {
+			t += float64(max(a.rows[i].okOut(), 0))
+			e += a.rows[i].e2e
+		}
+		return t / e / ratio
+	})
+	return a.scaleThroughput(PercentileInterval(reps, conf))
+}
+
+// openLoopCI bootstraps mean output tokens per request and the mean gap
+// between sends independently, and scales the measured throughput by the
+// relative spread of their ratio.
+func (a *Accumulator) openLoopCI(seed uint64, conf float64) Interval {
+	starts := make([]int64, len(a.rows))
+	tok := make([]float64, len(a.rows))
+	sumTok := 0.0
+	for i, w := range a.rows {
+		starts[i] = w.start
+		tok[i] = float64(max(w.okOut(), 0))
+		sumTok += tok[i]
+	}
+	slices.Sort(starts)
+	gaps := make([]float64, 0, len(starts))
+	sumGap := 0.0
+	for i := 1; i < len(starts); i++ {
+		g := float64(starts[i] - starts[i-1])
+		gaps = append(gaps, g)
+		sumGap += g
+	}
+	if sumTok == 0 || len(gaps) == 0 || sumGap == 0 {
+		return a.degenerate(sumTok)
+	}
+	meanTok, meanGap := sumTok/float64(len(tok)), sumGap/float64(len(gaps))
+	rng := newRNG(seed)
+	reps := make([]float64, 0, BootstrapResamples)
+	for range BootstrapResamples {
+		t, g := 0.0, 0.0
+		for range tok {
+			t += tok[rng.IntN(len(tok))]
+		}
+		for range gaps {
+			g += gaps[rng.IntN(len(gaps))]
+		}
+		if g > 0 {
+			reps = append(reps, (t/float64(len(tok)))/(g/float64(len(gaps)))/(meanTok/meanGap))
+		}
+	}
+	slices.Sort(reps)
+	return a.scaleThroughput(PercentileInterval(reps, conf))
+}
+
+// degenerate is the interval of a level whose throughput has no spread
+// to resample: nothing generated (0) or no time to divide by.
+func (a *Accumulator) degenerate(tok float64) Interval {
+	if tok == 0 {
+		return Interval{ptr.To(0.0), ptr.To(0.0)}
+	}
+	return Interval{}
+}
+
+// scaleThroughput applies a relative interval to the measured throughput.
+func (a *Accumulator) scaleThroughput(rel Interval) Interval {
+	wall := float64(a.wallNS()) / 1e9
+	if wall <= 0 || rel.Low == nil {
+		return Interval{}
+	}
+	return rel.scaled(float64(a.outTokens) / wall)
+}
+
+// goodput fills GoodputReqS, GoodputFraction and its interval when the
+// Options carry a budget (docs/metrics.md, "Goodput").
+func (a *Accumulator) goodput(l *document.Level) {
+	b := a.Options.Budget
+	if b == nil || a.requests == 0 {
+		return
+	}
+	good := 0
+	for _, w := range a.rows {
+		if Good(w.ok, w.ttft, w.tpot, w.e2e, w.out, b) {
+			good++
+		}
+	}
+	l.GoodputFraction = ptr.To(float64(good) / float64(a.requests))
+	iv := ProportionCI(good, a.requests, a.Options.confidence())
+	l.GoodputFractionCILow, l.GoodputFractionCIHigh = iv.Low, iv.High
+	if wall := float64(a.wallNS()) / 1e9; wall > 0 {
+		l.GoodputReqS = ptr.To(float64(good) / wall)
+	}
+}
+
+// Good reports whether a request meets every bound of the goodput budget,
+// as vLLM's benchmark counts it (vllm/benchmarks/serve.py,
+// calculate_metrics): it succeeded and each bound given holds for its own
+// TTFT, TPOT and E2E (ns; NaN where it has none). A request with one
+// output token has no TPOT and meets a TPOT bound, as vLLM counts its TPOT
+// as 0; a request whose output count the server did not report (out < 0)
+// cannot be shown to meet one, nor can a request without a TTFT meet a
+// TTFT bound.
+func Good(ok bool, ttftNS, tpotNS, e2eNS float64, out int, b *record.GoodputBudget) bool {
+	if !ok {
+		return false
+	}
+	within := func(v float64, boundMs *float64) bool {
+		return boundMs == nil || (!math.IsNaN(v) && v <= *boundMs*1e6)
+	}
+	if !within(ttftNS, b.TTFTMs) || !within(e2eNS, b.E2EMs) {
+		return false
+	}
+	if b.TPOTMs != nil {
+		switch {
+		case out < 0:
+			return false
+		case out <= 1:
+			return true
+		}
+		return within(tpotNS, b.TPOTMs)
+	}
+	return true
+}
