@@ -72,7 +72,6 @@ func hull(a, b Interval) Interval {
 	return Interval{lo(a.Low, b.Low), hi(a.High, b.High)}
 }
 
-
 // QuantileRanks returns the 1-based ranks l ≤ u of the order statistics
 // X(l), X(u) of a sample of n that bracket the q-quantile (0 < q < 1) with
 // probability at least confidence: l is the largest rank with
