@@ -98,6 +98,9 @@ type Run struct {
 	// GoodputBudget its per-request bounds (issue 15; record.Run).
 	SLO           string         `json:"slo,omitempty"`
 	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
+	// CIConfidence is the confidence the run asked of its intervals, when
+	// other than the default (record.Run).
+	CIConfidence float64 `json:"ci_confidence,omitempty"`
 }
 
 // GoodputBudget is the per-request part of an SLO (record.GoodputBudget).

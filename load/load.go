@@ -131,6 +131,15 @@ type Sweep struct {
 	// Clock is the time the sweep runs on: the rate method's schedule,
 	// the grace period and Result.StartNS; nil means RealClock.
 	Clock Clock
+
+	// Start is the time origin of Result.StartNS; Do sets it to the
+	// clock's now when it is zero. FirstSeq is the sequence number of the
+	// next request prepared; Do advances it past the requests it
+	// prepared. So several Do calls on one Sweep, each with the levels
+	// chosen after the last (servebench find, run --stop-when-saturated),
+	// make one run: one time origin, no prompt sent twice.
+	Start    time.Time
+	FirstSeq int
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -154,7 +163,11 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 		g.stop()
 	}()
 
-	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: clock.Now(), events: make(chan event, 256)}
+	if s.Start.IsZero() {
+		s.Start = clock.Now()
+	}
+	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
+	defer func() { s.FirstSeq = r.seq }()
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()
@@ -304,7 +317,7 @@ func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) 
 				if i >= len(items) {
 					return
 				}
-				r.send(l, &items[i], seq0+i, 0, warmup, nil)
+				r.send(l, &items[i], seq0+i, l.Pass, warmup, nil)
 			}
 		})
 	}
@@ -372,7 +385,7 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			r.send(l, &items[sent], seq0+sent, 0, false, &sched)
+			r.send(l, &items[sent], seq0+sent, l.Pass, false, &sched)
 		})
 	}
 	wg.Wait()

@@ -55,6 +55,11 @@ type LevelPlan struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Arrival is "poisson" or "constant" (rate method).
 	Arrival string `json:"arrival,omitempty"`
+	// Pass numbers a further pass of a pool or rate level that was run
+	// again (find repeats a probe whose interval straddles a bound); its
+	// Results carry it as their Repeat, so that each pass keeps its own
+	// wall time. 0 for the first.
+	Pass int `json:"pass,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)
@@ -74,6 +79,11 @@ type LevelEnd struct {
 	// Plan is the level's plan when the header could not list it because
 	// the level was chosen as the run went (find's probes, issue 15).
 	Plan *LevelPlan `json:"plan,omitempty"`
+	// Saturated says why the level counts as saturated ("reason: detail",
+	// package saturation), when run --stop-when-saturated or find checked
+	// it after it ended; such a verdict comes as a further level_end line
+	// of the level carrying only it.
+	Saturated string `json:"saturated,omitempty"`
 }
 
 // RunEnd closes a run.

@@ -46,6 +46,9 @@ type Run struct {
 	// absent without --slo.
 	SLO           string         `json:"slo,omitempty"`
 	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
+	// CIConfidence is the confidence of the levels' intervals when the
+	// run asked for other than the default 0.95 (--confidence).
+	CIConfidence float64 `json:"ci_confidence,omitempty"`
 }
 
 // GoodputBudget is the per-request part of an SLO, as vLLM's --goodput

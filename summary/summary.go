@@ -86,6 +86,9 @@ func combineEnds(have, e *record.LevelEnd) *record.LevelEnd {
 	if e.Plan != nil {
 		c.Plan = e.Plan
 	}
+	if e.Saturated != "" {
+		c.Saturated = e.Saturated
+	}
 	switch {
 	case e.Fields == nil:
 	case have.Fields == nil:
@@ -117,6 +120,56 @@ func maxOf(a, b *float64) *float64 {
 		return a
 	}
 	return b
+}
+
+// runOptions are the summary options of one run and the SLO text that
+// goes with its budget.
+type runOptions struct {
+	stats.Options
+	slo string
+}
+
+// levelOptions are a run's summary options: opts' where given, else what
+// its header recorded (run --slo, --confidence).
+func levelOptions(r *run, opts Options) runOptions {
+	var o runOptions
+	if r.header != nil {
+		o.Confidence, o.Budget, o.slo = r.header.Run.CIConfidence, r.header.Run.GoodputBudget, r.header.Run.SLO
+	}
+	if opts.Confidence > 0 {
+		o.Confidence = opts.Confidence
+	}
+	if opts.SLO != nil {
+		b := opts.SLO.Budget
+		o.Budget, o.slo = &b, opts.SLO.Text
+	}
+	return o
+}
+
+// LevelOf summarizes one level of one run of f as RunsWith would (its
+// plan, its level_end lines, the run's options); false when the run has
+// no counted Result at that level. It lets a caller that chooses levels as
+// it goes (servebench find) read each level as soon as it ended.
+func LevelOf(f *record.File, label string, level int, opts Options) (document.Level, bool) {
+	_, runs := group(f)
+	r, ok := runs[label]
+	if !ok {
+		return document.Level{}, false
+	}
+	sub := &run{header: r.header, ends: map[int]*record.LevelEnd{}, end: r.end}
+	for _, res := range r.results {
+		if res.Level == level {
+			sub.results = append(sub.results, res)
+		}
+	}
+	if e := r.ends[level]; e != nil {
+		sub.ends[level] = e
+	}
+	d := buildRun(label, sub, opts)
+	for _, l := range d.Levels {
+		return l, true
+	}
+	return document.Level{}, false
 }
 
 // Runs rebuilds runs[] of the report with the default Options (see
@@ -153,12 +206,10 @@ func buildRun(label string, r *run, opts Options) document.Run {
 			plans[level] = *e.Plan
 		}
 	}
-	if opts.SLO != nil {
-		b := opts.SLO.Budget
-		d.SLO, d.GoodputBudget = opts.SLO.Text, &b
-	}
+	sopts := levelOptions(r, opts)
+	d.SLO, d.GoodputBudget = sopts.slo, sopts.Budget
 	d.Label = label
-	d.Levels = stats.Levels(r.results, stats.Options{Confidence: opts.Confidence, Budget: d.GoodputBudget})
+	d.Levels = stats.Levels(r.results, sopts.Options)
 	for i := range d.Levels {
 		l := &d.Levels[i]
 		key := l.Concurrency // stats.Levels sets it to the Result's Level
@@ -168,8 +219,11 @@ func buildRun(label string, r *run, opts Options) document.Run {
 				l.RequestedRate = &p.Rate
 			}
 		}
-		if e := r.ends[key]; e != nil && e.Fields != nil {
-			stats.MergeLevel(l, e.Fields)
+		if e := r.ends[key]; e != nil {
+			if e.Fields != nil {
+				stats.MergeLevel(l, e.Fields)
+			}
+			l.Saturated = e.Saturated
 		}
 	}
 	complete := r.end != nil && r.end.Complete
@@ -189,7 +243,7 @@ func runDocument(h *record.Run) document.Run {
 		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
 		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
-		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget,
+		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
 	}
 }
 

@@ -341,8 +341,23 @@ func (b Break) String() string {
 	return fmt.Sprintf("%s %s %s %s", b.Bound.Metric, b.Bound.format(*b.Value), rel, b.Bound.format(b.Bound.Value))
 }
 
+// Check is one bound held against a level: the measured figure, its
+// confidence interval where the level has one, and the verdicts.
+type Check struct {
+	Bound  Bound    `json:"bound"`
+	Value  *float64 `json:"value"`
+	CILow  *float64 `json:"ci_low,omitempty"`
+	CIHigh *float64 `json:"ci_high,omitempty"`
+	// Holds is whether the measured value meets the bound.
+	Holds bool `json:"holds"`
+	// Straddles is whether the interval holds the threshold.
+	Straddles bool `json:"straddles,omitempty"`
+}
+
 // Judgement is a level held against an SLO (Judge).
 type Judgement struct {
+	// Checks are every bound's check, in the SLO's order.
+	Checks []Check `json:"checks"`
 	// Broken are the bounds the level does not meet by their measured
 	// value, or cannot be checked on (the level lacks the metric). The
 	// level passes when there are none.
@@ -365,10 +380,14 @@ func Judge(p report.Point, bounds []Bound) Judgement {
 	var j Judgement
 	for _, b := range bounds {
 		e, known := b.estimate(p)
-		if e.Value == nil || !b.holds(*e.Value) {
+		c := Check{Bound: b, Value: e.Value, CILow: e.Low, CIHigh: e.High}
+		c.Holds = e.Value != nil && b.holds(*e.Value)
+		c.Straddles = e.Value != nil && known && b.straddles(e)
+		j.Checks = append(j.Checks, c)
+		if !c.Holds {
 			j.Broken = append(j.Broken, Break{Bound: b, Value: e.Value, CILow: e.Low, CIHigh: e.High})
 		}
-		if e.Value != nil && known && b.straddles(e) {
+		if c.Straddles {
 			j.Uncertain = append(j.Uncertain, b.Metric)
 		}
 	}
