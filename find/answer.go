@@ -2,7 +2,9 @@ package find
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/report"
@@ -144,7 +146,7 @@ func (a Answer) Line() string {
 		fmt.Fprintf(&b, "%s %s meets %s (interval %s)", by, a.By.Format(*a.Load), budget, a.intervalText())
 		fmt.Fprintf(&b, " at %s tok/s", report.FormatFloat(a.ThroughputTokS, 1))
 		if a.GoodputReqS != nil && a.GoodputFraction != nil {
-			fmt.Fprintf(&b, ", goodput %.2f req/s (%.1f%% of requests)", *a.GoodputReqS, *a.GoodputFraction*100)
+			fmt.Fprintf(&b, ", goodput %s req/s (%s%% of requests)", report.FormatFloat(a.GoodputReqS, 2), strconv.FormatFloat(math.Round(*a.GoodputFraction*1000)/10, 'f', 1, 64))
 		}
 		switch {
 		case a.FirstFail != nil:

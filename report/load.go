@@ -16,13 +16,17 @@ import (
 // be re-made without the server. Any other file is a result document. A
 // file that cannot be read gives a *document.DecodeError naming the file
 // and the JSON path or line of the bad value.
-func ReadSources(paths []string) ([]Source, error) {
+func ReadSources(paths []string) ([]Source, error) { return ReadSourcesWith(paths, summary.Options{}) }
+
+// ReadSourcesWith is ReadSources with the options records files are
+// summarized with (report --slo: goodput against its budget).
+func ReadSourcesWith(paths []string, opts summary.Options) ([]Source, error) {
 	out := make([]Source, 0, len(paths))
 	for _, p := range paths {
 		var doc *document.Document
 		var err error
 		if IsRecordsFile(p) {
-			doc, err = readRecords(p)
+			doc, err = readRecords(p, opts)
 		} else {
 			doc, err = document.ReadFile(p)
 		}
@@ -39,7 +43,7 @@ func IsRecordsFile(path string) bool {
 	return strings.HasSuffix(path, ".jsonl") || strings.HasSuffix(path, ".ndjson")
 }
 
-func readRecords(path string) (*document.Document, error) {
+func readRecords(path string, opts summary.Options) (*document.Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
@@ -57,6 +61,6 @@ func readRecords(path string) (*document.Document, error) {
 	if len(rf.Results) == 0 && len(rf.Headers) == 0 {
 		return nil, &document.DecodeError{File: path, Msg: "no records in the file"}
 	}
-	doc := summary.Document(rf)
+	doc := summary.DocumentWith(rf, opts)
 	return &doc, nil
 }

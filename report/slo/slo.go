@@ -480,8 +480,23 @@ func WriteJSON(w io.Writer, s *report.Set, a *Answer) error {
 // go to the lower load, then the earlier run.
 func Evaluate(s *report.Set, bounds []Bound) *Answer {
 	a := &Answer{Bounds: bounds}
+	text := Text(bounds)
+	_, hasBudget := GoodputBudget(bounds)
+	var other []string
 	for _, r := range s.Runs {
-		a.Runs = append(a.Runs, evaluateRun(r, bounds))
+		ra := evaluateRun(r, bounds)
+		if r.Sweep == nil || r.Sweep.SLO != text {
+			// Goodput counted against another budget (or none) is not
+			// this SLO's.
+			ra.GoodputReqS, ra.GoodputFraction = nil, nil
+			if r.Kind == report.KindSweep && hasBudget {
+				other = append(other, r.Label)
+			}
+		}
+		a.Runs = append(a.Runs, ra)
+	}
+	if len(other) > 0 {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("goodput against this SLO needs the per-request records: runs %s were summarized without it (or against another); report their records files (.jsonl) with --slo", strings.Join(quoteAll(other), ", ")))
 	}
 	var workloads []string
 	best := map[string]*BestAnswer{}
@@ -621,7 +636,7 @@ func pct(v *float64) string {
 	if v == nil {
 		return report.Null
 	}
-	return trim(round(*v*100, 1))
+	return strconv.FormatFloat(math.Round(*v*1000)/10, 'f', 1, 64)
 }
 
 // Title is the SLO in words, e.g. "SLO: ttft_p95 ≤ 1500 ms".
@@ -660,4 +675,12 @@ func orNull(s string) string {
 		return report.Null
 	}
 	return s
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(x)
+	}
+	return out
 }
