@@ -496,7 +496,11 @@ func Evaluate(s *report.Set, bounds []Bound) *Answer {
 		a.Runs = append(a.Runs, ra)
 	}
 	if len(other) > 0 {
-		a.Warnings = append(a.Warnings, fmt.Sprintf("goodput against this SLO needs the per-request records: runs %s were summarized without it (or against another); report their records files (.jsonl) with --slo", strings.Join(quoteAll(other), ", ")))
+		names := strings.Join(quoteAll(other), ", ")
+		if len(other) > 3 {
+			names = fmt.Sprintf("%d runs (%s, …)", len(other), strings.Join(quoteAll(other[:2]), ", "))
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO; report their records files (.jsonl) with --slo to count it", names))
 	}
 	var workloads []string
 	best := map[string]*BestAnswer{}
@@ -580,10 +584,16 @@ func round(v float64, prec int) float64 {
 
 // Table lays the answer out as a report.Table, one row per run.
 func (a *Answer) Table() report.Table {
+	holdsHdr, brkHdr := "holds up to c", "first break c"
+	for _, r := range a.Runs {
+		if r.By == ByRate {
+			holdsHdr, brkHdr = "holds up to", "first break"
+		}
+	}
 	t := report.Table{Columns: []report.Column{
 		{Header: "run", Align: report.Left}, {Header: "backend", Align: report.Left}, {Header: "workload", Align: report.Left},
-		{Header: "holds up to c", Align: report.Right}, {Header: "throughput tok/s", Align: report.Right},
-		{Header: "first break c", Align: report.Right}, {Header: "broken by", Align: report.Left},
+		{Header: holdsHdr, Align: report.Right}, {Header: "throughput tok/s", Align: report.Right},
+		{Header: brkHdr, Align: report.Right}, {Header: "broken by", Align: report.Left},
 	}}
 	goodput := false
 	for _, r := range a.Runs {
