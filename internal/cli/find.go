@@ -45,16 +45,18 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
+		return renameUsage(err)
+	}
+	cfg.Out, cfg.Table = resultOutput(cfg.Out, deps.IsTerminal(stdout), deps.Clock.Now())
 	targets, err := runTargets(deps, cfg)
 	if err != nil {
 		return err
 	}
-	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now()}
-	lines := stdout
-	if cfg.Out == "" || cfg.Out == "-" {
-		lines = stderr // standard output carries the document
+	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout}
+	if cfg.Out == "-" {
+		f.lines = stderr // standard output carries the document
 	}
-	f.lines = lines
 	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, stdout, stderr)
 }
 
@@ -109,9 +111,7 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 		cfg.Requests = need
 	}
 	fsets.Requests = cfg.Requests
-	if len(cfg.Profiles) == 0 && cfg.Label == "" {
-		cfg.Label = string(cfg.Backend) + "-" + string(cfg.Scenario)
-	}
+	cfg.defaultLabel()
 	return cfg, fsets, nil
 }
 

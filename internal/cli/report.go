@@ -53,16 +53,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	layout := report.Build(set)
-	var answer *slo.Answer
-	if bounds != nil {
-		answer = slo.Evaluate(set, bounds)
-		lines := answer.BestLines()
-		for _, w := range answer.Warnings {
-			lines = append(lines, "warning: "+w)
-		}
-		layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: lines})
-	}
+	layout, answer := reportLayout(set, bounds)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
 		charts = chart.ForSet(set)
@@ -108,6 +99,23 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
+}
+
+// reportLayout lays out set as report does, with the capacity answer for
+// bounds as its last section when bounds are given; run's table on a
+// terminal is the same.
+func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *slo.Answer) {
+	layout := report.Build(set)
+	if bounds == nil {
+		return layout, nil
+	}
+	answer := slo.Evaluate(set, bounds)
+	lines := answer.BestLines()
+	for _, w := range answer.Warnings {
+		lines = append(lines, "warning: "+w)
+	}
+	layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: lines})
+	return layout, answer
 }
 
 func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *slo.Answer) error {

@@ -93,8 +93,8 @@ func markSaturated(env *runEnv, label string, level int, f saturation.Finding) {
 	env.rec.levelEnd(&record.LevelEnd{Run: label, Level: level, Saturated: string(f.Reason) + ": " + f.Detail})
 }
 
-// budget checks --slo and --confidence into cfg.
-func (f *runFlags) budget(cfg *runConfig, set map[string]bool) error {
+// intervals checks --confidence into cfg.
+func (f *runFlags) intervals(cfg *runConfig, set map[string]bool) error {
 	c := *f.confidence
 	if !(c >= 0.5 && c <= 0.999) {
 		return usagef("run: --confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", c)
@@ -102,14 +102,6 @@ func (f *runFlags) budget(cfg *runConfig, set map[string]bool) error {
 	if set["confidence"] {
 		cfg.Confidence = c
 	}
-	if *f.slo == "" {
-		return nil
-	}
-	bounds, err := slo.Parse(*f.slo)
-	if err != nil {
-		return usagef("run: --slo: %v", err)
-	}
-	cfg.SLO = bounds
 	return nil
 }
 
