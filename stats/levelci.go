@@ -66,11 +66,15 @@ func (a *Accumulator) intervals(l *document.Level) {
 		}
 		iv := QuantileCI(sortedValues(a.rows, pf.value), pf.p, conf)
 		if len(groups) > 1 {
-			iv = hull(iv, a.acrossRepeats(groups, seed+uint64(i)+1, conf, func(rows []int) float64 {
-				s := make([]float64, 0, len(rows))
-				for _, j := range rows {
-					if x := pf.value(a.rows[j]); !math.IsNaN(x) {
-						s = append(s, x)
+			iv = hull(iv, a.acrossRepeats(groups, seed+uint64(i)+1, conf, func(counts []int) float64 {
+				var s []float64
+				for g, c := range counts {
+					for range c {
+						for _, j := range groups[g] {
+							if x := pf.value(a.rows[j]); !math.IsNaN(x) {
+								s = append(s, x)
+							}
+						}
 					}
 				}
 				if len(s) == 0 {
@@ -127,18 +131,94 @@ func (a *Accumulator) repeatGroups() [][]int {
 }
 
 // acrossRepeats is the bootstrap interval of stat over resamples of whole
-// repeats: each resample draws len(groups) repeats with replacement and
-// pools their rows.
-func (a *Accumulator) acrossRepeats(groups [][]int, seed uint64, conf float64, stat func(rows []int) float64) Interval {
-	var pooled []int
-	reps := Bootstrap(len(groups), BootstrapResamples, seed, func(idx []int) float64 {
-		pooled = pooled[:0]
-		for _, g := range idx {
-			pooled = append(pooled, groups[g]...)
+// repeats: each resample draws len(groups) repeats with replacement, and
+// stat gets how many times each repeat was drawn. Up to maxExactRepeats
+// repeats every distinct resample is weighed by its multinomial
+// probability (the exact bootstrap distribution, a few dozen resamples);
+// beyond, BootstrapResamples are drawn with the seed.
+func (a *Accumulator) acrossRepeats(groups [][]int, seed uint64, conf float64, stat func(counts []int) float64) Interval {
+	k := len(groups)
+	var ws []weighted
+	if k <= maxExactRepeats {
+		counts := make([]int, k)
+		var walk func(i, left int, logw float64)
+		walk = func(i, left int, logw float64) {
+			if i == k-1 {
+				counts[i] = left
+				lf, _ := math.Lgamma(float64(left + 1))
+				if v := stat(counts); !math.IsNaN(v) {
+					ws = append(ws, weighted{v, math.Exp(logw - lf)})
+				}
+				return
+			}
+			for c := 0; c <= left; c++ {
+				counts[i] = c
+				lf, _ := math.Lgamma(float64(c + 1))
+				walk(i+1, left-c, logw-lf)
+			}
 		}
-		return stat(pooled)
+		lk, _ := math.Lgamma(float64(k + 1))
+		walk(0, k, lk-float64(k)*math.Log(float64(k)))
+	} else {
+		rng := newRNG(seed)
+		counts := make([]int, k)
+		for range BootstrapResamples {
+			clear(counts)
+			for range k {
+				counts[rng.IntN(k)]++
+			}
+			if v := stat(counts); !math.IsNaN(v) {
+				ws = append(ws, weighted{v, 1.0 / BootstrapResamples})
+			}
+		}
+	}
+	return weightedInterval(ws, conf)
+}
+
+// maxExactRepeats is the most repeats whose bootstrap is enumerated
+// exactly (6,435 distinct resamples of 8).
+const maxExactRepeats = 8
+
+// weighted is a bootstrap replicate and its probability.
+type weighted struct{ v, w float64 }
+
+// weightedInterval is the α/2 and 1 − α/2 quantiles of a weighted
+// bootstrap distribution: the smallest values whose cumulative weight
+// reaches them.
+func weightedInterval(ws []weighted, conf float64) Interval {
+	if len(ws) < 2 {
+		return Interval{}
+	}
+	slices.SortFunc(ws, func(a, b weighted) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
 	})
-	return PercentileInterval(reps, conf)
+	total := 0.0
+	for _, w := range ws {
+		total += w.w
+	}
+	alpha := 1 - conf
+	var iv Interval
+	cum := 0.0
+	for _, w := range ws {
+		cum += w.w / total
+		if iv.Low == nil && cum >= alpha/2-1e-12 {
+			iv.Low = ptr.To(w.v)
+		}
+		if cum >= 1-alpha/2-1e-12 {
+			iv.High = ptr.To(w.v)
+			break
+		}
+	}
+	if iv.High == nil {
+		iv.High = ptr.To(ws[len(ws)-1].v)
+	}
+	return iv
 }
 
 // throughputCI is the interval of the level's throughput (see intervals).
@@ -153,14 +233,16 @@ func (a *Accumulator) throughputCI(groups [][]int, seed uint64, conf float64) In
 				tok[i] += float64(max(a.rows[j].okOut(), 0))
 			}
 		}
-		reps := Bootstrap(len(groups), BootstrapResamples, seed, func(idx []int) float64 {
+		return a.acrossRepeats(groups, seed, conf, func(counts []int) float64 {
 			var t, w float64
-			for _, i := range idx {
-				t, w = t+tok[i], w+wall[i]
+			for i, c := range counts {
+				t, w = t+float64(c)*tok[i], w+float64(c)*wall[i]
+			}
+			if w <= 0 {
+				return math.NaN()
 			}
 			return t / w * 1e9
 		})
-		return PercentileInterval(reps, conf)
 	}
 	if len(a.lag) > 0 {
 		return a.openLoopCI(seed, conf)
