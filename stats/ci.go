@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/servebench/servebench/internal/ptr"
 )
@@ -187,28 +186,6 @@ func binomialCDFAt(n, k int, p float64) float64 {
 		return 0
 	}
 	return binomialCDF(n, p)[k]
-}
-
-// Bootstrap draws resamples of n indices with replacement from a generator
-// seeded with seed and returns stat of each resample, sorted. stat gets
-// the resample's indices (into the caller's data) and must not keep them.
-func Bootstrap(n, resamples int, seed uint64, stat func(idx []int) float64) []float64 {
-	if n < 1 {
-		return nil
-	}
-	rng := newRNG(seed)
-	idx := make([]int, n)
-	out := make([]float64, 0, resamples)
-	for range resamples {
-		for i := range idx {
-			idx[i] = rng.IntN(n)
-		}
-		if v := stat(idx); !math.IsNaN(v) && !math.IsInf(v, 0) {
-			out = append(out, v)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 // newRNG is the generator of a seeded bootstrap.

@@ -96,25 +96,53 @@ func TestProportionCI(t *testing.T) {
 	}
 }
 
-func TestBootstrapIsSeeded(t *testing.T) {
-	xs := []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3}
-	mean := func(idx []int) float64 {
-		s := 0.0
-		for _, i := range idx {
-			s += xs[i]
+// TestBlockResampleIsSeeded: the same seed draws the same blocks; each
+// block is a run of consecutive positions; the intervals of a level are
+// the same from the same records.
+func TestBlockResampleIsSeeded(t *testing.T) {
+	draw := func(seed uint64) []int {
+		idx := make([]int, 100)
+		blockIndices(newRNG(seed), 10, idx)
+		return idx
+	}
+	a, b := draw(7), draw(7)
+	if !slices.Equal(a, b) || slices.Equal(a, draw(8)) {
+		t.Fatal("blocks not determined by the seed")
+	}
+	for i := 0; i < 100; i += 10 {
+		for j := i + 1; j < i+10; j++ {
+			if a[j] != a[j-1]+1 {
+				t.Fatalf("block at %d not consecutive: %v", i, a[i:i+10])
+			}
 		}
-		return s / float64(len(idx))
 	}
-	a, b := Bootstrap(len(xs), 500, 7, mean), Bootstrap(len(xs), 500, 7, mean)
-	if !slices.Equal(a, b) || len(a) != 500 || !slices.IsSorted(a) {
-		t.Fatal("the same seed gave other resamples")
+	iv := PercentileInterval([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.8)
+	if *iv.Low != 1.9 || *iv.High != 9.1 {
+		t.Fatalf("percentile interval %v–%v", *iv.Low, *iv.High)
 	}
-	if c := Bootstrap(len(xs), 500, 8, mean); slices.Equal(a, c) {
-		t.Fatal("another seed gave the same resamples")
+}
+
+// TestBlocksWidenForStalls: a level whose slow requests come in one run
+// (a stall) gets a wider p95 interval than the order statistics alone
+// give, which hold for independent requests only.
+func TestBlocksWidenForStalls(t *testing.T) {
+	var rs []record.Result
+	for i := range 400 {
+		ttft := 10.0 + float64(i%7)
+		if i >= 370 && i < 400 {
+			ttft = 100 + float64(i) // a stall at the end: 30 slow requests in a row
+		}
+		rs = append(rs, ok(4, float64(i*10), ttft, ttft+50, 10, 32))
 	}
-	iv := PercentileInterval(a, 0.95)
-	if !iv.Contains(3.9) || *iv.Low < 1 || *iv.High > 9 {
-		t.Fatalf("interval of the mean %v–%v", *iv.Low, *iv.High)
+	l := SummarizeLevel(rs)
+	var ttft []float64
+	for _, r := range rs {
+		ttft = append(ttft, float64(*r.TTFTNS))
+	}
+	slices.Sort(ttft)
+	os := QuantileCI(ttft, 95, 0.95)
+	if !(*l.TTFTP95MsCILow*1e6 < *os.Low) {
+		t.Fatalf("p95 interval %v–%v ms not wider than the order statistics' %v–%v", *l.TTFTP95MsCILow, *l.TTFTP95MsCIHigh, *os.Low/1e6, *os.High/1e6)
 	}
 }
 

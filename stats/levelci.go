@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/servebench/servebench/document"
@@ -12,17 +13,22 @@ import (
 // The intervals and goodput of a level (docs/metrics.md, "Confidence
 // intervals" and "Goodput").
 
-// percentileFigures are the level's percentiles with intervals: the
-// figure, the per-request value it is a percentile of, and p.
-var percentileFigures = []struct {
-	fig   document.Figure
+// quantities are the per-request values whose percentiles a level gives
+// with intervals, and those percentiles' figures.
+var quantities = []struct {
 	value func(row) float64
-	p     float64
+	ps    []float64
+	figs  []document.Figure
 }{
-	{document.FigTTFTP50, rowTTFT, 50}, {document.FigTTFTP95, rowTTFT, 95}, {document.FigTTFTP99, rowTTFT, 99},
-	{document.FigTPOTP50, rowTPOT, 50}, {document.FigTPOTP95, rowTPOT, 95}, {document.FigTPOTP99, rowTPOT, 99},
-	{document.FigE2EP50, rowE2E, 50}, {document.FigE2EP95, rowE2E, 95}, {document.FigE2EP99, rowE2E, 99},
+	{rowTTFT, []float64{50, 95, 99}, []document.Figure{document.FigTTFTP50, document.FigTTFTP95, document.FigTTFTP99}},
+	{rowTPOT, []float64{50, 95, 99}, []document.Figure{document.FigTPOTP50, document.FigTPOTP95, document.FigTPOTP99}},
+	{rowE2E, []float64{50, 95, 99}, []document.Figure{document.FigE2EP50, document.FigE2EP95, document.FigE2EP99}},
 }
+
+// minBlockRows is the fewest requests a level needs before its intervals
+// also resample blocks of consecutive requests (below it there are too
+// few blocks to say anything).
+const minBlockRows = 50
 
 // rowTTFT, rowTPOT and rowE2E are a successful request's latencies in ns;
 // NaN for a failed request or where it has none (those are left out).
@@ -41,16 +47,23 @@ func okOr(w row, v float64) float64 {
 // throughput, at the Options' confidence.
 //
 //   - A percentile's interval is the order-statistic interval of the
-//     pooled sample (QuantileCI). Where the level has several repeats it
-//     is widened to hold also the bootstrap interval across repeats
-//     (resampling whole repeats), so that a drift between passes shows.
+//     pooled sample (QuantileCI), which holds for independent requests.
+//     Requests of one level are not independent: they share the server
+//     and the machine, and a stall delays a run of consecutive ones. So
+//     with minBlockRows requests or more it is widened to hold the
+//     moving-block bootstrap interval too (resampling runs of √n
+//     consecutive requests in send order, which keeps such runs
+//     together), and where the level has several repeats, the bootstrap
+//     interval across repeats (resampling whole repeats), so that a drift
+//     between passes shows.
 //   - Throughput's interval comes from a seeded bootstrap: across repeats
 //     where there are several (Σ tokens / Σ wall of the resampled
 //     repeats); otherwise over requests, as the change of a ratio that
 //     throughput is proportional to — Σ output tokens / Σ E2E for a
-//     closed loop (C workers each busy for their requests' E2E), mean
-//     output tokens / mean gap between sends for the rate method's open
-//     loop (resampled independently) — applied to the measured figure.
+//     closed loop (C workers each busy for their requests' E2E; blocks
+//     of consecutive requests as above), mean output tokens / mean gap
+//     between sends for the rate method's open loop (resampled
+//     independently) — applied to the measured figure.
 func (a *Accumulator) intervals(l *document.Level) {
 	if len(a.rows) == 0 {
 		return
@@ -59,36 +72,126 @@ func (a *Accumulator) intervals(l *document.Level) {
 	l.CIConfidence = ptr.To(conf)
 	seed := BootstrapSeed + uint64(a.level)
 	groups := a.repeatGroups()
-	for i, pf := range percentileFigures {
-		v, lo, hi := l.EstimateFields(pf.fig)
-		if *v == nil {
+	order := a.sendOrder()
+	for qi, q := range quantities {
+		sorted := sortedValues(a.rows, q.value)
+		if len(sorted) == 0 {
 			continue
 		}
-		iv := QuantileCI(sortedValues(a.rows, pf.value), pf.p, conf)
-		if len(groups) > 1 {
-			iv = hull(iv, a.acrossRepeats(groups, seed+uint64(i)+1, conf, func(counts []int) float64 {
-				var s []float64
-				for g, c := range counts {
-					for range c {
-						for _, j := range groups[g] {
-							if x := pf.value(a.rows[j]); !math.IsNaN(x) {
-								s = append(s, x)
-							}
-						}
-					}
-				}
-				if len(s) == 0 {
-					return math.NaN()
-				}
-				slices.Sort(s)
-				return percentileSorted(s, pf.p)
-			}))
+		qseed := seed + uint64(qi+1)*101
+		blocks := a.blockPercentiles(order, q.value, q.ps, qseed, conf)
+		for k, fig := range q.figs {
+			_, lo, hi := l.EstimateFields(fig)
+			iv := QuantileCI(sorted, q.ps[k], conf)
+			if blocks != nil {
+				iv = hull(iv, blocks[k])
+			}
+			if len(groups) > 1 {
+				iv = hull(iv, a.acrossRepeats(groups, qseed+uint64(k)+1, conf, a.pooledPercentile(groups, q.value, q.ps[k])))
+			}
+			*lo, *hi = msPtr(iv.Low), msPtr(iv.High)
 		}
-		*lo, *hi = msPtr(iv.Low), msPtr(iv.High)
 	}
 	if l.ThroughputTokS != nil {
-		iv := a.throughputCI(groups, seed, conf)
+		iv := a.throughputCI(groups, order, seed, conf)
 		l.ThroughputTokSCILow, l.ThroughputTokSCIHigh = iv.Low, iv.High
+	}
+}
+
+// sendOrder lists the rows by repeat, then send time.
+func (a *Accumulator) sendOrder() []int {
+	idx := make([]int, len(a.rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int {
+		ri, rj := a.rows[i], a.rows[j]
+		if ri.repeat != rj.repeat {
+			return ri.repeat - rj.repeat
+		}
+		switch {
+		case ri.start < rj.start:
+			return -1
+		case ri.start > rj.start:
+			return 1
+		}
+		return 0
+	})
+	return idx
+}
+
+// blockLen is the moving-block length for n requests: √n, rounded.
+func blockLen(n int) int { return max(1, int(math.Round(math.Sqrt(float64(n))))) }
+
+// blockIndices fills idx (len n) with a moving-block resample of 0..n−1:
+// runs of b consecutive positions from uniform random starts.
+func blockIndices(rng *rand.Rand, b int, idx []int) {
+	n := len(idx)
+	for i := 0; i < n; {
+		start := rng.IntN(n - b + 1)
+		for j := start; j < start+b && i < n; j++ {
+			idx[i] = j
+			i++
+		}
+	}
+}
+
+// blockPercentiles are the moving-block bootstrap intervals of the
+// percentiles ps of value over the rows in send order; nil below
+// minBlockRows rows.
+func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps []float64, seed uint64, conf float64) []Interval {
+	n := len(order)
+	if n < minBlockRows {
+		return nil
+	}
+	rng := newRNG(seed)
+	b := blockLen(n)
+	idx := make([]int, n)
+	buf := make([]float64, 0, n)
+	reps := make([][]float64, len(ps))
+	for range BootstrapResamples {
+		blockIndices(rng, b, idx)
+		buf = buf[:0]
+		for _, j := range idx {
+			if x := value(a.rows[order[j]]); !math.IsNaN(x) {
+				buf = append(buf, x)
+			}
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		slices.Sort(buf)
+		for k, p := range ps {
+			reps[k] = append(reps[k], percentileSorted(buf, p))
+		}
+	}
+	out := make([]Interval, len(ps))
+	for k := range ps {
+		slices.Sort(reps[k])
+		out[k] = PercentileInterval(reps[k], conf)
+	}
+	return out
+}
+
+// pooledPercentile is the statistic of the bootstrap across repeats: the
+// p-th percentile of value over the repeats drawn, each as often as drawn.
+func (a *Accumulator) pooledPercentile(groups [][]int, value func(row) float64, p float64) func(counts []int) float64 {
+	return func(counts []int) float64 {
+		var s []float64
+		for g, c := range counts {
+			for range c {
+				for _, j := range groups[g] {
+					if x := value(a.rows[j]); !math.IsNaN(x) {
+						s = append(s, x)
+					}
+				}
+			}
+		}
+		if len(s) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(s)
+		return percentileSorted(s, p)
 	}
 }
 
@@ -222,7 +325,7 @@ func weightedInterval(ws []weighted, conf float64) Interval {
 }
 
 // throughputCI is the interval of the level's throughput (see intervals).
-func (a *Accumulator) throughputCI(groups [][]int, seed uint64, conf float64) Interval {
+func (a *Accumulator) throughputCI(groups [][]int, order []int, seed uint64, conf float64) Interval {
 	if len(groups) > 1 {
 		tok := make([]float64, len(groups))
 		wall := make([]float64, len(groups))
@@ -247,7 +350,7 @@ func (a *Accumulator) throughputCI(groups [][]int, seed uint64, conf float64) In
 	if len(a.lag) > 0 {
 		return a.openLoopCI(seed, conf)
 	}
-	return a.closedLoopCI(seed, conf)
+	return a.closedLoopCI(order, seed, conf)
 }
 
 // okOut is the request's output tokens as throughput counts them: the
@@ -259,9 +362,10 @@ func (w row) okOut() int {
 	return w.out
 }
 
-// closedLoopCI bootstraps Σ tokens / Σ E2E over requests and scales the
-// measured throughput by its relative spread.
-func (a *Accumulator) closedLoopCI(seed uint64, conf float64) Interval {
+// closedLoopCI bootstraps Σ tokens / Σ E2E over blocks of consecutive
+// requests (single requests below minBlockRows) and scales the measured
+// throughput by its relative spread.
+func (a *Accumulator) closedLoopCI(order []int, seed uint64, conf float64) Interval {
 	tok, e2e := 0.0, 0.0
 	for _, w := range a.rows {
 		tok += float64(max(w.okOut(), 0))
@@ -271,14 +375,26 @@ func (a *Accumulator) closedLoopCI(seed uint64, conf float64) Interval {
 		return a.degenerate(tok)
 	}
 	ratio := tok / e2e
-	reps := Bootstrap(len(a.rows), BootstrapResamples, seed, func(idx []int) float64 {
+	b := 1
+	if len(order) >= minBlockRows {
+		b = blockLen(len(order))
+	}
+	rng := newRNG(seed)
+	idx := make([]int, len(order))
+	reps := make([]float64, 0, BootstrapResamples)
+	for range BootstrapResamples {
+		blockIndices(rng, b, idx)
 		var t, e float64
-		for _, i := range idx {
-			t += float64(max(a.rows[i].okOut(), 0))
-			e += a.rows[i].e2e
+		for _, j := range idx {
+			w := a.rows[order[j]]
+			t += float64(max(w.okOut(), 0))
+			e += w.e2e
 		}
-		return t / e / ratio
-	})
+		if e > 0 {
+			reps = append(reps, t/e/ratio)
+		}
+	}
+	slices.Sort(reps)
 	return a.scaleThroughput(PercentileInterval(reps, conf))
 }
 
