@@ -3,7 +3,6 @@ package find
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -65,59 +64,61 @@ func (s *Search) Answer() Answer {
 		a.Passes += p.Passes
 		a.Requests += p.Requests
 	}
-	if s.lo != nil {
-		a.Load = ptr(s.lo.Load)
-		a.ThroughputTokS, a.GoodputReqS, a.GoodputFraction = s.lo.ThroughputTokS, s.lo.GoodputReqS, s.lo.GoodputFraction
+	lo, hi := s.bracket()
+	if lo != nil {
+		a.Load = ptr(lo.Load)
+		a.ThroughputTokS, a.GoodputReqS, a.GoodputFraction = lo.ThroughputTokS, lo.GoodputReqS, lo.GoodputFraction
+		if sat := s.saturated(lo); sat != nil && hi == nil {
+			a.SaturatedAt, a.Saturation = ptr(sat.Load), sat.Saturation
+		}
 	}
-	if s.hi != nil {
-		a.FirstFail = ptr(s.hi.Load)
-		a.FailedBy = slo.Judge(report.PointOf(s.hi.level), s.cfg.Bounds).Broken
-	}
-	if s.saturation != nil {
-		a.SaturatedAt, a.Saturation = ptr(s.saturation.Load), s.saturation.Saturation
+	if hi != nil {
+		a.FirstFail = ptr(hi.Load)
+		a.FailedBy = slo.Judge(report.PointOf(hi.level), s.cfg.Bounds).Broken
 	}
 	a.LoadCILow, a.LoadCIHigh = s.interval()
 	return a
 }
 
-// interval bounds the largest load that meets the SLO from the probes'
-// verdicts: the highest confident pass with only passes below it, and
-// the lowest confident fail above the answer (one below it for
-// concurrency). A probe whose verdict an interval straddled does not
-// bound it.
-func (s *Search) interval() (lo, hi *float64) {
-	ps := slices.Clone(s.probes)
-	slices.SortFunc(ps, func(a, b *ProbeResult) int {
-		switch {
-		case a.Load < b.Load:
-			return -1
-		case a.Load > b.Load:
-			return 1
-		}
-		return 0
-	})
-	for _, p := range ps {
-		if p.Passes == 0 {
-			continue
-		}
+// intervalEnds are the probes that bound the answer's interval: the
+// highest load that passed with no interval straddling a bound, with only
+// passes below it, and the lowest load above the answer that failed so;
+// nil where there is none.
+func (s *Search) intervalEnds() (ends [2]*ProbeResult) {
+	lo, _ := s.bracket()
+	for _, p := range s.byLoad() {
 		if p.Verdict == Fail {
 			break
 		}
 		if !p.Uncertain {
-			lo = ptr(p.Load)
+			ends[0] = p
 		}
 	}
-	for _, p := range ps {
-		if p.Passes == 0 || p.Verdict != Fail || p.Uncertain || (s.lo != nil && p.Load <= s.lo.Load) {
-			continue
+	for _, p := range s.byLoad() {
+		if p.Verdict == Fail && !p.Uncertain && (lo == nil || p.Load > lo.Load) {
+			ends[1] = p
+			break
 		}
-		v := p.Load
+	}
+	return ends
+}
+
+// interval bounds the largest load that meets the SLO from the interval's
+// end probes: the confident pass, and the confident fail (one below it
+// for concurrency, exclusive for rate).
+func (s *Search) interval() (lo, hi *float64) {
+	ends := s.intervalEnds()
+	if ends[0] != nil {
+		lo = ptr(ends[0].Load)
+	}
+	if ends[1] != nil {
+		v := ends[1].Load
 		if s.cfg.By == slo.ByConcurrency {
 			v--
 		}
-		return lo, ptr(v)
+		hi = ptr(v)
 	}
-	return lo, nil
+	return lo, hi
 }
 
 func ptr(v float64) *float64 { return &v }

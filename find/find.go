@@ -12,13 +12,17 @@
 // straddles a bound is measured again, at most MaxRepeats times, its
 // passes pooled, before its verdict counts; a verdict that still
 // straddles counts by its measured value and widens the answer's
-// interval.
+// interval. Before it answers, each load that bounds the interval and was
+// measured once is measured again, so that the answer rests on verdicts
+// that held at two times (docs/metrics.md, "servebench find").
 package find
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/servebench/servebench/document"
@@ -55,9 +59,21 @@ type Config struct {
 	// of the answer (default and most 0.25); for concurrency a bracket of
 	// one is always accepted.
 	Resolution float64
-	// MaxRepeats is how many times a straddling probe is measured again
-	// (default 3).
+	// MaxRepeats is how many times a straddling probe is measured again:
+	// 0 means the default (3), NoRepeats none.
 	MaxRepeats int
+}
+
+// NoRepeats is the Config.MaxRepeats of a search that never measures a
+// probe again.
+const NoRepeats = -1
+
+// Repeats is the Config.MaxRepeats for n repeats (n = 0: NoRepeats).
+func Repeats(n int) int {
+	if n == 0 {
+		return NoRepeats
+	}
+	return n
 }
 
 // withDefaults fills the zero fields and checks the rest.
@@ -86,8 +102,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Resolution == 0 {
 		c.Resolution = DefaultResolution
 	}
-	if c.MaxRepeats == 0 {
+	switch c.MaxRepeats {
+	case 0:
 		c.MaxRepeats = DefaultMaxRepeats
+	case NoRepeats:
+		c.MaxRepeats = 0
 	}
 	switch {
 	case !(c.Start > 0) || math.IsInf(c.Start, 0):
@@ -101,7 +120,7 @@ func (c Config) withDefaults() (Config, error) {
 	case !(c.Resolution > 0) || c.Resolution > DefaultResolution:
 		return c, fmt.Errorf("resolution %v: want a fraction above 0 and at most %v", c.Resolution, DefaultResolution)
 	case c.MaxRepeats < 0 || c.MaxRepeats > 10:
-		return c, fmt.Errorf("max repeats %d: want 0 to 10", c.MaxRepeats)
+		return c, fmt.Errorf("max repeats %d: want 0 to 10 (NoRepeats for 0)", c.MaxRepeats)
 	}
 	return c, nil
 }
@@ -173,7 +192,9 @@ func (p *ProbeResult) Level() document.Level { return p.level }
 
 // Search is the state machine of one search. Call Next for the probe to
 // measure, Observe with its level, until Next says it is done; then
-// Answer. It is not safe for concurrent use.
+// Answer. What it asks next is a function of the probes measured so far
+// (plan), so that a verdict that changes on a later pass moves the search
+// back where it belongs. It is not safe for concurrent use.
 type Search struct {
 	cfg    Config
 	probes []*ProbeResult
@@ -181,13 +202,7 @@ type Search struct {
 	pending *Probe
 	// next is the probe to hand out, nil when the search ended.
 	next *Probe
-	// lo is the highest load that passed (every lower one passed too);
-	// hi the lowest that failed; grown is the last probe of the growth
-	// phase, the base of the saturation check.
-	lo, hi, grown *ProbeResult
-	bisecting     bool
-	stop          Stop
-	saturation    *ProbeResult
+	stop Stop
 }
 
 // New starts a search.
@@ -213,7 +228,9 @@ func (s *Search) Next() (Probe, bool) {
 }
 
 // Observe takes the level that the probe Next returned measured, pooled
-// over all of that load's passes so far, and decides the next probe.
+// over all of that load's passes so far, and decides the next probe: the
+// same load again while its interval straddles a bound and repeats are
+// left, else the plan's.
 func (s *Search) Observe(l document.Level) {
 	if s.pending == nil {
 		return
@@ -230,12 +247,23 @@ func (s *Search) Observe(l document.Level) {
 	if j.Pass() {
 		pr.Verdict = Pass
 	}
-	if len(j.Uncertain) > 0 && pr.Passes <= s.cfg.MaxRepeats {
+	straddles := len(j.Uncertain) > 0
+	if straddles && pr.Passes <= s.cfg.MaxRepeats {
+		pr.Uncertain = false
 		s.next = &Probe{Load: pr.Load, Pass: pr.Passes}
 		return
 	}
-	pr.Uncertain = len(j.Uncertain) > 0
-	s.decide(pr)
+	pr.Uncertain = straddles
+	if pr.Saturation == nil && pr.Verdict == Pass {
+		var prev *document.Level
+		if below := s.below(pr.Load); below != nil {
+			prev = &below.level
+		}
+		if f := saturation.Check(prev, &pr.level); f.Saturated() {
+			pr.Saturation = &f
+		}
+	}
+	s.plan()
 }
 
 // probe returns the result of load, adding it on its first pass.
@@ -250,46 +278,95 @@ func (s *Search) probe(load float64) *ProbeResult {
 	return p
 }
 
-// decide moves the search on once pr's verdict is final.
-func (s *Search) decide(pr *ProbeResult) {
-	if !s.bisecting {
-		var prev *document.Level
-		if s.grown != nil {
-			prev = &s.grown.level
+// byLoad is the measured probes in order of load.
+func (s *Search) byLoad() []*ProbeResult {
+	var ps []*ProbeResult
+	for _, p := range s.probes {
+		if p.Passes > 0 {
+			ps = append(ps, p)
 		}
-		if f := saturation.Check(prev, &pr.level); f.Saturated() {
-			pr.Saturation = &f
+	}
+	slices.SortFunc(ps, func(a, b *ProbeResult) int { return cmp.Compare(a.Load, b.Load) })
+	return ps
+}
+
+// below is the measured probe at the highest load below load; nil if none.
+func (s *Search) below(load float64) *ProbeResult {
+	var out *ProbeResult
+	for _, p := range s.byLoad() {
+		if p.Load < load {
+			out = p
 		}
-		s.grown = pr
-		if pr.Verdict == Fail {
-			s.hi = pr
-			if s.lo == nil {
-				s.end(FirstLoadFails)
+	}
+	return out
+}
+
+// bracket is the highest load that passed with every lower load passing
+// (lo), and the lowest load that failed (hi); nil where there is none.
+func (s *Search) bracket() (lo, hi *ProbeResult) {
+	for _, p := range s.byLoad() {
+		if p.Verdict == Fail {
+			return lo, p
+		}
+		lo = p
+	}
+	return lo, nil
+}
+
+// plan decides the next probe from the probes measured: grow while
+// nothing failed (until saturation or the highest load), else bisect the
+// bracket; once the bracket is within the resolution, measure again each
+// load that bounds the answer's interval and was measured once, so that
+// the interval rests on verdicts that held at two times; then end.
+func (s *Search) plan() {
+	lo, hi := s.bracket()
+	switch {
+	case lo == nil:
+		s.finish(FirstLoadFails)
+	case hi == nil:
+		if sat := s.saturated(lo); sat != nil {
+			s.finish(Saturated)
+			return
+		}
+		if lo.Load >= s.cfg.Max {
+			s.finish(MaxLoad)
+			return
+		}
+		s.next = &Probe{Load: s.grow(lo.Load)}
+	case !s.resolved(lo.Load, hi.Load):
+		s.next = &Probe{Load: s.mid(lo.Load, hi.Load)}
+	default:
+		s.finish(Resolved)
+	}
+}
+
+// finish ends the search with why, after the confirmation passes: each
+// load that bounds the answer's interval and was measured once is
+// measured again first (not when repeats are off).
+func (s *Search) finish(why Stop) {
+	if s.cfg.MaxRepeats > 0 {
+		for _, p := range s.intervalEnds() {
+			if p != nil && p.Passes == 1 {
+				s.next = &Probe{Load: p.Load, Pass: 1}
 				return
 			}
-			s.bisecting = true
-			s.bisect()
-			return
 		}
-		s.lo = pr
-		if pr.Saturation != nil {
-			s.saturation = pr
-			s.end(Saturated)
-			return
-		}
-		if pr.Load >= s.cfg.Max {
-			s.end(MaxLoad)
-			return
-		}
-		s.next = &Probe{Load: s.grow(pr.Load)}
-		return
 	}
-	if pr.Verdict == Pass {
-		s.lo = pr
-	} else {
-		s.hi = pr
+	s.end(why)
+}
+
+// saturated is the first passing probe up to lo where the server
+// saturated; nil if none.
+func (s *Search) saturated(lo *ProbeResult) *ProbeResult {
+	for _, p := range s.byLoad() {
+		if p.Load > lo.Load {
+			break
+		}
+		if p.Saturation != nil {
+			return p
+		}
 	}
-	s.bisect()
+	return nil
 }
 
 // grow is the next load of the growth phase: load × Growth, at least one
@@ -304,26 +381,23 @@ func (s *Search) grow(load float64) float64 {
 	return min(next, s.cfg.Max)
 }
 
-// bisect probes the middle of the bracket, or ends the search when the
-// bracket is within the resolution.
-func (s *Search) bisect() {
-	lo, hi := s.lo.Load, s.hi.Load
+// resolved reports whether the bracket lo–hi is within the resolution.
+func (s *Search) resolved(lo, hi float64) bool {
 	width := hi - lo
 	if width <= s.cfg.Resolution*lo || (s.cfg.By == slo.ByConcurrency && width <= 1) {
-		s.end(Resolved)
-		return
+		return true
 	}
-	mid := lo + width/2
+	m := s.mid(lo, hi)
+	return m <= lo || m >= hi
+}
+
+// mid is the bisection point of the bracket lo–hi.
+func (s *Search) mid(lo, hi float64) float64 {
+	m := lo + (hi-lo)/2
 	if s.cfg.By == slo.ByConcurrency {
-		mid = math.Floor(mid)
-	} else {
-		mid = roundRate(mid)
+		return math.Floor(m)
 	}
-	if mid <= lo || mid >= hi {
-		s.end(Resolved)
-		return
-	}
-	s.next = &Probe{Load: mid}
+	return roundRate(m)
 }
 
 // roundRate keeps a rate to four significant digits, so that the loads

@@ -100,8 +100,10 @@ func eq(a, b []float64) bool {
 func TestSearchConcurrencyEdge(t *testing.T) {
 	m := &model{ttft: queueing}
 	a := run(t, Config{By: slo.ByConcurrency, Bounds: bounds(t, "ttft_p95=70ms")}, m)
-	if want := []float64{1, 2, 4, 8, 6, 5}; !eq(loads(m.probes), want) {
-		t.Fatalf("probes %v, want %v (grow ×2, then bisect)", loads(m.probes), want)
+	// Grow ×2, bisect, then confirm the two loads that bound the
+	// interval with a second pass each.
+	if want := []float64{1, 2, 4, 8, 6, 5, 4, 5}; !eq(loads(m.probes), want) {
+		t.Fatalf("probes %v, want %v (grow ×2, bisect, confirm)", loads(m.probes), want)
 	}
 	if a.Stop != Resolved || *a.Load != 4 || *a.FirstFail != 5 || *a.LoadCILow != 4 || *a.LoadCIHigh != 4 {
 		t.Fatalf("answer %+v", a)
@@ -109,11 +111,11 @@ func TestSearchConcurrencyEdge(t *testing.T) {
 	if len(a.FailedBy) != 1 || a.FailedBy[0].Bound.Metric != slo.TTFTP95 || *a.FailedBy[0].Value != 90 {
 		t.Fatalf("failed by %+v", a.FailedBy)
 	}
-	if a.Requests != 6*400 || a.Passes != 6 || len(a.Probes) != 6 {
+	if a.Requests != 8*400 || a.Passes != 8 || len(a.Probes) != 6 {
 		t.Fatalf("spent %d requests in %d passes", a.Requests, a.Passes)
 	}
 	line := a.Line()
-	for _, want := range []string{"concurrency 4 meets ttft_p95 ≤ 70 ms (interval 4–4)", "5 breaks it: ttft_p95 90 ms > 70 ms", "6 probes, 6 passes, 2400 requests"} {
+	for _, want := range []string{"concurrency 4 meets ttft_p95 ≤ 70 ms (interval 4–4)", "5 breaks it: ttft_p95 90 ms > 70 ms", "6 probes, 8 passes, 3200 requests"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
@@ -157,7 +159,9 @@ func TestSearchRepeatsStraddlingProbe(t *testing.T) {
 		return 0.01
 	}}
 	a := run(t, Config{By: slo.ByConcurrency, Bounds: bounds(t, "ttft_p95=70ms")}, m)
-	want := []Probe{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {6, 0}, {5, 0}, {5, 1}, {5, 2}}
+	// 5 is measured three times; 4, which bounds the interval, is
+	// confirmed; 5 already has more than one pass.
+	want := []Probe{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {6, 0}, {5, 0}, {5, 1}, {5, 2}, {4, 1}}
 	if len(m.probes) != len(want) {
 		t.Fatalf("probes %v, want %v", m.probes, want)
 	}
@@ -190,8 +194,10 @@ func TestSearchUncertainWidensInterval(t *testing.T) {
 		return 0.01
 	}}
 	a := run(t, Config{By: slo.ByConcurrency, Bounds: bounds(t, "ttft_p95=70ms")}, m)
-	if n := len(m.probes); n != 6+3 {
-		t.Fatalf("%d probes (%v), want 6 loads and 3 repeats of 5", n, m.probes)
+	// 6 loads, 3 repeats of 5, and second passes of 4 and 6, the loads
+	// that bound the interval.
+	if n := len(m.probes); n != 6+3+2 {
+		t.Fatalf("%d probes (%v), want 6 loads, 3 repeats of 5 and 2 confirmations", n, m.probes)
 	}
 	if *a.Load != 5 || *a.FirstFail != 6 || *a.LoadCILow != 4 || *a.LoadCIHigh != 5 {
 		t.Fatalf("answer %v, first fail %v, interval %v–%v; want 5, 6, 4–5", *a.Load, *a.FirstFail, *a.LoadCILow, *a.LoadCIHigh)
@@ -210,7 +216,7 @@ func TestSearchSaturation(t *testing.T) {
 	// A generous budget; throughput stops rising at 8.
 	m := &model{ttft: func(l float64) float64 { return 10 * l }, saturate: 8}
 	a := run(t, Config{By: slo.ByConcurrency, Bounds: bounds(t, "ttft_p95=10s")}, m)
-	if want := []float64{1, 2, 4, 8, 16}; !eq(loads(m.probes), want) {
+	if want := []float64{1, 2, 4, 8, 16, 16}; !eq(loads(m.probes), want) {
 		t.Fatalf("probes %v, want %v", loads(m.probes), want)
 	}
 	if a.Stop != Saturated || *a.SaturatedAt != 16 || a.Saturation.Reason != saturation.ThroughputFlat || *a.Load != 16 || a.LoadCIHigh != nil || a.FirstFail != nil {
@@ -231,7 +237,7 @@ func TestSearchEnds(t *testing.T) {
 	t.Run("max load", func(t *testing.T) {
 		m := &model{ttft: queueing}
 		a := run(t, Config{Bounds: bounds(t, "ttft_p95=1h"), Max: 12}, m)
-		if want := []float64{1, 2, 4, 8, 12}; !eq(loads(m.probes), want) || a.Stop != MaxLoad || *a.Load != 12 {
+		if want := []float64{1, 2, 4, 8, 12, 12}; !eq(loads(m.probes), want) || a.Stop != MaxLoad || *a.Load != 12 {
 			t.Fatalf("probes %v, answer %+v", loads(m.probes), a)
 		}
 	})
@@ -292,7 +298,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Bounds: b, Start: 8, Max: 4}, "at least the start"},
 		{Config{Bounds: b, Growth: 1}, "factor above 1"},
 		{Config{Bounds: b, Resolution: 0.5}, "at most 0.25"},
-		{Config{Bounds: b, MaxRepeats: -1}, "max repeats"},
+		{Config{Bounds: b, MaxRepeats: -2}, "max repeats"},
 	}
 	for _, c := range cases {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -301,12 +307,14 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-// TestSearchSpendsLessThanSweep compares the requests of the search with
-// those of the sweep that gives the same answer over the same range: a
-// level at every step of the search's resolution (one concurrency, or
-// 25%) from its first load to the highest it measured.
+// TestSearchSpendsLessThanSweep compares the requests of the search,
+// confirmations included, with those of the sweep over the same range at
+// the same resolution: a level at every step (one concurrency, or 25%)
+// from its first load to the highest it measured. Over 1–8 (an edge at 4)
+// the two confirmations make them equal; from an edge at 12 on the search
+// spends less, the more so the wider the range.
 func TestSearchSpendsLessThanSweep(t *testing.T) {
-	for _, edge := range []float64{4, 12, 40, 300} {
+	for _, edge := range []float64{12, 40, 300} {
 		m := &model{ttft: func(l float64) float64 {
 			if l <= edge {
 				return 50
@@ -325,5 +333,46 @@ func TestSearchSpendsLessThanSweep(t *testing.T) {
 		if sweep := levels * 400; a.Requests >= sweep {
 			t.Errorf("edge %v: search %d requests, sweep of %d levels up to %v: %d", edge, a.Requests, levels, top, sweep)
 		}
+	}
+}
+
+func TestNoRepeats(t *testing.T) {
+	m := &model{ttft: queueing, width: func(float64, int) float64 { return 0.5 }}
+	a := run(t, Config{Bounds: bounds(t, "ttft_p95=70ms"), MaxRepeats: Repeats(0)}, m)
+	if len(m.probes) != 6 || a.Passes != 6 {
+		t.Fatalf("probes %v: want no repeats", m.probes)
+	}
+	for _, p := range a.Probes {
+		// ±50% holds 70 ms from 50 ms (1, 2, 4) to 130 ms (6); not 210 (8).
+		if p.Uncertain != (p.Load != 8) {
+			t.Fatalf("probe %v: uncertain %v", p.Load, p.Uncertain)
+		}
+	}
+	// No load passed confidently; 8 is the first confident fail.
+	if a.LoadCILow != nil || *a.LoadCIHigh != 7 || *a.Load != 4 || !strings.Contains(a.Line(), "(interval ≤ 7)") {
+		t.Fatalf("answer %v, interval %v–%v: %s", *a.Load, a.LoadCILow, a.LoadCIHigh, a.Line())
+	}
+}
+
+// TestConfirmationMovesTheBracket: the load the answer rested on fails
+// when measured again (the machine got slower), so the search takes the
+// bracket back below it instead of answering on one pass.
+func TestConfirmationMovesTheBracket(t *testing.T) {
+	passes := map[float64]int{}
+	m := &model{ttft: func(l float64) float64 {
+		passes[l]++
+		if l == 6 && passes[l] == 1 {
+			return 60 // passes the first time
+		}
+		return queueing(l) // 6: 130 ms
+	}}
+	a := run(t, Config{Bounds: bounds(t, "ttft_p95=70ms")}, m)
+	// 1, 2, 4, 8; 6 passes, 7 fails; confirming 6 turns it to a fail;
+	// the bracket is 4–6 again: 5 fails; 4 and 5 are confirmed.
+	if want := []float64{1, 2, 4, 8, 6, 7, 6, 5, 4, 5}; !eq(loads(m.probes), want) {
+		t.Fatalf("probes %v, want %v", loads(m.probes), want)
+	}
+	if *a.Load != 4 || *a.FirstFail != 5 || *a.LoadCILow != 4 || *a.LoadCIHigh != 4 {
+		t.Fatalf("answer %v, first fail %v, interval %v–%v", *a.Load, *a.FirstFail, *a.LoadCILow, *a.LoadCIHigh)
 	}
 }

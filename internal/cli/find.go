@@ -23,7 +23,8 @@ the last pass and the first fail until they are at most 25% of the answer
 apart (one request in flight where that is more). Each probe is a level of
 --requests requests (by default 20 beyond the SLO's highest percentile:
 400 for a p95) after the warm-up; a probe whose confidence interval
-straddles a bound is measured again, at most 3 times. It prints the
+straddles a bound is measured again, at most 3 times, and the loads that
+bound the answer's interval are measured twice before it answers. It prints the
 answer in one line and writes the probes as a servebench document, with
 the answer as its "find" field, that report and compare read.
 
@@ -34,7 +35,13 @@ type findSettings struct {
 	By         slo.Load
 	Start, Max float64
 	MaxTime    time.Duration
+	MaxRepeats int
 	Requests   int
+}
+
+// config is the search's configuration for the SLO bounds.
+func (f findSettings) config(bounds []slo.Bound) find.Config {
+	return find.Config{By: f.By, Bounds: bounds, Start: f.Start, Max: f.Max, MaxRepeats: find.Repeats(f.MaxRepeats)}
 }
 
 // runFind is `servebench find`: parse the flags (run's target flags and
@@ -69,6 +76,7 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	start := fs.Float64("start", 1, "first load of the search (concurrency, or requests/s)")
 	maxLoad := fs.Float64("max-load", 0, "highest load to try (default 4096 concurrency, 100000 requests/s)")
 	maxTime := fs.Duration("max-time", 30*time.Minute, "start no probe after this long; the answer says the search was cut short (0: no limit)")
+	maxRepeats := fs.Int("max-repeats", find.DefaultMaxRepeats, "most times a probe whose interval straddles a bound is measured again before its verdict counts (0–3; 0 also skips confirming the answer's bounds)")
 	var fsets findSettings
 	if err := parseFlags(fs, args); err != nil {
 		return runConfig{}, fsets, err
@@ -85,7 +93,10 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	if len(cfg.SLO) == 0 {
 		return cfg, fsets, usagef("find: --slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
 	}
-	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime}
+	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats}
+	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {
+		return cfg, fsets, usagef("find: --max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
+	}
 	switch fsets.By {
 	case slo.ByConcurrency:
 		cfg.Method = load.Pool
@@ -100,7 +111,7 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	if fsets.MaxTime < 0 {
 		return cfg, fsets, usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
 	}
-	if _, err := find.New(find.Config{By: fsets.By, Bounds: cfg.SLO, Start: fsets.Start, Max: fsets.Max}); err != nil {
+	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
 		return cfg, fsets, usagef("find: --start/--max-load: %v", err)
 	}
 	need := slo.MinRequests(cfg.SLO)
@@ -137,7 +148,7 @@ type finder struct {
 // level of the sweep (a further pass of that level for a repeat), read
 // back from the records as soon as it ended.
 func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg runConfig) (bool, []string, error) {
-	s, err := find.New(find.Config{By: f.cfg.By, Bounds: cfg.SLO, Start: f.cfg.Start, Max: f.cfg.Max})
+	s, err := find.New(f.cfg.config(cfg.SLO))
 	if err != nil {
 		return false, nil, err
 	}
