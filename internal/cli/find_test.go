@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/servebench/servebench/find"
@@ -71,55 +74,102 @@ type findDoc struct {
 	Find []find.Answer `json:"find"`
 }
 
-// findOnce runs find against a launched 4-slot Ollama (the profile) with
-// the test's budget and returns its answer and the document's path.
-func findOnce(t *testing.T, dir, profile, name string, extra ...string) (find.Answer, string) {
+// twoProfiles writes two launch profiles of the 4-slot testbed server on
+// two distinct free ports, picked together (with port 0 each launch picks
+// its own, and two launches at once can pick the same one).
+func twoProfiles(t *testing.T, dir string) (string, string) {
 	t.Helper()
+	var paths []string
+	var ls []net.Listener
+	for _, label := range []string{"np4a", "np4b"} {
+		path, _ := ollamaProfile(t, dir, label, 4)
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := fmt.Sprintf("port: %d\n", l.Addr().(*net.TCPAddr).Port)
+		if err := os.WriteFile(path, []byte(strings.Replace(string(b), "port: 0\n", port, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return paths[0], paths[1]
+}
+
+// findOnce runs find against a launched 4-slot Ollama (the profile) with
+// the test's budget and returns its answer and the document's path. It
+// may run on a goroutine of its own: it reports through its error.
+func findOnce(dir, profile, name string, extra ...string) (find.Answer, string, error) {
 	out := filepath.Join(dir, name+".json")
 	args := append([]string{"find", "--profile", profile, "--slo", "ttft_p95=" + findBudget,
-		"--max-tokens", "128", "--start", "4", "--max-repeats", "1", "--confidence", "0.99", "--warmup", "1",
+		"--max-tokens", "128", "--start", "4", "--max-load", "8", "--max-repeats", "0", "--confidence", "0.99", "--warmup", "1",
 		"--quiet", "--out", out, "--records", filepath.Join(dir, name+".jsonl")}, extra...)
 	stdout, stderr, err := cliRun(context.Background(), args...)
 	if err != nil {
-		t.Fatalf("find: %v\n%s", err, stderr)
+		return find.Answer{}, out, fmt.Errorf("find %s: %v\n%s", name, err, stderr)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
-		t.Fatal(err)
+		return find.Answer{}, out, err
 	}
 	var d findDoc
 	if err := json.Unmarshal(b, &d); err != nil || len(d.Find) != 1 {
-		t.Fatalf("find document: %v (%d answers)", err, len(d.Find))
+		return find.Answer{}, out, fmt.Errorf("find %s document: %v (%d answers)", name, err, len(d.Find))
 	}
 	a := d.Find[0]
 	if !strings.Contains(stdout, a.Line()) {
-		t.Errorf("stdout %q lacks the answer line %q", stdout, a.Line())
+		return a, out, fmt.Errorf("find %s: stdout %q lacks the answer line %q", name, stdout, a.Line())
 	}
-	t.Logf("%s: %s", name, a.Line())
-	return a, out
+	return a, out, nil
 }
 
 // findBudget is the reproducibility test's TTFT budget. On the 4-slot
 // testbed with 128-token outputs, TTFT p95 is 60–175 ms at concurrency 4
-// (no request waits for a slot; the spread is the shared machine's) and
-// 150–460 ms at 8, where half the requests wait for a whole generation
-// (measured under a load average of 16–27 on 2 cores): 180 ms sits between.
-const findBudget = "180ms"
+// (hardly a request waits for a slot; the spread is the shared machine's)
+// and 150–460 ms at 8, where half the requests wait for a whole
+// generation (measured under a load average of 16–27 on 2 cores); with
+// two servers side by side the searches' edges fell at 4–6.
+const findBudget = "150ms"
 
 // TestFindReproducible is the acceptance test of `servebench find`: two
-// identical searches on a launched 4-slot Ollama (a launch profile, so no
-// other test's requests share its slots); the first's interval holds the
-// second's answer. It also checks that the probes are a normal servebench
-// document that report and compare read, and that the answer is where the
-// slots put it. (That the search spends fewer requests than a sweep is
-// find's unit test and the README's measurement: over 4–8 the two cost
-// the same.) 99% intervals and one repeat keep it to about a minute a
-// search on a busy machine.
+// identical searches, each on a launched 4-slot Ollama of its own (launch
+// profiles: no other test's requests share their slots); the first's
+// interval holds the second's answer. The two run side by side, so that
+// both see the same machine: on the shared 2-core machine the TTFT p95 at
+// one concurrency moves by up to 60% from one minute to the next (load
+// average 16–27), more than any interval of one search can know, and two
+// searches run one after the other disagreed for that reason alone (see
+// the report of issue 15). It also checks that the probes are a normal
+// servebench document that report and compare read, and that the answer
+// is where the slots put it (the search stays within 4–8). (That the
+// search spends fewer requests than a sweep is find's unit test and the
+// README's measurement: over 4–8 the two cost the same.) 99% intervals,
+// no repeats (an interval that straddles widens the answer's instead) and
+// --max-load 8 keep it under a minute: six runs of it, 40–50 s each under
+// a load average of 15–19, all held.
 func TestFindReproducible(t *testing.T) {
 	dir := t.TempDir()
-	profile, _ := ollamaProfile(t, dir, "np4", 4)
-	first, doc := findOnce(t, dir, profile, "first")
-	second, _ := findOnce(t, dir, profile, "second")
+	pa, pb := twoProfiles(t, dir)
+	var first, second find.Answer
+	var doc string
+	var errA, errB error
+	var wg sync.WaitGroup
+	wg.Go(func() { first, doc, errA = findOnce(dir, pa, "first") })
+	wg.Go(func() { second, _, errB = findOnce(dir, pb, "second") })
+	wg.Wait()
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("first: %s", first.Line())
+	t.Logf("second: %s", second.Line())
 	if first.Load == nil || second.Load == nil {
 		t.Fatalf("no answer: %s / %s", first.Line(), second.Line())
 	}
@@ -127,12 +177,12 @@ func TestFindReproducible(t *testing.T) {
 		t.Errorf("the first search's interval (%s) does not hold the second's answer %v", first.Line(), *second.Load)
 	}
 	for _, a := range []find.Answer{first, second} {
-		// Concurrency 4 fits the slots; at 8 half the requests queue
-		// (the p95 fails, or the throughput stops rising).
-		if *a.Load < 4 || *a.Load > 8 || (a.FirstFail != nil && *a.FirstFail > 16) {
-			t.Errorf("answer %v, first fail %v: want 4 ≤ answer ≤ 8 < first fail ≤ 16", *a.Load, a.FirstFail)
+		// Concurrency 4 fits the slots and passes; the search stays
+		// within 4–8 (--max-load).
+		if *a.Load < 4 || *a.Load > 8 || a.LoadCILow != nil && *a.LoadCILow < 4 {
+			t.Errorf("answer %v (interval from %v): want 4–8", *a.Load, a.LoadCILow)
 		}
-		if a.By != slo.ByConcurrency || (a.Stop != find.Resolved && a.Stop != find.Saturated) || a.SLO != "ttft_p95=180ms" {
+		if a.By != slo.ByConcurrency || a.Stop == find.Interrupted || a.Stop == find.FirstLoadFails || a.SLO != "ttft_p95="+findBudget {
 			t.Errorf("answer %+v", a)
 		}
 		// Every probe has 400 requests a pass, 20 beyond the p95.
