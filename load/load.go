@@ -142,6 +142,15 @@ type Sweep struct {
 	// Clock is the time the sweep runs on: the rate method's schedule,
 	// the grace period and Result.StartNS; nil means RealClock.
 	Clock Clock
+
+	// Start is the time origin of Result.StartNS; Do sets it to the
+	// clock's now when it is zero. FirstSeq is the sequence number of the
+	// next request prepared; Do advances it past the requests it
+	// prepared. So several Do calls on one Sweep, each with the levels
+	// chosen after the last (servebench find, run --stop-when-saturated),
+	// make one run: one time origin, no prompt sent twice.
+	Start    time.Time
+	FirstSeq int
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -165,7 +174,11 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 		g.stop()
 	}()
 
-	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: clock.Now(), events: make(chan event, 256)}
+	if s.Start.IsZero() {
+		s.Start = clock.Now()
+	}
+	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
+	defer func() { s.FirstSeq = r.seq }()
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()
@@ -329,7 +342,7 @@ func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) 
 				if i >= len(items) {
 					return
 				}
-				r.send(l, &items[i], seq0+i, 0, warmup, nil)
+				r.send(l, &items[i], seq0+i, l.Pass, warmup, nil)
 			}
 		})
 	}
@@ -374,7 +387,7 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 // and its lag shows as StartNS − ScheduledNS.
 func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 	r.paced(l, levelPacer(l, items, r.s.Seed), len(items), func(k int, scheduledNS int64) {
-		r.send(l, &items[k], seq0+k, 0, false, &scheduledNS)
+		r.send(l, &items[k], seq0+k, l.Pass, false, &scheduledNS)
 	})
 }
 
@@ -452,6 +465,7 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.Preemptions, &src.Preemptions},
 		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
 	} {
 		if *f.s != nil {
 			*f.d = *f.s

@@ -73,6 +73,11 @@ type LevelPlan struct {
 	// after it (run's --duration). Requests is then the count the
 	// schedule holds before it.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
+	// Pass numbers a further pass of a pool or rate level that was run
+	// again (find repeats a probe whose interval straddles a bound); its
+	// Results carry it as their Repeat, so that each pass keeps its own
+	// wall time. 0 for the first.
+	Pass int `json:"pass,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)
@@ -89,6 +94,14 @@ type LevelEnd struct {
 	// RepeatGPUMemoryMiB is the GPU memory after each batch repeat (batch
 	// method), null where unknown.
 	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`
+	// Plan is the level's plan when the header could not list it because
+	// the level was chosen as the run went (find's probes, issue 15).
+	Plan *LevelPlan `json:"plan,omitempty"`
+	// Saturated says why the level counts as saturated ("reason: detail",
+	// package saturation), when run --stop-when-saturated or find checked
+	// it after it ended; such a verdict comes as a further level_end line
+	// of the level carrying only it.
+	Saturated string `json:"saturated,omitempty"`
 }
 
 // RunEnd closes a run.

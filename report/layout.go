@@ -257,6 +257,12 @@ func sweepDetails(r *document.Run) []string {
 	if r.StartedAt != "" {
 		d = append(d, "started "+r.StartedAt)
 	}
+	if r.SLO != "" {
+		d = append(d, "goodput counts requests against the SLO "+r.SLO)
+	}
+	if conf := levelConfidence(r.Levels); conf != nil {
+		d = append(d, fmt.Sprintf("± is the %s%% confidence interval (docs/metrics.md)", num(*conf*100, -1)))
+	}
 	return d
 }
 
@@ -301,6 +307,16 @@ func connectionDetail(c string) string {
 	return "connection " + c
 }
 
+// levelConfidence is the confidence of the first level with intervals.
+func levelConfidence(ls []document.Level) *float64 {
+	for _, l := range ls {
+		if l.CIConfidence != nil {
+			return l.CIConfidence
+		}
+	}
+	return nil
+}
+
 func apiPart(api string) string {
 	if api == "" {
 		return ""
@@ -320,22 +336,22 @@ var sweepColumns = []sweepColumn{
 	{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }},
 	{Column{"requests", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Requests) }},
 	{Column{"errors", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Errors) }},
-	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return floatOrNull(l.ThroughputTokS, 1) }},
+	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return withCI(l, document.FigThroughput, 1) }},
 	{Column{"per-request tok/s", Right}, true, func(l document.Level) string {
 		if l.ThroughputTokS == nil {
 			return Null
 		}
 		return num(*l.ThroughputTokS/float64(l.Concurrency), 1)
 	}},
-	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP50Ms, 1) }},
-	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP95Ms, 1) }},
-	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTP99Ms, 1) }},
-	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TPOTP50Ms, 2) }},
-	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TPOTP95Ms, 2) }},
+	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP50, 1) }},
+	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP95, 1) }},
+	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTTFTP99, 1) }},
+	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTPOTP50, 2) }},
+	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTPOTP95, 2) }},
 	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP50Ms, 2) }},
 	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP99Ms, 2) }},
-	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP50Ms, 1) }},
-	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP95Ms, 1) }},
+	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP50, 1) }},
+	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP95, 1) }},
 	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatOrNull(l.PeakVRAMGiB, 2) }},
 	{Column{"peak KV cache %", Right}, true, func(l document.Level) string { return percent(l.PeakKVCacheUsage) }},
 	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatOrNull(l.Preemptions, -1) }},
@@ -358,6 +374,36 @@ var sweepColumns = []sweepColumn{
 	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
 	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
+	// Goodput and saturation (issue 15).
+	{Column{"goodput req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.GoodputReqS, 2) }},
+	{Column{"good %", Right}, false, func(l document.Level) string { return percent(l.GoodputFraction) }},
+	{Column{"repeats", Right}, false, func(l document.Level) string {
+		if l.Repeats == 0 {
+			return Null
+		}
+		return strconv.Itoa(l.Repeats)
+	}},
+	{Column{"saturated", Left}, false, func(l document.Level) string { return orNull(l.Saturated) }},
+}
+
+// withCI formats a figure with its confidence interval as "v ±h", h the
+// larger distance from v to an end of the interval (so that v ± h holds
+// the whole interval), "v ±∞" when an end is unbounded, and v alone when
+// the level has no intervals (documents from before them).
+func withCI(l document.Level, f document.Figure, prec int) string {
+	e := l.Estimate(f)
+	if e.Value == nil {
+		return Null
+	}
+	v := num(*e.Value, prec)
+	if l.CIConfidence == nil {
+		return v
+	}
+	if e.Low == nil || e.High == nil {
+		return v + " ±∞"
+	}
+	h := max(*e.Value-*e.Low, *e.High-*e.Value, 0)
+	return v + " ±" + num(h, prec)
 }
 
 // sweepTable is the level table of a sweep run: the columns of

@@ -17,13 +17,17 @@ import (
 // be re-made without the server. Any other file is a result document. A
 // file that cannot be read gives a *document.DecodeError naming the file
 // and the JSON path or line of the bad value.
-func ReadSources(paths []string) ([]Source, error) {
+func ReadSources(paths []string) ([]Source, error) { return ReadSourcesWith(paths, summary.Options{}) }
+
+// ReadSourcesWith is ReadSources with the options records files are
+// summarized with (report --slo: goodput against its budget).
+func ReadSourcesWith(paths []string, opts summary.Options) ([]Source, error) {
 	out := make([]Source, 0, len(paths))
 	for _, p := range paths {
 		var doc *document.Document
 		var err error
 		if IsRecordsFile(p) {
-			doc, err = readRecords(p)
+			doc, err = readRecords(p, opts)
 		} else {
 			doc, err = document.ReadFile(p)
 		}
@@ -41,10 +45,10 @@ func IsRecordsFile(path string) bool {
 }
 
 // readRecords streams the records file at path through a summary.Builder
-// (record.Scan): memory holds what the summaries need, never the file's
-// lines. A last line the file ends inside of (a crash, a full disk) is
-// left out with a warning; any other bad line is an error naming it.
-func readRecords(path string) (*document.Document, error) {
+// (record.Scan) with opts: memory holds what the summaries need, never the
+// file's lines. A last line the file ends inside of (a crash, a full disk)
+// is left out with a warning; any other bad line is an error naming it.
+func readRecords(path string, opts summary.Options) (*document.Document, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
@@ -55,7 +59,7 @@ func readRecords(path string) (*document.Document, error) {
 		return nil, &document.DecodeError{File: path, Msg: "cannot read: " + msg}
 	}
 	defer f.Close()
-	b := summary.NewBuilder()
+	b := summary.NewBuilder(opts)
 	lines, runLines := 0, 0
 	cut, err := record.Scan(f, func(l record.Line) {
 		lines++

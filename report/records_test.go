@@ -142,7 +142,7 @@ func TestReadRecordsBoundedMemory(t *testing.T) {
 
 	base := liveHeap()
 	f, _ := os.Open(path)
-	b := summary.NewBuilder()
+	b := summary.NewBuilder(summary.Options{})
 	if _, err := record.Scan(f, b.Add); err != nil {
 		t.Fatal(err)
 	}

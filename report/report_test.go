@@ -387,3 +387,26 @@ func TestMeansAndTailsInEveryFormat(t *testing.T) {
 		t.Error("a document without means got a latency section")
 	}
 }
+
+// TestIntervalsInTable: a level with intervals shows each figure as
+// "v ±h", h the larger distance to an end, "±∞" where an end is
+// unbounded, and says the confidence; goodput and saturation get columns
+// where some level has them.
+func TestIntervalsInTable(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	l := document.Level{Concurrency: 4, Requests: 400, CIConfidence: f(0.95),
+		ThroughputTokS: f(1000), ThroughputTokSCILow: f(960), ThroughputTokSCIHigh: f(1010),
+		TTFTP50Ms: f(20), TTFTP50MsCILow: f(19), TTFTP50MsCIHigh: f(22),
+		TTFTP95Ms: f(80), TTFTP95MsCILow: f(70),
+		GoodputReqS: f(12.5), GoodputFraction: f(0.975), Saturated: "throughput_flat: +1.0%"}
+	doc := &document.Document{Runs: []document.Run{{Label: "r", SLO: "ttft_p95=100ms", Levels: []document.Level{l}}}}
+	var out bytes.Buffer
+	if err := WriteText(&out, Build(NewSet([]Source{{File: "x.json", Doc: doc}}, Options{}))); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1000.0 ±40.0", "20.0 ±2.0", "80.0 ±∞", "± is the 95% confidence interval", "goodput counts requests against the SLO ttft_p95=100ms", "goodput req/s", "12.50", "97.5", "throughput_flat: +1.0%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -27,7 +27,6 @@ type Accumulator struct {
 	requests, errors int
 	byReason         map[string]int
 
-	firstStart, lastStart int64
 	// spans is the first send and last finish of each repeat (batch
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
@@ -69,6 +68,43 @@ type Accumulator struct {
 	// (record.Result.Warnings); firstWarning is the first of them.
 	warned       int
 	firstWarning string
+
+	// Options tune the summary: the confidence of its intervals and the
+	// goodput budget. Set them before the first Add.
+	Options Options
+	// rows keep what the intervals and goodput need of every counted
+	// request, in the order added.
+	rows []row
+}
+
+// Options are what a level summary needs beyond its Results.
+type Options struct {
+	// Confidence is the confidence of the intervals (0–1); 0 means
+	// DefaultConfidence.
+	Confidence float64
+	// Budget is the goodput budget; nil leaves goodput null.
+	Budget *record.GoodputBudget
+}
+
+func (o Options) confidence() float64 {
+	if o.Confidence > 0 && o.Confidence < 1 {
+		return o.Confidence
+	}
+	return DefaultConfidence
+}
+
+// row is one counted request as the intervals and goodput see it. Times
+// are nanoseconds; ttft and tpot are NaN where the request has none, out
+// is −1 where the server reported no output count.
+type row struct {
+	repeat     int
+	start      int64
+	scheduled  int64
+	hasSched   bool
+	e2e        float64
+	ttft, tpot float64
+	out        int
+	ok         bool
 }
 
 // schedSample is one scheduled request: when it was due and how late it
@@ -84,11 +120,9 @@ func (a *Accumulator) Add(r *record.Result) {
 	if !a.started {
 		a.started = true
 		a.level = r.Level
-		a.firstStart, a.lastStart = r.StartNS, r.StartNS
 	}
-	a.firstStart = min(a.firstStart, r.StartNS)
-	a.lastStart = max(a.lastStart, r.StartNS)
 	a.addSpan(r.Repeat, r.StartNS, end)
+	a.rows = append(a.rows, newRow(r))
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.addScheduled(r)
@@ -115,6 +149,23 @@ func (a *Accumulator) addScheduled(r *record.Result) {
 	if r.TTFTNS != nil {
 		a.ttftSched = append(a.ttftSched, float64(lag+*r.TTFTNS))
 	}
+}
+
+func newRow(r *record.Result) row {
+	w := row{repeat: r.Repeat, start: r.StartNS, e2e: float64(r.E2ENS), ttft: math.NaN(), tpot: math.NaN(), out: -1, ok: r.OK()}
+	if r.ScheduledNS != nil {
+		w.scheduled, w.hasSched = *r.ScheduledNS, true
+	}
+	if r.TTFTNS != nil {
+		w.ttft = float64(*r.TTFTNS)
+	}
+	if tp, ok := TPOTNS(r); ok {
+		w.tpot = tp
+	}
+	if r.OutputTokens != nil {
+		w.out = *r.OutputTokens
+	}
+	return w
 }
 
 // span is the wall-clock extent of one repeat, in nanoseconds since the
@@ -318,6 +369,11 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
+	a.intervals(&l)
+	a.goodput(&l)
+	if n := len(a.spans); n > 1 {
+		l.Repeats = n
+	}
 	l.Warnings = a.warnings()
 	return l
 }
@@ -357,8 +413,8 @@ func (a *Accumulator) counts() document.Level {
 func (a *Accumulator) latencies(l *document.Level) {
 	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
-	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
-	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
+	l.TPOTP50Ms, l.TPOTP95Ms, l.TPOTP99Ms = pctMs(tpot, 50), pctMs(tpot, 95), pctMs(tpot, 99)
+	l.E2EP50Ms, l.E2EP95Ms, l.E2EP99Ms = pctMs(e2e, 50), pctMs(e2e, 95), pctMs(e2e, 99)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
 	// Means and tails (issue 13).
 	l.TTFTMeanMs, l.TTFTP90Ms = meanMs(ttft), pctMs(ttft, 90)
@@ -367,6 +423,9 @@ func (a *Accumulator) latencies(l *document.Level) {
 	l.E2EMeanMs, l.E2EP90Ms, l.E2EP99Ms = meanMs(e2e), pctMs(e2e, 90), pctMs(e2e, 99)
 }
 
+// schedule fills the rate method's figures. With several repeats (find's
+// repeated probes) the rates are Σ(n − 1) / Σ(last − first) over the
+// repeats, so the pauses between them do not count.
 func (a *Accumulator) schedule(l *document.Level) {
 	if len(a.lag) == 0 {
 		return
@@ -374,24 +433,52 @@ func (a *Accumulator) schedule(l *document.Level) {
 	lag := sorted(a.lag)
 	l.ScheduleLagP50Ms, l.ScheduleLagP95Ms, l.ScheduleLagP99Ms = pctMs(lag, 50), pctMs(lag, 95), pctMs(lag, 99)
 	l.ScheduleLagMeanMs, l.ScheduleLagMaxMs = meanMs(lag), ptr.To(lag[len(lag)-1]/1e6)
-	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
-		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
-	}
-	a.scheduledRate(l)
+	l.AchievedRate = a.rate(func(w row) (int64, bool) { return w.start, true })
+	l.ScheduledRate = a.rate(func(w row) (int64, bool) { return w.scheduled, w.hasSched })
+	a.lagGrowth(l)
 	l.PeakInFlight = ptr.To(peakInFlight(a.spansInFlight))
 	a.schedLatencies(l)
 }
 
-// scheduledRate sets the schedule's own rate and the lag's growth from
-// the first quarter of the level's requests (by scheduled time) to the
-// last; both need at least two scheduled requests, the growth four.
-func (a *Accumulator) scheduledRate(l *document.Level) {
+// rate is Σ(n − 1) / Σ(last − first) in requests/s over the repeats, of
+// the times at picks; nil without two times in some repeat.
+func (a *Accumulator) rate(at func(row) (int64, bool)) *float64 {
+	type ext struct {
+		n           int
+		first, last int64
+	}
+	by := map[int]*ext{}
+	for _, w := range a.rows {
+		t, ok := at(w)
+		if !ok {
+			continue
+		}
+		e := by[w.repeat]
+		if e == nil {
+			by[w.repeat] = &ext{1, t, t}
+			continue
+		}
+		e.n++
+		e.first, e.last = min(e.first, t), max(e.last, t)
+	}
+	gaps, span := 0, int64(0)
+	for _, e := range by {
+		gaps += e.n - 1
+		span += e.last - e.first
+	}
+	if gaps < 1 || span <= 0 {
+		return nil
+	}
+	return ptr.To(float64(gaps) / (float64(span) / 1e9))
+}
+
+// lagGrowth sets the lag's growth from the first quarter of the level's
+// requests (by scheduled time) to the last; it needs at least four
+// scheduled requests.
+func (a *Accumulator) lagGrowth(l *document.Level) {
 	s := slices.Clone(a.scheduled)
 	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
 	n := len(s)
-	if n > 1 && s[n-1].at > s[0].at {
-		l.ScheduledRate = ptr.To(float64(n-1) / (float64(s[n-1].at-s[0].at) / 1e9))
-	}
 	if q := n / 4; q >= 1 {
 		var first, last float64
 		for i := range q {
@@ -472,9 +559,15 @@ func (a *Accumulator) warnings() []string {
 }
 
 // SummarizeLevel summarizes the Results of one level (see
-// Accumulator.Level for the definitions). Warm-ups are ignored.
+// Accumulator.Level for the definitions) with the default Options: 95%
+// intervals, no goodput. Warm-ups are ignored.
 func SummarizeLevel(rs []record.Result) document.Level {
-	var a Accumulator
+	return Summarize(rs, Options{})
+}
+
+// Summarize summarizes the Results of one level with opts.
+func Summarize(rs []record.Result, opts Options) document.Level {
+	a := Accumulator{Options: opts}
 	for i := range rs {
 		a.Add(&rs[i])
 	}
@@ -482,9 +575,9 @@ func SummarizeLevel(rs []record.Result) document.Level {
 }
 
 // Levels groups rs by Level, in order of first appearance, leaving out
-// warm-ups, and summarizes each group with SummarizeLevel. rs should hold
+// warm-ups, and summarizes each group with Summarize. rs should hold
 // one run's Results (see summary.Runs for files with several runs).
-func Levels(rs []record.Result) []document.Level {
+func Levels(rs []record.Result, opts Options) []document.Level {
 	var order []int
 	groups := map[int][]record.Result{}
 	for _, r := range rs {
@@ -498,17 +591,17 @@ func Levels(rs []record.Result) []document.Level {
 	}
 	out := make([]document.Level, 0, len(order))
 	for _, lv := range order {
-		l := SummarizeLevel(groups[lv])
-		l.Classes = Classes(groups[lv])
+		l := Summarize(groups[lv], opts)
+		l.Classes = Classes(groups[lv], opts)
 		out = append(out, l)
 	}
 	return out
 }
 
 // Classes summarizes the Results of one level per request class (run
-// --mix: Result.Class), each by SummarizeLevel over that class's Results
+// --mix: Result.Class), each by Summarize over that class's Results
 // alone, in order of class name; nil when no Result has a class.
-func Classes(rs []record.Result) []document.Level {
+func Classes(rs []record.Result, opts Options) []document.Level {
 	groups := map[string][]record.Result{}
 	for _, r := range rs {
 		if r.Class != "" && !r.Warmup {
@@ -521,7 +614,7 @@ func Classes(rs []record.Result) []document.Level {
 	names := slices.Sorted(maps.Keys(groups))
 	out := make([]document.Level, 0, len(names))
 	for _, name := range names {
-		l := SummarizeLevel(groups[name])
+		l := Summarize(groups[name], opts)
 		l.Class = name
 		out = append(out, l)
 	}
@@ -545,7 +638,8 @@ func pctMs(s []float64, p float64) *float64 {
 
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting; and appends src's
+// preemptions, peak requests running and waiting, the waiting gauge's
+// rise; and appends src's
 // warnings. Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
@@ -558,5 +652,6 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.Preemptions, src.Preemptions)
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	set(&dst.RequestsWaitingRise, src.RequestsWaitingRise)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

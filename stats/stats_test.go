@@ -185,7 +185,7 @@ func TestLevelsGroupsInFirstAppearanceOrder(t *testing.T) {
 	rs := []record.Result{
 		{Level: 16, Warmup: true}, ok(16, 0, 1, 2, 2, 1), ok(1, 5, 1, 2, 2, 1), ok(16, 1, 1, 2, 2, 1), {Level: 4, Warmup: true},
 	}
-	ls := Levels(rs)
+	ls := Levels(rs, Options{})
 	if len(ls) != 2 || ls[0].Concurrency != 16 || ls[0].Requests != 2 || ls[1].Concurrency != 1 {
 		t.Fatalf("levels %+v", ls)
 	}

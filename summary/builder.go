@@ -30,6 +30,8 @@ type Builder struct {
 	// headers are all header lines in file order (batchMethod reads the
 	// first of a batch run).
 	headers []*record.Header
+	// opts are the options every level is summarized with.
+	opts Options
 }
 
 // runState is what the Builder keeps of one run.
@@ -49,8 +51,12 @@ type runState struct {
 	end   *record.RunEnd
 }
 
-// NewBuilder returns an empty Builder.
-func NewBuilder() *Builder { return &Builder{runs: map[string]*runState{}} }
+// NewBuilder returns an empty Builder that summarizes levels with opts
+// (with a run's own recorded SLO and confidence where opts leaves them
+// unset; a run's header must come before its Results, as run writes it).
+func NewBuilder(opts Options) *Builder {
+	return &Builder{runs: map[string]*runState{}, opts: opts}
+}
 
 // run returns the state of run label, noting it in order when new.
 func (b *Builder) run(label string, order *[]string) *runState {
@@ -83,7 +89,8 @@ func (b *Builder) Add(l record.Line) {
 	case l.Result != nil:
 		b.addResult(l.Result)
 	case l.LevelEnd != nil:
-		b.run(l.LevelEnd.Run, &b.byLevelEnd).ends[l.LevelEnd.Level] = l.LevelEnd
+		r := b.run(l.LevelEnd.Run, &b.byLevelEnd)
+		r.ends[l.LevelEnd.Level] = combineEnds(r.ends[l.LevelEnd.Level], l.LevelEnd)
 	case l.RunEnd != nil:
 		b.run(l.RunEnd.Run, &b.byRunEnd).end = l.RunEnd
 	}
@@ -94,9 +101,10 @@ func (b *Builder) addResult(res *record.Result) {
 	if res.Warmup {
 		return
 	}
+	opts := levelOptions(r.header, b.opts).Options
 	a := r.acc[res.Level]
 	if a == nil {
-		a = &stats.Accumulator{}
+		a = &stats.Accumulator{Options: opts}
 		r.acc[res.Level] = a
 		r.levels = append(r.levels, res.Level)
 	}
@@ -109,7 +117,7 @@ func (b *Builder) addResult(res *record.Result) {
 		}
 		ca := byName[res.Class]
 		if ca == nil {
-			ca = &stats.Accumulator{}
+			ca = &stats.Accumulator{Options: opts}
 			byName[res.Class] = ca
 		}
 		ca.Add(res)
@@ -151,13 +159,13 @@ func (b *Builder) Runs() []document.Run {
 	order := b.order()
 	out := make([]document.Run, 0, len(order))
 	for _, label := range order {
-		out = append(out, b.runs[label].document(label))
+		out = append(out, b.runs[label].document(label, b.opts))
 	}
 	return out
 }
 
 // document is the report's run for r.
-func (r *runState) document(label string) document.Run {
+func (r *runState) document(label string, opts Options) document.Run {
 	var d document.Run
 	plans := map[int]record.LevelPlan{}
 	if r.header != nil {
@@ -166,6 +174,13 @@ func (r *runState) document(label string) document.Run {
 			plans[p.Level] = p
 		}
 	}
+	for level, e := range r.ends {
+		if e.Plan != nil {
+			plans[level] = *e.Plan
+		}
+	}
+	o := levelOptions(r.header, opts)
+	d.SLO, d.GoodputBudget = o.slo, o.Budget
 	d.Label = label
 	d.Levels = make([]document.Level, 0, len(r.levels))
 	for _, key := range r.levels {
@@ -176,8 +191,11 @@ func (r *runState) document(label string) document.Run {
 				l.RequestedRate = &p.Rate
 			}
 		}
-		if e := r.ends[key]; e != nil && e.Fields != nil {
-			stats.MergeLevel(&l, e.Fields)
+		if e := r.ends[key]; e != nil {
+			if e.Fields != nil {
+				stats.MergeLevel(&l, e.Fields)
+			}
+			l.Saturated = e.Saturated
 		}
 		l.Classes = r.classLevels(key, l.Concurrency)
 		stats.CheckSchedule(&l)

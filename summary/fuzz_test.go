@@ -23,7 +23,7 @@ func FuzzStreamRecords(f *testing.F) {
 	}
 	f.Add([]byte(`{"run":"a","seq":0,"level":1,"start_ns":0,"e2e_ns":5,"chunk_offsets_ns":[1,2,3],"chunk_tokens":[1,2,3],"output_tokens":6}` + "\n{\"seq\":"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b := NewBuilder()
+		b := NewBuilder(Options{})
 		_, err := record.Scan(bytes.NewReader(data), b.Add)
 		if err != nil {
 			return

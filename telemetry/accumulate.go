@@ -24,6 +24,11 @@ type MetricsSummary struct {
 	KVTokensMax *float64
 	// Cache is the KV-cache configuration from the last scrape that had it.
 	Cache CacheConfig
+	// WaitingRise is how much the waiting-requests gauge rose over the
+	// level along its least-squares line through the scrapes (slope ×
+	// span, scrapes taken one interval apart); nil with fewer than three
+	// readings of the gauge.
+	WaitingRise *float64
 	// Scrapes and Failures count scrape attempts that succeeded / failed.
 	Scrapes, Failures int
 	// Warnings are findings as data (a counter reset, scrape failures).
@@ -43,6 +48,7 @@ type Accumulator struct {
 	// range, in order of first sight, with the first such value.
 	dropped      []Dropped
 	droppedCount map[string]int
+	waiting     []float64
 }
 
 // Observe folds one successful scrape into the summary.
@@ -51,6 +57,9 @@ func (a *Accumulator) Observe(s Sample) {
 	a.s.PeakKVUsage = maxPtr(a.s.PeakKVUsage, s.KVUsage)
 	a.s.PeakRunning = maxPtr(a.s.PeakRunning, s.Running)
 	a.s.PeakWaiting = maxPtr(a.s.PeakWaiting, s.Waiting)
+	if s.Waiting != nil {
+		a.waiting = append(a.waiting, *s.Waiting)
+	}
 	a.s.PeakKVTokensUsed = maxPtr(a.s.PeakKVTokensUsed, s.KVTokensUsed)
 	if s.KVTokensMax != nil {
 		a.s.KVTokensMax = ptr.To(*s.KVTokensMax)
@@ -104,6 +113,7 @@ func (a *Accumulator) Fail(err error) {
 // Summary returns the level's summary with its warnings.
 func (a *Accumulator) Summary() MetricsSummary {
 	s := a.s
+	s.WaitingRise = trendRise(a.waiting)
 	s.Warnings = nil
 	if a.preemptN == 1 {
 		s.Warnings = append(s.Warnings, "metrics: the preemption counter was read only once during the level, so preemptions is null")
@@ -129,4 +139,26 @@ func maxPtr(cur, v *float64) *float64 {
 		return ptr.To(*v)
 	}
 	return cur
+}
+
+// trendRise is the rise of the least-squares line through ys, taken at
+// x = 0, 1, …: slope × (n − 1); nil for fewer than three values.
+func trendRise(ys []float64) *float64 {
+	n := len(ys)
+	if n < 3 {
+		return nil
+	}
+	mx := float64(n-1) / 2
+	my := 0.0
+	for _, y := range ys {
+		my += y
+	}
+	my /= float64(n)
+	var sxy, sxx float64
+	for i, y := range ys {
+		dx := float64(i) - mx
+		sxy += dx * (y - my)
+		sxx += dx * dx
+	}
+	return ptr.To(sxy / sxx * float64(n-1))
 }

@@ -289,3 +289,32 @@ func FuzzExtract(f *testing.F) {
 		}
 	})
 }
+
+// TestAccumulatorWaitingRise: the waiting gauge's rise along its
+// least-squares line; a queue that grows steadily rises by its growth,
+// one that fluctuates by about nothing.
+func TestAccumulatorWaitingRise(t *testing.T) {
+	cases := []struct {
+		name    string
+		waiting []float64
+		want    *float64
+	}{
+		{"growing", []float64{0, 2, 4, 6, 8, 10}, f64(10)},
+		{"fluctuating", []float64{3, 5, 3, 5, 3, 5, 3}, f64(0)},
+		{"draining", []float64{9, 6, 3, 0}, f64(-9)},
+		{"two readings", []float64{0, 10}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var acc Accumulator
+			for _, w := range c.waiting {
+				acc.Observe(Sample{Waiting: f64(w)})
+			}
+			acc.Observe(Sample{}) // a scrape without the gauge does not count
+			got := acc.Summary().WaitingRise
+			if (got == nil) != (c.want == nil) || got != nil && math.Abs(*got-*c.want) > 1e-9 {
+				t.Fatalf("WaitingRise = %s, want %s", show(got), show(c.want))
+			}
+		})
+	}
+}

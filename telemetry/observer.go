@@ -187,7 +187,7 @@ func (o *Observer) Begin(ctx context.Context) {
 
 // End stops watching the level and returns what was observed over it:
 // PeakVRAMGiB, PeakKVCacheUsage, Preemptions, PeakRequestsRunning,
-// PeakRequestsWaiting and Warnings, as its records file's level_end line
+// PeakRequestsWaiting, RequestsWaitingRise and Warnings, as its records file's level_end line
 // carries them; nil if nothing was observed.
 func (o *Observer) End(ctx context.Context) *record.Observations {
 	var out record.Observations
@@ -196,6 +196,7 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 		o.level = nil
 		out.PeakKVCacheUsage, out.Preemptions = m.PeakKVUsage, m.Preemptions
 		out.PeakRequestsRunning, out.PeakRequestsWaiting = m.PeakRunning, m.PeakWaiting
+		out.RequestsWaitingRise = m.WaitingRise
 		out.Warnings = append(out.Warnings, m.Warnings...)
 	}
 	if o.levelGPU != nil {

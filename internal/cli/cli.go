@@ -115,6 +115,9 @@ func (d Deps) commands() []command {
 	return []command{
 		{"calibrate", "hold the planner's KV-cache prediction against a server's log or live figures", runCalibrate},
 		{"compare", "set two results side by side per level, with B/A ratios and significance", runCompare},
+		{"find", "find the largest load that meets a latency budget (SLO), with goodput and its interval", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runFind(ctx, d, args, stdout, stderr)
+		}},
 		{"launch", "start a server from a launch profile (or --dry-run: print its command)", runLaunch},
 		{"plan", "predict weights, KV-cache tokens and concurrency per backend and KV dtype", runPlan},
 		{"report", "turn result documents into tables, charts, HTML and the capacity answer", runReport},

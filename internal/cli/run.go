@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
 	"github.com/servebench/servebench/workload"
@@ -148,6 +148,13 @@ type runConfig struct {
 	Profiles []string
 	// Telemetry holds the telemetry flags.
 	Telemetry telemetrySettings
+
+	// Confidence is the confidence of the levels' intervals (0: the
+	// default); StopWhenSaturated ends a sweep at its first saturated
+	// level; SLO (above) is also the budget each level's goodput counts
+	// requests against (issue 15).
+	Confidence        float64
+	StopWhenSaturated bool
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
@@ -210,6 +217,12 @@ func runTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 // and one report (--out), built from those records as `servebench report`
 // would. A Ctrl-C or an error stops it and marks the report incomplete.
 func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, logs *liblog.Subscription, stdout, stderr io.Writer) error {
+	return sweepTargetsWith(ctx, deps, cfg, targets, runHooks(cfg), logs, stdout, stderr)
+}
+
+// sweepTargetsWith is sweepTargets with hooks that say how each sweep runs
+// its levels and what is written (run's, or find's).
+func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, hooks sweepHooks, logs *liblog.Subscription, stdout, stderr io.Writer) error {
 	rec, err := newRecorder(cfg.Records)
 	if err != nil {
 		return err
@@ -220,7 +233,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
-	env := &runEnv{rec: rec, progress: prog, stderr: stderr, libraryLog: logs}
+	env := &runEnv{rec: rec, progress: prog, stderr: stderr, hooks: hooks, libraryLog: logs}
 	var runErr error
 	for _, t := range targets {
 		if ctx.Err() != nil {
@@ -243,7 +256,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		incomplete := false
 		doc.Complete = &incomplete
 	}
-	if err := writeDocument(out, stdout, &doc); err != nil {
+	if err := writeDocument(out, stdout, hooks.output(&doc)); err != nil {
 		return err
 	}
 	if cfg.Table {
@@ -286,6 +299,7 @@ type runEnv struct {
 	// libraryLog holds what the HTTP library logged since the last run
 	// took it (nil: not captured); each run_end takes it as warnings.
 	libraryLog *liblog.Subscription
+	hooks      sweepHooks
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
@@ -334,10 +348,10 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: source, Observe: observers, Clock: deps.Clock,
-		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
+		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
-	complete, err := sweep.Do(ctx)
-	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil}
+	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
+	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil, Warnings: notes}
 	if err != nil {
 		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
 	}
@@ -404,7 +418,7 @@ func (cfg *runConfig) clientConfig() backend.Config {
 // newRun is the run's description before any level ran; the run
 // starts at now.
 func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
-	return record.Run{
+	r := record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: cfg.scenarioName(), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
@@ -413,6 +427,8 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
 	}
+	r.SLO, r.GoodputBudget, r.CIConfidence = sloRecord(cfg)
+	return r
 }
 
 // mixClasses is a mix as the records header keeps it.
@@ -486,10 +502,11 @@ func openOut(path string) (*os.File, error) {
 	return f, nil
 }
 
-// writeDocument writes doc as indented JSON to out and closes it, or to
-// stdout when out is nil. Control characters and bidirectional overrides
-// in strings a server sent are written as \uXXXX escapes (safetext.JSON).
-func writeDocument(out *os.File, stdout io.Writer, doc *document.Document) error {
+// writeDocument writes doc (a document, or a document with more fields
+// beside it) as indented JSON to out and closes it, or to stdout when out
+// is nil. Control characters and bidirectional overrides in strings a
+// server sent are written as \uXXXX escapes (safetext.JSON).
+func writeDocument(out *os.File, stdout io.Writer, doc any) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	b = append(safetext.JSON(b), '\n')
 	if out == nil {
@@ -553,6 +570,9 @@ type runFlags struct {
 	profiles                                *stringsFlag
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
+	// Intervals and saturation (issue 15).
+	confidence        *float64
+	stopWhenSaturated *bool
 }
 
 // shapeFlags are the flags of workloads like real traffic (issue 14):
@@ -578,7 +598,22 @@ func defineShapeFlags(fs *flag.FlagSet) shapeFlags {
 	}
 }
 
+// defineRunFlags defines run's flags: the ones find shares
+// (defineTargetFlags) and the sweep's own.
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
+	f := defineTargetFlags(fs)
+	f.method = fs.String("method", "pool", "load method: pool, batch or rate")
+	f.concurrency = fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)")
+	f.repeats = fs.Int("repeats", 3, "batches per level (batch)")
+	f.rate = fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)")
+	f.stopWhenSaturated = fs.Bool("stop-when-saturated", false, "end the sweep at the first saturated level (see docs/metrics.md, saturation) and say so")
+	return f
+}
+
+// defineTargetFlags defines the flags that say which server to load and
+// with what (server, workload, profiles, telemetry, outputs, the SLO of
+// goodput): run's, shared by find.
+func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
 		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
@@ -593,22 +628,19 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
 		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
 		seed:           fs.Int64("seed", 1, "seed of prompts, images, mix classes and random arrivals (same seed, same workload)"),
-		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
-		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
 		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
-		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
 		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
-		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
 		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson, constant, gamma (--burstiness) or ramp (--rate-start, --ramp)"),
 		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
 		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
 		out:            fs.String("out", "", "report document `FILE` (\"-\": standard output; default: standard output, or servebench-YYYYMMDD-HHMMSS.json when it is a terminal)"),
-		slo:            fs.String("slo", "", "on a terminal, end with the capacity answer for a latency budget, as report --slo: e.g. ttft_p95=1.5s,tpot_p50=50ms"),
+		slo:            fs.String("slo", "", "latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms: each level's goodput counts the requests that meet it (docs/metrics.md), and on a terminal the run ends with the capacity answer, as report --slo"),
 		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
 		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
 		profiles:       defineProfileFlag(fs),
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
+		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 	}
 }
 
@@ -616,7 +648,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	cfg := runConfig{
 		URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey,
-		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests, Repeats: *f.repeats,
+		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests,
 		Warmup: *f.warmup, MaxConcurrency: *f.maxConcurrency, Label: *f.label,
 		Out: *f.out, Records: *f.records, Quiet: *f.quiet,
 	}
@@ -624,7 +656,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -757,24 +789,32 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	return nil
 }
 
+// load checks the load flags; find, which has no --method (it chooses
+// the loads), gets only the checks of the flags it shares.
 func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
-	m, err := load.ParseMethod(*f.method)
-	if err != nil {
-		return usagef("run: --method: %v", err)
-	}
-	cfg.Method = m
+	var err error
 	if cfg.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
 		return usagef("run: --arrival: %v", err)
 	}
 	switch {
 	case cfg.Requests < 1:
 		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
-	case cfg.Repeats < 1:
-		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
 	case cfg.Warmup < 0:
 		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
 	case cfg.MaxConcurrency < 1:
 		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
+	}
+	if f.method == nil {
+		return nil
+	}
+	cfg.Repeats, cfg.StopWhenSaturated = *f.repeats, *f.stopWhenSaturated
+	m, err := load.ParseMethod(*f.method)
+	if err != nil {
+		return usagef("run: --method: %v", err)
+	}
+	cfg.Method = m
+	if cfg.Repeats < 1 {
+		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
 	}
 	if m == load.Rate {
 		if set["concurrency"] {

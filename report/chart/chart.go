@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
 
@@ -54,13 +55,19 @@ type Series struct {
 	Points []XY
 }
 
-// XY is one point: X is the concurrency, Y the value.
-type XY struct{ X, Y float64 }
+// XY is one point: X is the concurrency, Y the value; Lo and Hi, where
+// set, are the ends of Y's confidence interval, drawn as an error bar.
+type XY struct {
+	X, Y   float64
+	Lo, Hi *float64
+}
 
 // Key explains a line style in the legend.
 type Key struct {
 	Dashed bool
 	Text   string
+	// Bar shows an error bar instead of a line.
+	Bar bool
 }
 
 // palette is Tableau 10: distinct hues that stay apart for most colour
@@ -82,11 +89,16 @@ func ForSet(s *report.Set) []Chart {
 		}
 		return c
 	}
-	line := func(i int, r *report.Run, get func(report.Point) *float64, name string, dashed bool) []Series {
+	line := func(i int, r *report.Run, get func(report.Point) *float64, name string, dashed bool, fig ...document.Figure) []Series {
 		sr := Series{Name: name, Color: colorOf(i), Dashed: dashed}
 		for _, p := range r.Points {
 			if v := get(p); v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
-				sr.Points = append(sr.Points, XY{float64(p.Concurrency), *v})
+				xy := XY{X: float64(p.Concurrency), Y: *v}
+				if len(fig) > 0 {
+					e := p.Estimate(fig[0])
+					xy.Lo, xy.Hi = e.Low, e.High
+				}
+				sr.Points = append(sr.Points, xy)
 			}
 		}
 		if len(sr.Points) == 0 {
@@ -98,30 +110,30 @@ func ForSet(s *report.Set) []Chart {
 
 	var out []Chart
 	out = append(out, build("throughput", "Output throughput vs concurrency", "output throughput (tok/s)", func(i int, r *report.Run) []Series {
-		return line(i, r, func(p report.Point) *float64 { return p.ThroughputTokS }, name(r), false)
+		return line(i, r, func(p report.Point) *float64 { return p.ThroughputTokS }, name(r), false, document.FigThroughput)
 	}))
 	ttft := build("ttft", "Time to first token vs concurrency", "TTFT (ms, log scale)", func(i int, r *report.Run) []Series {
-		p50 := line(i, r, func(p report.Point) *float64 { return p.TTFTP50Ms }, name(r), false)
-		p95 := line(i, r, func(p report.Point) *float64 { return p.TTFTP95Ms }, "", true)
+		p50 := line(i, r, func(p report.Point) *float64 { return p.TTFTP50Ms }, name(r), false, document.FigTTFTP50)
+		p95 := line(i, r, func(p report.Point) *float64 { return p.TTFTP95Ms }, "", true, document.FigTTFTP95)
 		if len(p50) == 0 && len(p95) > 0 {
 			p95[0].Name = name(r)
 		}
 		return append(p50, p95...)
 	})
-	ttft.YLog, ttft.Keys = true, []Key{{false, "solid: p50"}, {true, "dashed: p95"}}
+	ttft.YLog, ttft.Keys = true, []Key{{Text: "solid: p50"}, {Dashed: true, Text: "dashed: p95"}}
 	out = append(out, ttft)
 	tpot := build("tpot", "Time per output token vs concurrency", "TPOT (ms)", func(i int, r *report.Run) []Series {
 		if r.Kind == report.KindBatch {
 			return line(i, r, func(p report.Point) *float64 { return p.BatchTPOTMs }, name(r), true)
 		}
-		return line(i, r, func(p report.Point) *float64 { return p.TPOTP50Ms }, name(r), false)
+		return line(i, r, func(p report.Point) *float64 { return p.TPOTP50Ms }, name(r), false, document.FigTPOTP50)
 	})
 	var sweeps, batches bool
 	for _, sr := range tpot.Series {
 		sweeps, batches = sweeps || !sr.Dashed, batches || sr.Dashed
 	}
 	if sweeps && batches {
-		tpot.Keys = []Key{{false, "solid: TPOT p50"}, {true, "dashed: batch mean, incl. prefill"}}
+		tpot.Keys = []Key{{Text: "solid: TPOT p50"}, {Dashed: true, Text: "dashed: batch mean, incl. prefill"}}
 	} else if batches {
 		tpot.YLabel = "mean TPOT of the batch, incl. prefill (ms)"
 	}
@@ -222,6 +234,7 @@ const (
 	lineWidth         = 2.2
 	markerRadius      = 3.6
 	tickSize, lblSize = 12.0, 13.0
+	barWidth, barCap  = 1.2, 4.0
 )
 
 var dashPattern = []float64{7, 5}
@@ -277,9 +290,37 @@ func (c Chart) scene() *scene {
 		for _, p := range pts {
 			s.add(&circle{C: p, R: markerRadius, Color: sr.Color})
 		}
+		for _, p := range sr.Points {
+			if p.Lo != nil && p.Hi != nil {
+				errorBar(s, xmap(p.X), ymap(*p.Lo), ymap(*p.Hi), sr.Color)
+			}
+		}
+	}
+	if c.hasErrorBars() {
+		c.Keys = append(slices.Clone(c.Keys), Key{Text: "bars: confidence interval", Bar: true})
 	}
 	c.legend(s)
 	return s
+}
+
+// errorBar draws a confidence interval at x from y0 to y1 with caps.
+func errorBar(s *scene, x, y0, y1 float64, color string) {
+	s.add(&polyline{Pts: []pt{{x, y0}, {x, y1}}, Color: color, Width: barWidth})
+	for _, y := range []float64{y0, y1} {
+		s.add(&polyline{Pts: []pt{{x - barCap, y}, {x + barCap, y}}, Color: color, Width: barWidth})
+	}
+}
+
+// hasErrorBars reports whether some point has an interval.
+func (c Chart) hasErrorBars() bool {
+	for _, sr := range c.Series {
+		for _, p := range sr.Points {
+			if p.Lo != nil && p.Hi != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // legend lists the named series, then the style keys.
@@ -302,6 +343,12 @@ func (c Chart) legend(s *scene) {
 		y += 8
 	}
 	for _, k := range c.Keys {
+		if k.Bar {
+			errorBar(s, legendX+13, y-7, y+7, mutedColor)
+			s.add(&text{X: legendX + 34, Y: y + 4, S: k.Text, Size: 12, Color: textColor})
+			y += 21
+			continue
+		}
 		pl := &polyline{Pts: []pt{{legendX, y}, {legendX + 26, y}}, Color: mutedColor, Width: lineWidth}
 		if k.Dashed {
 			pl.Dash = dashPattern
@@ -331,6 +378,11 @@ func (c Chart) domain() (xs, ys []float64) {
 				xs = append(xs, p.X)
 			}
 			ys = append(ys, p.Y)
+			for _, e := range []*float64{p.Lo, p.Hi} {
+				if e != nil && p.Lo != nil && p.Hi != nil {
+					ys = append(ys, *e)
+				}
+			}
 		}
 	}
 	sort.Float64s(xs)
