@@ -288,7 +288,7 @@ func TestStreamShapes(t *testing.T) {
 		{name: "openai chat, usage", as: "openai", path: "/v1/chat/completions", body: chat(usage),
 			fixture: "backend/testdata/vllm-continuous-usage.sse", trimUsage: true},
 		{name: "sglang chat, usage", as: "sglang", path: "/v1/chat/completions", body: chat(usage),
-			fixture: "backend/testdata/sglang-stream.sse",
+			fixture:     "backend/testdata/sglang-stream.sse",
 			fixtureOnly: map[string]string{"reasoning_content:string": "the fixture's server ran a reasoning parser; the simulated model does not reason"}},
 		{name: "llamacpp chat", as: "llamacpp", path: "/v1/chat/completions", body: chat(usage), fixture: "backend/testdata/llamacpp-stream.sse"},
 		{name: "tgi chat, usage", as: "tgi", path: "/v1/chat/completions", body: chat(usage), fixture: "backend/testdata/tgi-stream.sse"},
