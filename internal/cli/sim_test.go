@@ -109,7 +109,9 @@ func startSimServe(t *testing.T, args ...string) (string, func() (error, string)
 	out := &lineWriter{first: make(chan string, 1)}
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, append([]string{"sim", "serve", "--addr", "127.0.0.1:0"}, args...), out, &stderr) }()
+	go func() {
+		done <- Run(ctx, append([]string{"sim", "serve", "--addr", "127.0.0.1:0"}, args...), out, &stderr)
+	}()
 	var line string
 	select {
 	case line = <-out.first:
