@@ -102,8 +102,8 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 
 // startSimServe runs "servebench sim serve args" in process and returns
 // its base URL, parsed from its first line, and a function that stops it
-// and returns its error and standard error.
-func startSimServe(t *testing.T, args ...string) (string, func() (error, string)) {
+// and returns its standard error and error.
+func startSimServe(t *testing.T, args ...string) (string, func() (string, error)) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	out := &lineWriter{first: make(chan string, 1)}
@@ -127,14 +127,14 @@ func startSimServe(t *testing.T, args ...string) (string, func() (error, string)
 		cancel()
 		t.Fatalf("no URL in %q", line)
 	}
-	stop := func() (error, string) {
+	stop := func() (string, error) {
 		cancel()
 		select {
 		case err := <-done:
-			return err, stderr.String()
+			return stderr.String(), err
 		case <-time.After(30 * time.Second):
 			t.Fatal("sim serve did not stop in 30s")
-			return nil, ""
+			return "", nil
 		}
 	}
 	return url, stop
@@ -167,7 +167,7 @@ func TestRunAgainstSimServe(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr.String())
 			}
-			if err, log := stop(); err != nil || !strings.Contains(log, "served ") {
+			if log, err := stop(); err != nil || !strings.Contains(log, "served ") {
 				t.Errorf("sim serve ended with %v; stderr %q", err, log)
 			}
 			b, err := os.ReadFile(out)
