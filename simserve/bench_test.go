@@ -68,7 +68,7 @@ func BenchmarkHoldStreams(b *testing.B) {
 		if cpu > 0 {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(streams*maxTokens), "cpu-us/token")
 		}
-		b.Logf("%d streams of %d tokens: wall %v, engine's prediction %v, %d token writes, lateness p50 %v p99 %v max %v, CPU %v",
+		b.Logf("%d streams of %d tokens: wall %v, engine's prediction %v, %d tokens written, lateness p50 %v p99 %v max %v, CPU %v",
 			streams, maxTokens, wall.Round(time.Millisecond), predicted.Round(time.Millisecond), sum.Writes, sum.LatenessP50, sum.LatenessP99, sum.LatenessMax, cpu)
 	}
 }

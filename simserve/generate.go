@@ -418,6 +418,7 @@ func (st *streamer) run(ctx context.Context, box *mailbox) bool {
 			switch st.event(ev) {
 			case done:
 				st.flush()
+				st.timeWrites(evs)
 				st.s.finished(st.g)
 				return true
 			case ended:
@@ -432,8 +433,16 @@ func (st *streamer) run(ctx context.Context, box *mailbox) bool {
 			}
 		}
 		st.flush()
-		if n := len(evs); n > 0 && evs[n-1].Kind == sim.EventToken {
-			st.s.late.observe(time.Since(st.s.drv.wallAt(evs[n-1].At)))
+		st.timeWrites(evs)
+	}
+}
+
+// timeWrites records how late the tokens of evs, just written, went out.
+func (st *streamer) timeWrites(evs []sim.Event) {
+	now := time.Now()
+	for _, ev := range evs {
+		if ev.Kind == sim.EventToken {
+			st.s.late.observe(now.Sub(st.s.drv.wallAt(ev.At)))
 		}
 	}
 }

@@ -69,9 +69,9 @@ type Summary struct {
 	GeneratedTokens int64
 	// Preemptions is the engine's preemption count.
 	Preemptions int
-	// Writes counts the token writes timed; LatenessP50, LatenessP99 and
-	// LatenessMax are how late they were behind the simulated schedule
-	// (bucket upper bounds, doubling from 100 µs).
+	// Writes counts the tokens written; LatenessP50, LatenessP99 and
+	// LatenessMax are how late they went out behind the simulated
+	// schedule (bucket upper bounds, doubling from 100 µs).
 	Writes                                uint64
 	LatenessP50, LatenessP99, LatenessMax time.Duration
 }

@@ -258,3 +258,40 @@ func TestServeShutsDown(t *testing.T) {
 		t.Errorf("summary %+v: no generation request was sent", s)
 	}
 }
+
+// TestRealTimeFollowsTheEngine: the live server keeps the engine's
+// schedule. Virtual time is the wall time since the server started, so
+// a late wake-up delays the tokens due then but the delay does not add
+// up: a long request ends when the engine says, plus at most the last
+// token's lateness, never before.
+func TestRealTimeFollowsTheEngine(t *testing.T) {
+	spec := sim.Spec{GPU: "RTX 4090", Model: testModel} // ~6 ms a decode step
+	srv, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
+	e, err := sim.New(srv.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const out = 300
+	var firstAt, lastAt time.Duration
+	prompt := 1 + 5 + 3 // "hi" in the chat template
+	if _, err := e.Submit(sim.Request{PromptTokens: prompt, OutputTokens: out}, 0, func(ev sim.Event) {
+		switch {
+		case ev.Kind == sim.EventToken && firstAt == 0:
+			firstAt = ev.At
+		case ev.Kind == sim.EventFinished:
+			lastAt = ev.At
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.Drain()
+	start := time.Now()
+	b := post(t, url+"/v1/chat/completions", `{"model":"`+testModel+`","messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":300}`)
+	e2e := time.Since(start)
+	if n := strings.Count(string(b), `"delta":{"content":"`); n != out {
+		t.Fatalf("%d content chunks, want %d", n, out)
+	}
+	if lo, hi := lastAt-time.Millisecond, lastAt+500*time.Millisecond; e2e < lo || e2e > hi {
+		t.Errorf("the request took %v; the engine says %v (first token at %v): want within [%v, %v]", e2e, lastAt, firstAt, lo, hi)
+	}
+}

@@ -251,7 +251,7 @@ func runSimServe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintln(stdout, "sim serve: Ctrl-C stops it")
 	err = srv.Serve(ctx, ln, f.grace)
 	s := srv.Summary()
-	fmt.Fprintf(stderr, "sim serve: served %d requests (%d finished, %d aborted), %d tokens, %d preemptions; token writes behind schedule: p50 %v, p99 %v, max %v\n",
+	fmt.Fprintf(stderr, "sim serve: served %d requests (%d finished, %d aborted), %d tokens, %d preemptions; tokens written behind schedule: p50 %v, p99 %v, max %v\n",
 		s.Requests, s.Finished, s.Aborted, s.GeneratedTokens, s.Preemptions, s.LatenessP50, s.LatenessP99, s.LatenessMax.Round(time.Microsecond))
 	if err != nil {
 		return fmt.Errorf("sim serve: %v", err)
