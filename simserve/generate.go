@@ -288,6 +288,24 @@ func (s *Server) outputFor(req *genRequest) int {
 	return 256
 }
 
+// fitSlot applies what a slot server does to a request longer than its
+// slot, as the engine does: Ollama keeps the end of a prompt that does not
+// fit (prompt_eval_count counts what it kept), llama.cpp stops generating
+// when the slot's context is full.
+func (s *Server) fitSlot(g *gen) {
+	ctx := s.cfg.Server.SlotContext
+	switch s.cfg.Family {
+	case sim.Ollama:
+		if g.prompt >= ctx {
+			g.prompt = ctx - 1
+		}
+	case sim.LlamaCpp:
+		if g.prompt < ctx {
+			g.out = min(g.out, ctx-g.prompt)
+		}
+	}
+}
+
 // check refuses a request the server would refuse before generating:
 // a model it does not serve, images for a text-only model, a prompt and
 // output longer than the context. It answers the error and returns false.
@@ -343,6 +361,7 @@ type format interface {
 func (s *Server) serveGen(w http.ResponseWriter, r *http.Request, req *genRequest, f format) {
 	g := s.newGen(req, time.Now())
 	g.out = s.outputFor(req)
+	s.fitSlot(g)
 	if !s.check(w, g) {
 		return
 	}
