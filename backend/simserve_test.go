@@ -229,3 +229,27 @@ func deref[T any](p *T) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// TestIdentifyAgainstSimServe: run's discovery (backend.Identify)
+// recognises each simulated server as the family it speaks for, with its
+// simulated version and the model it serves.
+func TestIdentifyAgainstSimServe(t *testing.T) {
+	for _, as := range simserve.Personalities {
+		t.Run(string(as), func(t *testing.T) {
+			_, url := simservetest.Start(t, simserve.Options{As: as})
+			f, err := backend.Identify(t.Context(), backend.Config{BaseURL: url}, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := backend.Kind(as); f.Kind != want {
+				t.Errorf("recognised as %q by %s, want %q", f.Kind, f.By, want)
+			}
+			if as != simserve.OpenAI && !strings.Contains(f.Version, "servebench.sim") {
+				t.Errorf("version %q: want it marked simulated", f.Version)
+			}
+			if ok, known := f.Serves(f.Kind, simModel); known && !ok {
+				t.Errorf("models %v (by %s): want %q served", f.Models, f.ModelsBy, simModel)
+			}
+		})
+	}
+}

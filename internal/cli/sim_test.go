@@ -255,3 +255,28 @@ func httpGet(t *testing.T, url string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// TestRunFindsSimServe: given only the URL, run recognises the simulated
+// server's family and takes its only model, as it does a real one's.
+func TestRunFindsSimServe(t *testing.T) {
+	url, stop := startSimServe(t, "--as", "llamacpp", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--quant", "q4_k_m")
+	defer stop()
+	out := filepath.Join(t.TempDir(), "found.json")
+	var stdout, stderr bytes.Buffer
+	err := Run(t.Context(), []string{"run", "--url", url, "--concurrency", "2", "--requests", "4", "--warmup", "0",
+		"--max-tokens", "8", "--gpu", "none", "--quiet", "--out", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc document.Document
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if r := doc.Runs[0]; r.Backend != "llamacpp" || r.Model != "qwen2.5-7b" || r.Levels[0].Errors != 0 {
+		t.Errorf("run found backend %q, model %q, errors %d; want llamacpp, qwen2.5-7b, 0", r.Backend, r.Model, r.Levels[0].Errors)
+	}
+}
