@@ -163,7 +163,7 @@ func TestRunAgainstSimServe(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "sim.json")
 			var stdout, stderr bytes.Buffer
 			err := Run(t.Context(), []string{"run", "--backend", tc.backend, "--url", url, "--model", model, "--concurrency", "1,4",
-				"--requests", "8", "--warmup", "1", "--prompt-tokens", "64", "--max-tokens", "24", "--gpu", "none", "--scrape-interval", "10ms", "--quiet", "--out", out}, &stdout, &stderr)
+				"--requests", "8", "--warmup", "1", "--prompt-tokens", "64", "--max-tokens", "64", "--gpu", "none", "--scrape-interval", "10ms", "--quiet", "--out", out}, &stdout, &stderr)
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr.String())
 			}
@@ -186,8 +186,8 @@ func TestRunAgainstSimServe(t *testing.T) {
 				t.Fatalf("%d levels, want 2", len(r.Levels))
 			}
 			for _, l := range r.Levels {
-				if l.Errors != 0 || l.OutputTokens == nil || *l.OutputTokens != 8*24 {
-					t.Errorf("c=%d: errors %d, output tokens %v; want 0 and %d", l.Concurrency, l.Errors, l.OutputTokens, 8*24)
+				if l.Errors != 0 || l.OutputTokens == nil || *l.OutputTokens != 8*64 {
+					t.Errorf("c=%d: errors %d, output tokens %s; want 0 and %d", l.Concurrency, l.Errors, jsonOf(l.OutputTokens), 8*64)
 				}
 				m := -1.0
 				if l.MeanPromptTokens != nil {
@@ -201,7 +201,7 @@ func TestRunAgainstSimServe(t *testing.T) {
 					t.Errorf("c=%d: no peak KV: want it scraped", l.Concurrency)
 				}
 				if tc.metrics && (l.PeakRequestsRunning == nil || *l.PeakRequestsRunning < 1) {
-					t.Errorf("c=%d: peak running %v: want at least one request seen running", l.Concurrency, l.PeakRequestsRunning)
+					t.Errorf("c=%d: peak running %v: want at least one request seen running", l.Concurrency, deref(l.PeakRequestsRunning))
 				}
 			}
 			if tc.backend == "vllm" {
@@ -279,4 +279,10 @@ func TestRunFindsSimServe(t *testing.T) {
 	if r := doc.Runs[0]; r.Backend != "llamacpp" || r.Model != "qwen2.5-7b" || r.Levels[0].Errors != 0 {
 		t.Errorf("run found backend %q, model %q, errors %d; want llamacpp, qwen2.5-7b, 0", r.Backend, r.Model, r.Levels[0].Errors)
 	}
+}
+
+// jsonOf shows an optional value as the document would.
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
