@@ -475,6 +475,7 @@ func (st *streamer) event(ev sim.Event) next {
 	case sim.EventScheduled:
 		if g.schedAt < 0 {
 			g.schedAt = ev.At
+			st.s.ctr.admit()
 		}
 		st.begin()
 		if g.fault == faultCut && st.s.opts.Faults.CutAfter == 0 {

@@ -61,6 +61,12 @@ func (c *counters) received() {
 	c.mu.Unlock()
 }
 
+func (c *counters) admit() {
+	c.mu.Lock()
+	c.admitted++
+	c.mu.Unlock()
+}
+
 func (c *counters) aborted() {
 	c.mu.Lock()
 	c.success["abort"]++
@@ -357,9 +363,9 @@ func rate(n, sec float64) float64 {
 
 // tgiMetrics writes TGI v2.2.0's families (telemetry/testdata/
 // tgi-2.2.0-metrics.txt: metrics-exporter-prometheus, TYPE lines only, no
-// HELP). tgi_batch_inference_count counts prefill batches as admissions
-// and decode batches as engine steps; tgi_batch_current_max_tokens is
-// the KV tokens in use.
+// HELP). tgi_batch_inference_count counts a prefill per request the
+// scheduler admitted and a decode per engine step;
+// tgi_batch_current_max_tokens is the KV tokens in use.
 func (s *Server) tgiMetrics(x *expo, st sim.Stats) {
 	c := &s.ctr
 	x.family("tgi_request_count", "", "counter")
@@ -367,7 +373,7 @@ func (s *Server) tgiMetrics(x *expo, st sim.Stats) {
 	x.family("tgi_request_success", "", "counter")
 	x.sample("tgi_request_success", nil, float64(c.success["length"]))
 	x.family("tgi_batch_inference_count", "", "counter")
-	x.sample("tgi_batch_inference_count", []label{{"method", "prefill"}}, float64(c.success["length"]+int64(st.Running)))
+	x.sample("tgi_batch_inference_count", []label{{"method", "prefill"}}, float64(c.admitted))
 	x.sample("tgi_batch_inference_count", []label{{"method", "decode"}}, float64(st.Steps))
 	x.family("tgi_batch_current_max_tokens", "", "gauge")
 	x.sample("tgi_batch_current_max_tokens", nil, math.Round(st.KVUsage*float64(s.kvTokens())))

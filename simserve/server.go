@@ -276,6 +276,9 @@ type counters struct {
 	// prefill and decode seconds of finished requests (llama.cpp's
 	// prompt_seconds_total and tokens_predicted_seconds_total).
 	promptSec, decodeSec float64
+	// admitted counts requests the scheduler took (TGI's prefill
+	// batches).
+	admitted int64
 	hist                 map[string]*histogram
 	// lastGen and lastAt are the generated tokens and the time of the
 	// previous scrape (SGLang's gen_throughput).
