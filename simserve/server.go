@@ -279,7 +279,7 @@ type counters struct {
 	// admitted counts requests the scheduler took (TGI's prefill
 	// batches).
 	admitted int64
-	hist                 map[string]*histogram
+	hist     map[string]*histogram
 	// lastGen and lastAt are the generated tokens and the time of the
 	// previous scrape (SGLang's gen_throughput).
 	lastGen    int64
