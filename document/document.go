@@ -93,7 +93,18 @@ type Run struct {
 	Complete *bool `json:"complete,omitempty"`
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Workloads like real traffic (issue 14): the trace replayed and the
+	// request classes mixed, as the records header has them.
+	Trace *TraceInfo `json:"trace,omitempty"`
+	Mix   []MixClass `json:"mix,omitempty"`
 }
+
+// TraceInfo describes a replayed trace (record.TraceInfo).
+type TraceInfo = record.TraceInfo
+
+// MixClass is one request class of a mix (record.MixClass).
+type MixClass = record.MixClass
 
 // Level is the summary of one concurrency level of a sweep.
 //
@@ -144,6 +155,60 @@ type Level struct {
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Coordinated omission (issue 14), rate method: latencies measured
+	// from each request's scheduled send time rather than its actual one,
+	// so the time a request waited on the client (a full
+	// --max-concurrency cap, a client that fell behind) counts; the
+	// schedule lag's distribution; and whether the client, not the
+	// server, limited the rate. docs/metrics.md defines each.
+
+	// TTFTSched*Ms are TTFT from the scheduled send time: TTFT + lag.
+	TTFTSchedP50Ms  *float64 `json:"ttft_sched_p50_ms,omitempty"`
+	TTFTSchedP95Ms  *float64 `json:"ttft_sched_p95_ms,omitempty"`
+	TTFTSchedP99Ms  *float64 `json:"ttft_sched_p99_ms,omitempty"`
+	TTFTSchedMeanMs *float64 `json:"ttft_sched_mean_ms,omitempty"`
+	// E2ESched*Ms are E2E latency from the scheduled send time: E2E + lag.
+	E2ESchedP50Ms  *float64 `json:"e2e_sched_p50_ms,omitempty"`
+	E2ESchedP95Ms  *float64 `json:"e2e_sched_p95_ms,omitempty"`
+	E2ESchedP99Ms  *float64 `json:"e2e_sched_p99_ms,omitempty"`
+	E2ESchedMeanMs *float64 `json:"e2e_sched_mean_ms,omitempty"`
+	// TTFTMeanMs, E2EMeanMs and E2EP99Ms complete the send-time latencies
+	// for a side-by-side reading with the scheduled ones (rate levels).
+	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
+	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
+	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
+	// ScheduleLag*Ms is the distribution of actual − scheduled send time
+	// over the level's requests (ScheduleLagP99Ms above is its p99).
+	ScheduleLagP50Ms  *float64 `json:"schedule_lag_p50_ms,omitempty"`
+	ScheduleLagP95Ms  *float64 `json:"schedule_lag_p95_ms,omitempty"`
+	ScheduleLagMeanMs *float64 `json:"schedule_lag_mean_ms,omitempty"`
+	ScheduleLagMaxMs  *float64 `json:"schedule_lag_max_ms,omitempty"`
+	// ScheduleLagGrowthMs is the mean lag of the last quarter of the
+	// level's requests (by scheduled time) minus that of the first
+	// quarter: positive when the client fell further behind as it went.
+	ScheduleLagGrowthMs *float64 `json:"schedule_lag_growth_ms,omitempty"`
+	// ScheduledRate is the rate the schedule itself held, (n − 1) / (last
+	// scheduled − first scheduled send), requests/s: what AchievedRate is
+	// held against (a random schedule's own rate differs from
+	// RequestedRate by chance).
+	ScheduledRate *float64 `json:"scheduled_rate,omitempty"`
+	// PeakInFlight is the most requests in flight at once, from the
+	// records (send to last chunk).
+	PeakInFlight *int `json:"peak_in_flight,omitempty"`
+	// ClientLimited is true when the client, not the server, limited the
+	// rate (stats.CheckSchedule: achieved below 95% of the scheduled rate
+	// and the lag growing), false when checked and not; null outside the
+	// rate method or for fewer than 8 requests. A warning says why.
+	ClientLimited *bool `json:"client_limited,omitempty"`
+
+	// Mixes (issue 14), run --mix: Class names a request class in a
+	// level's Classes; Classes summarizes the level's requests per class
+	// by the definitions of this type, each over that class's requests
+	// alone (its throughput over its own first send to last finish). The
+	// level itself is the summary over all of them.
+	Class   string  `json:"class,omitempty"`
+	Classes []Level `json:"classes,omitempty"`
 }
 
 // The run's description, its server's identity and settings, its launch

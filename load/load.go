@@ -79,6 +79,16 @@ type Source interface {
 	Items(ctx context.Context, seq0, n int) ([]workload.Item, error)
 }
 
+// WarmupSource is a Source whose warm-up requests are not its counted
+// ones: a trace replays each of its rows once, counted, so its warm-ups
+// are made apart (workload.TraceSource).
+type WarmupSource interface {
+	Source
+	// WarmupItems prepares the n warm-up requests numbered seq0 …
+	// seq0+n−1.
+	WarmupItems(ctx context.Context, seq0, n int) ([]workload.Item, error)
+}
+
 // Sink receives what a sweep produces. Its methods are called from one
 // goroutine, in order: LevelStart, the level's Results as they end (warm-ups
 // first, marked Warmup), LevelEnd; then the next level.
@@ -116,7 +126,8 @@ type Sweep struct {
 	Levels []Level
 	// Warmup is the number of uncounted requests before each level.
 	Warmup int
-	// Seed seeds the Poisson schedule of rate levels.
+	// Seed seeds the random schedules of rate levels (Poisson, gamma,
+	// ramp).
 	Seed int64
 	// Client sends the requests; Source prepares them.
 	Client backend.Client
@@ -241,6 +252,19 @@ func (r *runner) items(n int) ([]workload.Item, int, error) {
 	return items, seq0, err
 }
 
+// warmupItems prepares n warm-up requests: the Source's WarmupItems when
+// it has them, else its Items.
+func (r *runner) warmupItems(n int) ([]workload.Item, int, error) {
+	ws, ok := r.s.Source.(WarmupSource)
+	if !ok {
+		return r.items(n)
+	}
+	seq0 := r.seq
+	items, err := ws.WarmupItems(r.ctx, seq0, n)
+	r.seq += n
+	return items, seq0, err
+}
+
 // level runs one level. Every level that started gets its LevelEnd, even
 // when preparing its requests failed or the sweep was cancelled, so a Sink
 // never waits for a level that will not end.
@@ -249,7 +273,7 @@ func (r *runner) level(l Level) error {
 	end := &record.LevelEnd{Run: r.s.Run, Level: l.Level}
 	defer func() { r.events <- event{end: end, endLvl: l} }()
 	if r.s.Warmup > 0 {
-		items, seq0, err := r.items(r.s.Warmup)
+		items, seq0, err := r.warmupItems(r.s.Warmup)
 		if err != nil {
 			return err
 		}
@@ -280,6 +304,7 @@ func (r *runner) level(l Level) error {
 func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) {
 	res := &record.Result{
 		Run: r.s.Run, Seq: seq, Level: l.Level, Repeat: repeat, Warmup: warmup,
+		Class:                it.Class,
 		ScheduledNS:          scheduled,
 		ExpectedOutputTokens: it.Request.MaxTokens,
 		ExpectedPromptTokens: it.ExpectedPromptTokens,
@@ -344,25 +369,57 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 	return mem
 }
 
-// rate sends items on the Pacer's schedule, at most l.Concurrency in
-// flight; a request whose slot is not free is sent late, and its lag shows
-// as StartNS − ScheduledNS.
+// rate sends items on the level's schedule (levelPacer), at most
+// l.Concurrency in flight; a request whose slot is not free is sent late,
+// and its lag shows as StartNS − ScheduledNS.
 func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
-	p := NewPacer(l, r.s.Seed)
+	r.paced(l, levelPacer(l, items, r.s.Seed), len(items), func(k int, scheduledNS int64) {
+		r.send(l, &items[k], seq0+k, 0, false, &scheduledNS)
+	})
+}
+
+// levelPacer is the schedule of a rate level: the items' own due times
+// for a trace (TracePacer), else NewPacer's.
+func levelPacer(l Level, items []workload.Item, seed int64) Pacer {
+	if Arrival(l.Arrival) == Trace {
+		due := make([]time.Duration, len(items))
+		for i := range items {
+			due[i] = items[i].Due
+		}
+		return TracePacer{Offsets: due}
+	}
+	return NewPacer(l, seed)
+}
+
+// paced is the open loop of the rate method, apart from what it starts:
+// for arrivals k = 0, 1, … until p stops or n have started, it waits until
+// arrival k is due (on the Clock), takes one of l.Concurrency slots
+// (waiting for one when all are taken: that wait is the lag the records
+// show) and runs launch(k, scheduledNS) on its own goroutine, which holds
+// the slot until launch returns. scheduledNS is when arrival k was due,
+// from the run's start (Result.ScheduledNS). It returns when every launch
+// returned, or stops starting new ones when the sweep is cancelled.
+//
+// The Pacer only schedules arrivals; launch decides what an arrival is.
+// For the rate method it is one request; a caller that starts something
+// longer on the same schedule (a multi-turn session whose turns follow on
+// their own) passes a launch that runs it whole, and the slot then counts
+// those in flight.
+func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS int64)) {
 	slots := make(chan struct{}, max(l.Concurrency, 1))
 	var wg sync.WaitGroup
 	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
-	for sent := 0; ; sent++ {
+	for k := 0; k < n; k++ {
 		elapsed := r.clock.Now().Sub(start)
-		wait, stop := p.Pace(elapsed, sent)
-		if stop || sent >= len(items) {
+		wait, stop := p.Pace(elapsed, k)
+		if stop {
 			break
 		}
 		if !r.clock.Sleep(r.ctx, wait) {
 			break
 		}
-		sched := levelNS + int64(p.Due(sent))
+		sched := levelNS + int64(p.Due(k))
 		select {
 		case slots <- struct{}{}:
 		case <-r.ctx.Done():
@@ -372,19 +429,10 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			r.send(l, &items[sent], seq0+sent, 0, false, &sched)
+			launch(k, sched)
 		})
 	}
 	wg.Wait()
-}
-
-// NewPacer returns the Pacer of a rate level: Constant or Poisson (the
-// default) at l.Rate for l.Requests requests.
-func NewPacer(l Level, seed int64) Pacer {
-	if Arrival(l.Arrival) == Constant {
-		return ConstantPacer{Rate: l.Rate, Max: l.Requests}
-	}
-	return NewPoissonPacer(l.Rate, l.Requests, seed+int64(l.Level))
 }
 
 // merge copies the non-nil fields of src into dst (allocating dst) and

@@ -53,8 +53,25 @@ type LevelPlan struct {
 	Repeats int `json:"repeats,omitempty"`
 	// Rate is the requested rate in requests/s (rate method).
 	Rate float64 `json:"rate,omitempty"`
-	// Arrival is "poisson" or "constant" (rate method).
+	// Arrival is the inter-arrival law of the rate method: "poisson",
+	// "constant", "gamma", "ramp", or "trace" (a replayed trace file).
 	Arrival string `json:"arrival,omitempty"`
+
+	// Arrival shapes and level length (issue 14), rate method only; zero
+	// where not used.
+
+	// RateStart is the rate in requests/s a ramp starts from; it rises
+	// linearly to Rate over RampSeconds.
+	RateStart float64 `json:"rate_start,omitempty"`
+	// RampSeconds is the length of the ramp in seconds.
+	RampSeconds float64 `json:"ramp_seconds,omitempty"`
+	// Burstiness is the gamma shape K of the gaps between arrivals
+	// (gamma, ramp): their coefficient of variation is 1/√K; 0 means 1.
+	Burstiness float64 `json:"burstiness,omitempty"`
+	// DurationSeconds ends the level's schedule: no request is due at or
+	// after it (run's --duration). Requests is then the count the
+	// schedule holds before it.
+	DurationSeconds float64 `json:"duration_seconds,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)

@@ -64,10 +64,20 @@ type Result struct {
 	Repeat int `json:"repeat"`
 	// Warmup marks a request that is not counted.
 	Warmup bool `json:"warmup,omitempty"`
+	// Class is the request class of a mix (run --mix: the scenario the
+	// request was drawn from, e.g. "text" or "image"); empty outside a
+	// mix. Levels are summarized per class as well as overall.
+	Class string `json:"class,omitempty"`
 
-	// StartNS is when the request was written, from the run's start.
+	// StartNS is when the request was written, from the run's start: its
+	// actual send time.
 	StartNS int64 `json:"start_ns"`
-	// ScheduledNS is when the rate method meant to send it (open loop).
+	// ScheduledNS is when the rate method meant to send it (open loop),
+	// from the run's start; nil for pool and batch. StartNS − ScheduledNS
+	// is the schedule lag, the time the request waited on the client (a
+	// full --max-concurrency cap, a client that could not keep up), and
+	// latencies from ScheduledNS include it (coordinated omission: see
+	// docs/metrics.md).
 	ScheduledNS *int64 `json:"scheduled_ns,omitempty"`
 	// TTFTNS is the time to the first content chunk; nil if none came.
 	TTFTNS *int64 `json:"ttft_ns,omitempty"`

@@ -39,6 +39,42 @@ type Run struct {
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Workloads like real traffic (issue 14): the trace the run replayed
+	// (run --trace) and the request classes it mixed (run --mix); nil
+	// otherwise.
+	Trace *TraceInfo `json:"trace,omitempty"`
+	Mix   []MixClass `json:"mix,omitempty"`
+}
+
+// TraceInfo describes a replayed trace: where it came from and which part
+// of it was replayed how fast.
+type TraceInfo struct {
+	// File is the trace's path as given; Format its layout ("servebench",
+	// "azure", "burstgpt", "mooncake").
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// Rows is the number of requests replayed (after the window).
+	Rows int `json:"rows"`
+	// Speed divides the trace's times (--trace-speed; 1: as recorded).
+	Speed float64 `json:"speed"`
+	// WindowStartSeconds and WindowSeconds are the slice replayed
+	// (--trace-window), in the trace's own time; 0 and 0: all of it.
+	WindowStartSeconds float64 `json:"window_start_seconds,omitempty"`
+	WindowSeconds      float64 `json:"window_seconds,omitempty"`
+	// SpanSeconds is the replay's first to last arrival, after Speed.
+	SpanSeconds float64 `json:"span_seconds"`
+	// MeanInputTokens and MeanOutputTokens are the rows' mean lengths.
+	MeanInputTokens  float64 `json:"mean_input_tokens"`
+	MeanOutputTokens float64 `json:"mean_output_tokens"`
+}
+
+// MixClass is one request class of a mix and its share of the requests.
+type MixClass struct {
+	// Class is the scenario the class's requests are built from.
+	Class string `json:"class"`
+	// Weight is the class's share, 0–1; the weights of a mix sum to 1.
+	Weight float64 `json:"weight"`
 }
 
 // KVCache is the server's KV-cache configuration as it reported it; every

@@ -187,7 +187,14 @@ func buildBlock(r *Run) Block {
 
 func sweepDetails(r *document.Run) []string {
 	var d []string
-	d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
+	switch {
+	case r.Trace != nil:
+		d = append(d, traceDetails(r.Trace))
+	case len(r.Mix) > 0:
+		d = append(d, mixDetails(r.Mix, r.MaxTokens))
+	default:
+		d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
+	}
 	if r.Method != "" || r.API != "" {
 		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
 	}
@@ -244,6 +251,33 @@ func sweepDetails(r *document.Run) []string {
 	return d
 }
 
+// traceDetails describes a replayed trace in words.
+func traceDetails(t *document.TraceInfo) string {
+	s := fmt.Sprintf("trace %s (%s): %d requests over %s s, mean %s tok in, %s tok out, speed ×%s",
+		t.File, t.Format, t.Rows, num(t.SpanSeconds, 1), num(t.MeanInputTokens, 1), num(t.MeanOutputTokens, 1), num(t.Speed, -1))
+	if t.WindowStartSeconds > 0 || t.WindowSeconds > 0 {
+		s += fmt.Sprintf(", window from %s s", num(t.WindowStartSeconds, -1))
+		if t.WindowSeconds > 0 {
+			s += fmt.Sprintf(" for %s s", num(t.WindowSeconds, -1))
+		}
+	}
+	return s
+}
+
+// mixDetails lists a mix's classes and shares; maxTokens is the output
+// length every class was given, 0 when each kept its scenario's.
+func mixDetails(m []document.MixClass, maxTokens int) string {
+	parts := make([]string, len(m))
+	for i, c := range m {
+		parts[i] = fmt.Sprintf("%s %s%%", c.Class, num(c.Weight*100, 1))
+	}
+	lengths := " (each class's prompt and output lengths are its scenario's)"
+	if maxTokens > 0 {
+		lengths = fmt.Sprintf(" (each class's prompt length is its scenario's; %d output tok each)", maxTokens)
+	}
+	return "mix of request classes: " + strings.Join(parts, ", ") + lengths
+}
+
 func apiPart(api string) string {
 	if api == "" {
 		return ""
@@ -288,6 +322,16 @@ var sweepColumns = []sweepColumn{
 	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.RequestedRate, 2) }},
 	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.AchievedRate, 2) }},
 	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP99Ms, 1) }},
+	// Coordinated omission (issue 14): the lag's median, latencies from
+	// the scheduled send time beside the send-time ones, and the verdict.
+	{Column{"schedule lag p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP50Ms, 1) }},
+	{Column{"TTFT sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP50Ms, 1) }},
+	{Column{"TTFT sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP99Ms, 1) }},
+	{Column{"E2E mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EMeanMs, 1) }},
+	{Column{"E2E sched mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedMeanMs, 1) }},
+	{Column{"E2E sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP50Ms, 1) }},
+	{Column{"E2E sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP99Ms, 1) }},
+	{Column{"client limited", Left}, false, func(l document.Level) string { return yesNo(l.ClientLimited) }},
 	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
 	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
@@ -295,24 +339,58 @@ var sweepColumns = []sweepColumn{
 
 // sweepTable is the level table of a sweep run: the columns of
 // examples/multi-backend-sweep.json always, servebench's extra columns where
-// some level has them.
+// some level has them. A run with request classes (--mix) gets a first
+// column "class": each level's row is "all", followed by a row per class
+// (document.Level.Classes).
 func sweepTable(levels []document.Level) Table {
 	var t Table
+	rows := levels
+	mixed := false
+	for _, l := range levels {
+		if len(l.Classes) > 0 {
+			mixed = true
+			rows = nil
+			break
+		}
+	}
+	if mixed {
+		t.Columns = append(t.Columns, Column{"class", Left})
+		for _, l := range levels {
+			all := l
+			all.Class = "all"
+			rows = append(rows, all)
+			rows = append(rows, l.Classes...)
+		}
+	}
 	var cols []sweepColumn
 	for _, c := range sweepColumns {
-		if c.always || anyCell(levels, c.cell) {
+		if c.always || anyCell(rows, c.cell) {
 			cols = append(cols, c)
 			t.Columns = append(t.Columns, c.Column)
 		}
 	}
-	for _, l := range levels {
-		row := make([]string, len(cols))
-		for i, c := range cols {
-			row[i] = c.cell(l)
+	for _, l := range rows {
+		var row []string
+		if mixed {
+			row = append(row, orNull(l.Class))
+		}
+		for _, c := range cols {
+			row = append(row, c.cell(l))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// yesNo shows a verdict: "yes", "no", or Null when not judged.
+func yesNo(v *bool) string {
+	switch {
+	case v == nil:
+		return Null
+	case *v:
+		return "yes"
+	}
+	return "no"
 }
 
 func anyCell(levels []document.Level, cell func(document.Level) string) bool {

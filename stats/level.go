@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -31,19 +32,37 @@ type Accumulator struct {
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
 
-	outTokens       int
-	outReported     int
-	noOutput        int
-	expectedOut     int
-	mismatch        int
-	minOut, maxOut  int
+	outTokens      int
+	outReported    int
+	noOutput       int
+	expectedOut    int
+	mismatch       int
+	minOut, maxOut int
+	// promptOnTarget, promptTargetSum and promptTargetN sum the
+	// server-reported and the aimed-at prompt tokens of the successful
+	// requests that had a target, for the prompt-length warning (requests
+	// without one, such as a mix's image requests, are left out of it).
+	promptOnTarget  int
 	promptTargetSum int
 	promptTargetN   int
 	ttft, tpot, e2e []float64 // nanoseconds
 	itl             []float64 // nanoseconds per token
 	prompt          []float64 // tokens
 	lag             []float64 // send − scheduled time (rate method), nanoseconds
+
+	// Coordinated omission (rate method): each scheduled request's
+	// scheduled time and lag, every scheduled request's span (send, last
+	// chunk) for the peak in flight, and the latencies of successful
+	// ones from the scheduled time, all in nanoseconds.
+	scheduled            []schedSample
+	spansInFlight        []span
+	ttftSched, e2eSched  []float64
+	ttftSent, e2eSentAll []float64
 }
+
+// schedSample is one scheduled request: when it was due and how late it
+// was sent, nanoseconds.
+type schedSample struct{ at, lag int64 }
 
 // Add counts r in the summary. Warm-up Results are ignored.
 func (a *Accumulator) Add(r *record.Result) {
@@ -61,17 +80,33 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.addSpan(r.Repeat, r.StartNS, end)
 	a.requests++
 	if r.ScheduledNS != nil {
-		a.lag = append(a.lag, float64(r.StartNS-*r.ScheduledNS))
-	}
-	if r.ExpectedPromptTokens > 0 {
-		a.promptTargetSum += r.ExpectedPromptTokens
-		a.promptTargetN++
+		a.addScheduled(r)
 	}
 	if !r.OK() {
 		a.addError(r)
 		return
 	}
 	a.addSuccess(r)
+}
+
+// addScheduled counts a request the rate method scheduled: its lag, its
+// span in flight and, when it succeeded, its latencies from the scheduled
+// time (the send-time ones beside them, for the means and E2E p99 only
+// rate levels report).
+func (a *Accumulator) addScheduled(r *record.Result) {
+	lag := r.StartNS - *r.ScheduledNS
+	a.lag = append(a.lag, float64(lag))
+	a.scheduled = append(a.scheduled, schedSample{at: *r.ScheduledNS, lag: lag})
+	a.spansInFlight = append(a.spansInFlight, span{r.StartNS, r.StartNS + r.E2ENS})
+	if !r.OK() {
+		return
+	}
+	a.e2eSched = append(a.e2eSched, float64(lag+r.E2ENS))
+	a.e2eSentAll = append(a.e2eSentAll, float64(r.E2ENS))
+	if r.TTFTNS != nil {
+		a.ttftSched = append(a.ttftSched, float64(lag+*r.TTFTNS))
+		a.ttftSent = append(a.ttftSent, float64(*r.TTFTNS))
+	}
 }
 
 // span is the wall-clock extent of one repeat, in nanoseconds since the
@@ -121,6 +156,11 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	}
 	if r.PromptTokens != nil {
 		a.prompt = append(a.prompt, float64(*r.PromptTokens))
+		if r.ExpectedPromptTokens > 0 {
+			a.promptOnTarget += *r.PromptTokens
+			a.promptTargetSum += r.ExpectedPromptTokens
+			a.promptTargetN++
+		}
 	}
 	a.itl = appendITL(a.itl, r)
 	if r.OutputTokens == nil {
@@ -195,12 +235,20 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     prompt tokens of successful requests.
 //   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
 //     ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
-//     rate method scheduled.
+//     rate method scheduled; with them (coordinated omission) the lag's
+//     p50, p95, mean and max, its growth from the first quarter of the
+//     requests to the last (by scheduled time), ScheduledRate (n−1) /
+//     (last scheduled − first scheduled), PeakInFlight, TTFT and E2E
+//     from the scheduled time (p50, p95, p99, mean) and the send-time
+//     TTFT and E2E means and E2E p99 beside them. CheckSchedule then
+//     decides ClientLimited.
 //
 // Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
 // they do not come from requests. Values that cannot be computed are null.
 // Warnings name output-token mismatches, missing token counts, prompt
-// lengths off target by more than PromptTolerance, and truncated streams.
+// lengths off target by more than PromptTolerance (the mean reported
+// prompt of the successful requests that had a target against the mean of
+// their targets), and truncated streams.
 func (a *Accumulator) Level() document.Level {
 	l := a.counts()
 	if len(a.byReason) > 0 {
@@ -214,7 +262,7 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
-	l.Warnings = a.warnings(l.MeanPromptTokens)
+	l.Warnings = a.warnings()
 	return l
 }
 
@@ -262,13 +310,82 @@ func (a *Accumulator) schedule(l *document.Level) {
 	if len(a.lag) == 0 {
 		return
 	}
-	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
+	lag := sorted(a.lag)
+	l.ScheduleLagP50Ms, l.ScheduleLagP95Ms, l.ScheduleLagP99Ms = pctMs(lag, 50), pctMs(lag, 95), pctMs(lag, 99)
+	l.ScheduleLagMeanMs, l.ScheduleLagMaxMs = meanMs(lag), ptr.To(lag[len(lag)-1]/1e6)
 	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
 		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
 	}
+	a.scheduledRate(l)
+	l.PeakInFlight = ptr.To(peakInFlight(a.spansInFlight))
+	a.schedLatencies(l)
 }
 
-func (a *Accumulator) warnings(meanPrompt *float64) []string {
+// scheduledRate sets the schedule's own rate and the lag's growth from
+// the first quarter of the level's requests (by scheduled time) to the
+// last; both need at least two scheduled requests, the growth four.
+func (a *Accumulator) scheduledRate(l *document.Level) {
+	s := slices.Clone(a.scheduled)
+	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
+	n := len(s)
+	if n > 1 && s[n-1].at > s[0].at {
+		l.ScheduledRate = ptr.To(float64(n-1) / (float64(s[n-1].at-s[0].at) / 1e9))
+	}
+	if q := n / 4; q >= 1 {
+		var first, last float64
+		for i := range q {
+			first += float64(s[i].lag)
+			last += float64(s[n-q+i].lag)
+		}
+		l.ScheduleLagGrowthMs = ptr.To((last - first) / float64(q) / 1e6)
+	}
+}
+
+// schedLatencies sets TTFT and E2E from the scheduled time, and the
+// send-time means and E2E p99 beside them.
+func (a *Accumulator) schedLatencies(l *document.Level) {
+	ts, es := sorted(a.ttftSched), sorted(a.e2eSched)
+	l.TTFTSchedP50Ms, l.TTFTSchedP95Ms, l.TTFTSchedP99Ms, l.TTFTSchedMeanMs = pctMs(ts, 50), pctMs(ts, 95), pctMs(ts, 99), meanMs(ts)
+	l.E2ESchedP50Ms, l.E2ESchedP95Ms, l.E2ESchedP99Ms, l.E2ESchedMeanMs = pctMs(es, 50), pctMs(es, 95), pctMs(es, 99), meanMs(es)
+	l.TTFTMeanMs, l.E2EMeanMs = meanMs(a.ttftSent), meanMs(a.e2eSentAll)
+	l.E2EP99Ms = pctMs(sorted(a.e2eSentAll), 99)
+}
+
+// peakInFlight is the most spans open at once; a span ending when
+// another starts does not overlap it.
+func peakInFlight(spans []span) int {
+	type edge struct {
+		at    int64
+		delta int
+	}
+	edges := make([]edge, 0, 2*len(spans))
+	for _, s := range spans {
+		edges = append(edges, edge{s.start, 1}, edge{s.end, -1})
+	}
+	slices.SortFunc(edges, func(x, y edge) int {
+		if c := cmp.Compare(x.at, y.at); c != 0 {
+			return c
+		}
+		return x.delta - y.delta // ends first
+	})
+	peak, open := 0, 0
+	for _, e := range edges {
+		open += e.delta
+		peak = max(peak, open)
+	}
+	return peak
+}
+
+// meanMs is the mean of nanoseconds in milliseconds, nil when empty.
+func meanMs(xs []float64) *float64 {
+	m, ok := Mean(xs)
+	if !ok {
+		return nil
+	}
+	return ptr.To(m / 1e6)
+}
+
+func (a *Accumulator) warnings() []string {
 	var w []string
 	if a.mismatch > 0 {
 		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than the %d asked for (min %d, max %d); they are counted in throughput and TPOT as reported",
@@ -277,10 +394,11 @@ func (a *Accumulator) warnings(meanPrompt *float64) []string {
 	if a.noOutput > 0 {
 		w = append(w, fmt.Sprintf("%d successful requests had no server-reported output token count; they are left out of throughput and TPOT", a.noOutput))
 	}
-	if a.promptTargetN > 0 && meanPrompt != nil {
+	if a.promptTargetN > 0 {
 		target := float64(a.promptTargetSum) / float64(a.promptTargetN)
-		if dev := (*meanPrompt - target) / target; math.Abs(dev) > PromptTolerance {
-			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", *meanPrompt, dev*100, target))
+		mean := float64(a.promptOnTarget) / float64(a.promptTargetN)
+		if dev := (mean - target) / target; math.Abs(dev) > PromptTolerance {
+			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", mean, dev*100, target))
 		}
 	}
 	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {
@@ -316,7 +434,32 @@ func Levels(rs []record.Result) []document.Level {
 	}
 	out := make([]document.Level, 0, len(order))
 	for _, lv := range order {
-		out = append(out, SummarizeLevel(groups[lv]))
+		l := SummarizeLevel(groups[lv])
+		l.Classes = Classes(groups[lv])
+		out = append(out, l)
+	}
+	return out
+}
+
+// Classes summarizes the Results of one level per request class (run
+// --mix: Result.Class), each by SummarizeLevel over that class's Results
+// alone, in order of class name; nil when no Result has a class.
+func Classes(rs []record.Result) []document.Level {
+	groups := map[string][]record.Result{}
+	for _, r := range rs {
+		if r.Class != "" && !r.Warmup {
+			groups[r.Class] = append(groups[r.Class], r)
+		}
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(groups))
+	out := make([]document.Level, 0, len(names))
+	for _, name := range names {
+		l := SummarizeLevel(groups[name])
+		l.Class = name
+		out = append(out, l)
 	}
 	return out
 }

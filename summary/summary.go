@@ -57,8 +57,10 @@ func group(f *record.File) ([]string, map[string]*run) {
 // Runs rebuilds runs[] of the report: per run, its header's metadata and
 // one Level per level in the order the Results appear (stats.Levels), with
 // the planned Concurrency and RequestedRate from the header, the telemetry
-// fields of its level_end line merged in (stats.MergeLevel), and Complete
-// false unless a run_end line says it completed.
+// fields of its level_end line merged in (stats.MergeLevel), its classes
+// given the level's concurrency, the schedule judged (stats.CheckSchedule:
+// whether the client limited the rate), and Complete false unless a
+// run_end line says it completed.
 func Runs(f *record.File) []document.Run {
 	order, runs := group(f)
 	out := make([]document.Run, 0, len(order))
@@ -91,6 +93,10 @@ func buildRun(label string, r *run) document.Run {
 		if e := r.ends[key]; e != nil && e.Fields != nil {
 			stats.MergeLevel(l, e.Fields)
 		}
+		for i := range l.Classes {
+			l.Classes[i].Concurrency = l.Concurrency
+		}
+		stats.CheckSchedule(l)
 	}
 	complete := r.end != nil && r.end.Complete
 	d.Complete = &complete
@@ -110,6 +116,7 @@ func runDocument(h *record.Run) document.Run {
 		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings),
+		Trace:    h.Trace, Mix: slices.Clone(h.Mix),
 	}
 }
 

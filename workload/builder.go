@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/trace"
 )
 
 // LengthMode is how a Builder reaches the target prompt length.
@@ -50,6 +52,15 @@ type Item struct {
 	// ExpectedPromptTokens is the server-counted prompt length aimed at,
 	// 0 when the length is not enforced.
 	ExpectedPromptTokens int
+	// Class is the request class of a mix (the scenario drawn for it);
+	// empty outside a mix. It is copied into record.Result.Class.
+	Class string
+	// Due is when a replayed trace sends the request, from the level's
+	// start (after --trace-window and --trace-speed); zero outside a
+	// trace. load's Trace arrival paces by it.
+	Due time.Duration
+	// Trace is the trace row the request replays; nil outside a trace.
+	Trace *trace.Row
 }
 
 // Builder prepares requests to a Spec for one server.
@@ -115,6 +126,10 @@ func (b *Builder) calibrateExact(ctx context.Context) error {
 	}
 	b.mode = Exact
 	b.overhead = max(got-own, 0)
+	// Tokens per character of this text, for prompts built from blocks
+	// (trace replay's shared prefixes), whose length is modelled.
+	b.perChar = float64(own) / float64(len(text))
+	b.fixed = float64(b.overhead)
 	return nil
 }
 
@@ -171,8 +186,12 @@ func (b *Builder) fit(c1, p1, c2, p2 int) {
 }
 
 // chars is the character count the Calibrated model maps to the target.
-func (b *Builder) chars() int {
-	return max(int(math.Round((float64(b.spec.PromptTokens)-b.fixed)/b.perChar)), 1)
+func (b *Builder) chars() int { return b.charsFor(b.spec.PromptTokens) }
+
+// charsFor is the character count the Calibrated model maps to a prompt
+// of tokens tokens.
+func (b *Builder) charsFor(tokens int) int {
+	return max(int(math.Round((float64(tokens)-b.fixed)/b.perChar)), 1)
 }
 
 // probe sends a one-token request whose text is n characters of request
@@ -204,29 +223,56 @@ func (b *Builder) Items(ctx context.Context, seq0, n int) ([]Item, error) {
 }
 
 func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
-	it := Item{Request: backend.Request{MaxTokens: b.spec.MaxTokens, Seed: b.spec.Seed}}
+	return b.shaped(ctx, seq, Shape{PromptTokens: b.spec.PromptTokens, MaxTokens: b.spec.MaxTokens, Images: b.spec.Scenario.Defaults().Images})
+}
+
+// Shape is the size of one request: its prompt length in tokens as the
+// server counts them (0: not controlled), its output tokens and its
+// images.
+type Shape struct {
+	PromptTokens, MaxTokens, Images int
+}
+
+// shaped prepares request seq to sh: its prompt (to sh.PromptTokens by
+// the chosen mode), images and output length. A request with images is
+// not held to its prompt length (its image tokens depend on the model):
+// its text is sh.PromptTokens long and its ExpectedPromptTokens 0.
+func (b *Builder) shaped(ctx context.Context, seq int, sh Shape) (Item, error) {
+	it := Item{Request: backend.Request{MaxTokens: sh.MaxTokens, Seed: b.spec.Seed}}
 	var err error
-	switch b.mode {
-	case Exact:
-		it.Request.Prompt, err = b.exactText(ctx, seq, b.spec.PromptTokens-b.overhead)
-		it.ExpectedPromptTokens = b.spec.PromptTokens
-	case Calibrated:
-		it.Request.Prompt = b.prompts.Text(seq, b.chars())
-		it.ExpectedPromptTokens = b.spec.PromptTokens
+	switch {
+	case b.mode == Exact && sh.PromptTokens > 0:
+		it.Request.Prompt, err = b.exactText(ctx, seq, sh.PromptTokens-b.overhead)
+		it.ExpectedPromptTokens = sh.PromptTokens
+	case b.mode == Calibrated && sh.PromptTokens > 0:
+		it.Request.Prompt = b.prompts.Text(seq, b.charsFor(sh.PromptTokens))
+		it.ExpectedPromptTokens = sh.PromptTokens
 	default:
-		it.Request.Prompt = b.prompts.Text(seq, max(b.spec.PromptTokens, 8)*4)
+		it.Request.Prompt = b.prompts.Text(seq, max(sh.PromptTokens, 8)*4)
 	}
 	if err != nil {
 		return it, err
 	}
-	for range b.spec.Scenario.Defaults().Images {
-		im, err := MakeImage(b.spec.Seed, seq, b.spec.ImageWidth, b.spec.ImageHeight, b.spec.ImageFormat)
+	if err := b.addImages(&it, seq, sh.Images); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+// addImages attaches n generated images to request seq; a request with
+// images is not held to its prompt length.
+func (b *Builder) addImages(it *Item, seq, n int) error {
+	for i := range n {
+		im, err := MakeImage(b.spec.Seed+int64(i), seq, b.spec.ImageWidth, b.spec.ImageHeight, b.spec.ImageFormat)
 		if err != nil {
-			return it, err
+			return err
 		}
 		it.Request.Images = append(it.Request.Images, im)
 	}
-	return it, nil
+	if n > 0 {
+		it.ExpectedPromptTokens = 0
+	}
+	return nil
 }
 
 // exactVariants is how many filler variants exactText tries before it

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/record"
 )
 
 var updateReports = flag.Bool("update", false, "rewrite testdata/golden/ (TestReportGolden)")
@@ -164,7 +165,7 @@ func goldenInputs(t *testing.T) []string {
 		}
 		rel, _ := filepath.Rel(repoRoot, p)
 		switch {
-		case strings.HasSuffix(p, ".jsonl"):
+		case strings.HasSuffix(p, ".jsonl") && isRecordsFile(p):
 			out = append(out, filepath.ToSlash(rel))
 		case strings.HasSuffix(p, ".json") && isResultDocument(p):
 			out = append(out, filepath.ToSlash(rel))
@@ -176,6 +177,18 @@ func goldenInputs(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// isRecordsFile reports whether the JSON Lines file at p is a records file
+// (trace fixtures, also .jsonl, are not).
+func isRecordsFile(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = record.DecodeFile(f)
+	return err == nil
 }
 
 // isResultDocument reports whether the JSON file at p is an object with

@@ -22,6 +22,7 @@ import (
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/summary"
+	"github.com/servebench/servebench/trace"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -46,6 +47,27 @@ standard output, as for --out -.
 Methods: pool = closed loop, --requests per level with C workers; batch =
 --repeats batches of exactly C simultaneous requests, one after the other;
 rate = open loop at --rate requests/s, at most --max-concurrency in flight.
+Rate arrivals: poisson (default), constant, gamma --burstiness K (gaps of
+coefficient of variation 1/sqrt(K), as vLLM's --burstiness; K=1 is
+poisson), ramp (linear from --rate-start to --rate over --ramp, then
+--rate); --duration D ends each level's schedule at D instead of (or as
+well as) --requests. Rate levels report latencies from each request's
+scheduled send time too (ttft_sched_*, e2e_sched_*) and say when the
+client, not the server, limited the rate (client_limited).
+
+--trace FILE replays a trace: servebench JSON Lines (t_ms, input_tokens,
+output_tokens), the Azure LLM inference CSV, BurstGPT CSV or Mooncake JSON
+Lines, detected from the file. A trace brings its own open-loop schedule:
+it implies --method rate and makes one level whose requests go at the
+trace's arrival times (scaled by --trace-speed, sliced by --trace-window),
+each with its row's prompt and output lengths, at most --max-concurrency in
+flight; --rate, --arrival, --duration, --requests, --concurrency,
+--scenario, --prompt-tokens, --max-tokens and --mix do not apply.
+
+--mix text:0.7,image:0.2,long:0.1 sends several request classes in one
+level (pool or rate), each request drawn from a class by its weight, with
+that scenario's prompt and output lengths (--max-tokens sets every class's
+output); levels are summarized per class and overall.
 
 Flags`
 
@@ -76,6 +98,24 @@ type runConfig struct {
 	Rates          []float64
 	Arrival        load.Arrival
 	MaxConcurrency int
+
+	// Arrival shapes and level length (issue 14), rate method: the gamma
+	// shape of the gaps (gamma, ramp), the ramp's start rate and length,
+	// and the time that ends each level's schedule (0: none).
+	Burstiness float64
+	RateStart  float64
+	Ramp       time.Duration
+	Duration   time.Duration
+	// RequestsSet is whether --requests was given (with --duration, the
+	// level ends at whichever comes first).
+	RequestsSet bool
+
+	// Trace is the trace to replay (--trace, already read, windowed and
+	// scaled), with how it was asked for; nil otherwise.
+	Trace     *trace.Trace
+	TraceInfo *record.TraceInfo
+	// Mix is the mix of request classes (--mix); nil otherwise.
+	Mix workload.Mix
 
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
@@ -239,17 +279,14 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 		client = launch.Guard(client, ls.proc)
 	}
 	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
-	builder := workload.NewBuilder(workload.Spec{
-		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
-		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
-	}, client)
-	if err := builder.Calibrate(ctx); err != nil {
+	source, notes, err := newSource(ctx, cfg, client)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted: sweepTargets marks the report incomplete
 		}
 		return fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
-	run.Warnings = append(run.Warnings, builder.Notes()...)
+	run.Warnings = append(run.Warnings, notes...)
 
 	// The observers of the levels, in the order their fields merge: the
 	// launched server's exit, then telemetry (which counts the GPU memory
@@ -271,7 +308,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: builder, Observe: observers, Clock: deps.Clock,
+		Client: client, Source: source, Observe: observers, Clock: deps.Clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
 	}
 	complete, err := sweep.Do(ctx)
@@ -284,6 +321,50 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	}
 	env.rec.runEnd(end)
 	return err
+}
+
+// newSource prepares what the run sends, calibrated against the server:
+// the trace's rows (--trace), the classes of a mix (--mix, one Builder
+// per class), or the scenario's requests; notes are findings for the
+// run's warnings.
+func newSource(ctx context.Context, cfg runConfig, client backend.Client) (load.Source, []string, error) {
+	base := workload.Spec{
+		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
+		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
+	}
+	switch {
+	case cfg.Trace != nil:
+		b := workload.NewBuilder(workload.TraceSpec(cfg.Trace, base), client)
+		if err := b.Calibrate(ctx); err != nil {
+			return nil, nil, err
+		}
+		return workload.NewTraceSource(b, cfg.Trace), append(b.Notes(), workload.TraceNotes(cfg.Trace)...), nil
+	case cfg.Mix != nil:
+		var builders []*workload.Builder
+		var notes []string
+		for _, c := range cfg.Mix {
+			spec := base
+			spec.Scenario = c.Scenario
+			spec.PromptTokens, spec.MaxTokens = c.Scenario.Defaults().PromptTokens, c.Scenario.Defaults().MaxTokens
+			if cfg.MaxTokens > 0 {
+				spec.MaxTokens = cfg.MaxTokens // --max-tokens for every class
+			}
+			b := workload.NewBuilder(spec, client)
+			if err := b.Calibrate(ctx); err != nil {
+				return nil, nil, fmt.Errorf("class %s: %w", c.Scenario, err)
+			}
+			for _, n := range b.Notes() {
+				notes = append(notes, fmt.Sprintf("class %s: %s", c.Scenario, n))
+			}
+			builders = append(builders, b)
+		}
+		return workload.NewMixSource(cfg.Mix, builders, cfg.Seed), notes, nil
+	}
+	b := workload.NewBuilder(base, client)
+	if err := b.Calibrate(ctx); err != nil {
+		return nil, nil, err
+	}
+	return b, b.Notes(), nil
 }
 
 // clientConfig is the backend configuration of the server under test.
@@ -299,22 +380,60 @@ func (cfg *runConfig) clientConfig() backend.Config {
 func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 	return record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
-		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
+		Scenario: cfg.scenarioName(), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Profile: cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
+		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
 	}
 }
 
+// mixClasses is a mix as the records header keeps it.
+func mixClasses(m workload.Mix) []record.MixClass {
+	var out []record.MixClass
+	for _, c := range m {
+		out = append(out, record.MixClass{Class: string(c.Scenario), Weight: c.Weight})
+	}
+	return out
+}
+
 // levels is the sweep plan: one level per concurrency (pool, batch) or per
-// rate (rate, keyed by index).
+// rate (rate, keyed by index), or the one level of a trace; parseRunFlags
+// checked it (planLevels).
 func (cfg *runConfig) levels() []load.Level {
+	out, _ := cfg.planLevels()
+	return out
+}
+
+// maxPlannedRequests bounds the requests --duration may plan per level
+// (each is prepared before the level starts).
+const maxPlannedRequests = 1_000_000
+
+// planLevels is levels, or a usage error when a --duration level would
+// plan more than maxPlannedRequests requests.
+func (cfg *runConfig) planLevels() ([]load.Level, error) {
 	var out []load.Level
+	if cfg.Trace != nil {
+		return []load.Level{{Level: 0, Concurrency: cfg.MaxConcurrency, Requests: len(cfg.Trace.Rows),
+			Rate: cfg.Trace.MeanRate(), Arrival: string(load.Trace)}}, nil
+	}
 	if cfg.Method == load.Rate {
 		for i, r := range cfg.Rates {
-			out = append(out, load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival)})
+			l := load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival),
+				Burstiness: cfg.Burstiness, RateStart: cfg.RateStart, RampSeconds: cfg.Ramp.Seconds(), DurationSeconds: cfg.Duration.Seconds()}
+			if cfg.Duration > 0 {
+				if !cfg.RequestsSet {
+					l.Requests = 0
+				}
+				n, ok := load.Count(load.NewPacer(l, cfg.Seed), maxPlannedRequests+1)
+				if !ok || n > maxPlannedRequests {
+					return nil, usagef("run: --duration %v at %g requests/s plans more than %d requests per level", cfg.Duration, r, maxPlannedRequests)
+				}
+				l.Requests = n
+			}
+			out = append(out, l)
 		}
-		return out
+		return out, nil
 	}
 	for _, c := range cfg.Concurrency {
 		l := load.Level{Level: c, Concurrency: c, Requests: cfg.Requests}
@@ -323,7 +442,7 @@ func (cfg *runConfig) levels() []load.Level {
 		}
 		out = append(out, l)
 	}
-	return out
+	return out, nil
 }
 
 // openOut creates the --out report file before the run, so that a path
@@ -387,7 +506,7 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 // given, once the backend is known; --profile names its own labels.
 func (cfg *runConfig) defaultLabel() {
 	if len(cfg.Profiles) == 0 && cfg.Label == "" && cfg.Backend != "" {
-		cfg.Label = string(cfg.Backend) + "-" + string(cfg.Scenario)
+		cfg.Label = string(cfg.Backend) + "-" + cfg.scenarioName()
 	}
 }
 
@@ -404,6 +523,30 @@ type runFlags struct {
 	quiet                                   *bool
 	profiles                                *stringsFlag
 	telemetry                               telemetryFlags
+	shapes                                  shapeFlags
+}
+
+// shapeFlags are the flags of workloads like real traffic (issue 14):
+// arrival shapes and level length, trace replay, mixes.
+type shapeFlags struct {
+	burstiness, rateStart, traceSpeed *float64
+	ramp, duration                    *time.Duration
+	trace, traceFormat, traceWindow   *string
+	mix                               *string
+}
+
+func defineShapeFlags(fs *flag.FlagSet) shapeFlags {
+	return shapeFlags{
+		burstiness:  fs.Float64("burstiness", 1, "gamma shape `K` of the gaps between arrivals (--arrival gamma or ramp): coefficient of variation 1/sqrt(K); 1 is poisson, below 1 burstier, above 1 more even"),
+		rateStart:   fs.Float64("rate-start", 0, "rate in requests/s a ramp starts from (--arrival ramp); it rises linearly to --rate"),
+		ramp:        fs.Duration("ramp", 0, "length of the ramp from --rate-start to --rate (--arrival ramp; required there)"),
+		duration:    fs.Duration("duration", 0, "end each rate level's schedule after this long (rate): no request is due after it; with --requests set too, whichever comes first"),
+		trace:       fs.String("trace", "", "replay the trace `FILE` (implies --method rate: the trace's own arrival times and lengths, one level)"),
+		traceFormat: fs.String("trace-format", "auto", "layout of --trace: auto, servebench, azure, burstgpt or mooncake"),
+		traceSpeed:  fs.Float64("trace-speed", 1, "replay speed of --trace: 2 halves every gap, 0.5 doubles it"),
+		traceWindow: fs.String("trace-window", "", "replay only `START,DURATION` of --trace, in the trace's own time (e.g. 10m,5m; \"30s,\" to the end)"),
+		mix:         fs.String("mix", "", "mix of request classes in one level, e.g. text:0.7,image:0.2,long:0.1 (scenario:weight; pool or rate)"),
+	}
 }
 
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
@@ -419,14 +562,14 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
 		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
 		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
-		seed:           fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
+		seed:           fs.Int64("seed", 1, "seed of prompts, images, mix classes and random arrivals (same seed, same workload)"),
 		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
 		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
 		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
 		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
 		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
 		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
-		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
+		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson, constant, gamma (--burstiness) or ramp (--rate-start, --ramp)"),
 		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
 		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
 		out:            fs.String("out", "", "report document `FILE` (\"-\": standard output; default: standard output, or servebench-YYYYMMDD-HHMMSS.json when it is a terminal)"),
@@ -435,6 +578,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
 		profiles:       defineProfileFlag(fs),
 		telemetry:      defineTelemetryFlags(fs),
+		shapes:         defineShapeFlags(fs),
 	}
 }
 
@@ -450,7 +594,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load, f.profile, f.telemetryConfig, f.outputs} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -595,6 +739,9 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	if m == load.Rate {
 		if set["concurrency"] {
 			return usagef("run: --concurrency does not apply to --method rate (use --rate and --max-concurrency)")
+		}
+		if set["trace"] {
+			return nil // the trace is the schedule (f.shapes.config)
 		}
 		if *f.rate == "" {
 			return usagef("run: --rate is required with --method rate (requests/s, e.g. 1,2,4)")

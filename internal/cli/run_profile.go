@@ -142,7 +142,7 @@ func profileTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 		}
 		tc := cfg
 		tc.Backend, tc.Model, tc.URL = p.Backend, p.Model, spec.BaseURL
-		tc.Label = labels[i] + "-" + string(cfg.Scenario)
+		tc.Label = labels[i] + "-" + cfg.scenarioName()
 		tc.Profile = p.Knobs()
 		tc.Profiles = nil
 		logPath := filepath.Join(dir, tc.Label+".log")

@@ -149,8 +149,11 @@ func (p *progress) close() {
 }
 
 func levelName(l load.Level) string {
-	if l.Rate > 0 {
-		return fmt.Sprintf("rate=%g/s", l.Rate)
+	switch {
+	case load.Arrival(l.Arrival) == load.Trace:
+		return fmt.Sprintf("trace (mean %.3g/s)", l.Rate)
+	case l.Rate > 0:
+		return fmt.Sprintf("rate=%.4g/s", l.Rate)
 	}
 	return fmt.Sprintf("c=%d", l.Concurrency)
 }

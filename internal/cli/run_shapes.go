@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/trace"
+	"github.com/servebench/servebench/workload"
+)
+
+// Workloads like real traffic (issue 14): the flags of arrival shapes,
+// level length, trace replay and mixes, checked against each other and
+// against the rest of run's flags, and turned into runConfig fields.
+
+// traceExcludes are the flags a trace makes meaningless: it brings its
+// own schedule, count and lengths.
+var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ramp", "duration", "requests",
+	"concurrency", "repeats", "scenario", "prompt-tokens", "max-tokens", "mix"}
+
+// shapeConflicts rejects flags that do not go together, before the other
+// steps read them, and makes --trace imply --method rate.
+func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
+	if set["trace"] {
+		for _, name := range traceExcludes {
+			if set[name] {
+				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths)", name)
+			}
+		}
+		if set["method"] && *f.method != string(load.Rate) {
+			return usagef("run: --method %s does not apply with --trace (a trace is an open-loop schedule: --method rate)", *f.method)
+		}
+		*f.method = string(load.Rate)
+	} else {
+		for _, name := range []string{"trace-format", "trace-speed", "trace-window"} {
+			if set[name] {
+				return usagef("run: --%s applies only with --trace", name)
+			}
+		}
+	}
+	if set["mix"] {
+		for _, name := range []string{"scenario", "prompt-tokens"} {
+			if set[name] {
+				return usagef("run: --%s does not apply with --mix (each class takes its scenario's prompt)", name)
+			}
+		}
+		if *f.method == string(load.Batch) {
+			return usagef("run: --mix does not apply to --method batch (its records compare one workload at a time); use pool or rate")
+		}
+	}
+	return nil
+}
+
+// config reads the shape flags into cfg, after the load step parsed the
+// method and the arrival law.
+func (sf shapeFlags) config(cfg *runConfig, set map[string]bool) error {
+	if err := sf.arrivals(cfg, set); err != nil {
+		return err
+	}
+	if set["mix"] {
+		m, err := workload.ParseMix(*sf.mix)
+		if err != nil {
+			return usagef("run: --mix: %v", err)
+		}
+		if hasImages(m) && cfg.API == backend.Completions {
+			return usagef("run: --mix has an image class but --api completions cannot carry images; use --api chat")
+		}
+		cfg.Mix, cfg.PromptTokens = m, 0
+		if !set["max-tokens"] {
+			cfg.MaxTokens = 0 // each class's scenario's
+		}
+	}
+	if set["trace"] {
+		return sf.traceConfig(cfg)
+	}
+	return nil
+}
+
+func hasImages(m workload.Mix) bool {
+	for _, c := range m {
+		if c.Scenario.Defaults().Images > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// arrivals checks the arrival shape and level length flags against the
+// method and the arrival law.
+func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
+	if cfg.Method != load.Rate {
+		for _, name := range []string{"burstiness", "rate-start", "ramp", "duration"} {
+			if set[name] {
+				return usagef("run: --%s applies only to --method rate", name)
+			}
+		}
+		return nil
+	}
+	cfg.RequestsSet = set["requests"]
+	if set["burstiness"] {
+		if cfg.Arrival != load.Gamma && cfg.Arrival != load.Ramp {
+			return usagef("run: --burstiness applies only to --arrival gamma or ramp")
+		}
+		if !(*sf.burstiness > 0) || *sf.burstiness > 1e6 {
+			return usagef("run: --burstiness %v: must be positive (1 is poisson)", *sf.burstiness)
+		}
+		cfg.Burstiness = *sf.burstiness
+	}
+	if cfg.Arrival == load.Gamma && cfg.Burstiness == 0 {
+		cfg.Burstiness = 1
+	}
+	if set["rate-start"] || set["ramp"] {
+		if cfg.Arrival != load.Ramp {
+			return usagef("run: --rate-start and --ramp apply only to --arrival ramp")
+		}
+	}
+	if cfg.Arrival == load.Ramp {
+		switch {
+		case *sf.ramp <= 0:
+			return usagef("run: --arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
+		case *sf.rateStart < 0 || math.IsInf(*sf.rateStart, 0) || math.IsNaN(*sf.rateStart):
+			return usagef("run: --rate-start %v: must not be negative", *sf.rateStart)
+		}
+		cfg.RateStart, cfg.Ramp = *sf.rateStart, *sf.ramp
+		if cfg.Burstiness == 0 {
+			cfg.Burstiness = 1
+		}
+	}
+	if set["duration"] {
+		if *sf.duration <= 0 {
+			return usagef("run: --duration %v: must be positive", *sf.duration)
+		}
+		cfg.Duration = *sf.duration
+		if _, err := cfg.planLevels(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// traceConfig reads, slices and scales the trace of --trace.
+func (sf shapeFlags) traceConfig(cfg *runConfig) error {
+	format, err := trace.ParseFormat(*sf.traceFormat)
+	if err != nil {
+		return usagef("run: --trace-format: %v", err)
+	}
+	if !(*sf.traceSpeed > 0) || math.IsInf(*sf.traceSpeed, 0) {
+		return usagef("run: --trace-speed %v: must be positive (1: as recorded)", *sf.traceSpeed)
+	}
+	start, length, err := parseWindow(*sf.traceWindow)
+	if err != nil {
+		return usagef("run: --trace-window: %v", err)
+	}
+	t, err := trace.ReadFile(*sf.trace, format)
+	if err != nil {
+		return usagef("run: --trace: %v", err)
+	}
+	if start > 0 || length > 0 {
+		if t, err = t.Window(start, length); err != nil {
+			return usagef("run: --trace-window: %v", err)
+		}
+	}
+	t = t.Speed(*sf.traceSpeed)
+	info := &record.TraceInfo{File: *sf.trace, Format: string(t.Format), Rows: len(t.Rows), Speed: *sf.traceSpeed,
+		WindowStartSeconds: start.Seconds(), WindowSeconds: length.Seconds(), SpanSeconds: t.Span().Seconds()}
+	images := 0
+	for _, r := range t.Rows {
+		info.MeanInputTokens += float64(r.InputTokens) / float64(len(t.Rows))
+		info.MeanOutputTokens += float64(r.OutputTokens) / float64(len(t.Rows))
+		if r.Images > 0 {
+			images++
+		}
+	}
+	if images > 0 && cfg.API == backend.Completions {
+		return usagef("run: --trace: %d rows carry images but --api completions cannot; use --api chat", images)
+	}
+	spec := workload.TraceSpec(t, workload.Spec{})
+	cfg.Trace, cfg.TraceInfo = t, info
+	cfg.PromptTokens, cfg.MaxTokens = spec.PromptTokens, spec.MaxTokens
+	return nil
+}
+
+// parseWindow parses --trace-window "START,DURATION" (Go durations;
+// either may be empty: from the start, to the end).
+func parseWindow(s string) (start, length time.Duration, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	a, b, ok := strings.Cut(s, ",")
+	if !ok {
+		return 0, 0, fmt.Errorf("%q: want START,DURATION, e.g. 10m,5m", s)
+	}
+	if a = strings.TrimSpace(a); a != "" {
+		if start, err = time.ParseDuration(a); err != nil || start < 0 {
+			return 0, 0, fmt.Errorf("%q: start %q is not a duration ≥ 0 (e.g. 90s)", s, a)
+		}
+	}
+	if b = strings.TrimSpace(b); b != "" {
+		if length, err = time.ParseDuration(b); err != nil || length <= 0 {
+			return 0, 0, fmt.Errorf("%q: duration %q is not a positive duration (e.g. 5m)", s, b)
+		}
+	}
+	return start, length, nil
+}
+
+// scenarioName is the run's scenario as the report names it: "trace" for
+// a replay, "mix" for a mix, else the scenario.
+func (cfg *runConfig) scenarioName() string {
+	switch {
+	case cfg.Trace != nil:
+		return "trace"
+	case cfg.Mix != nil:
+		return "mix"
+	}
+	return string(cfg.Scenario)
+}

@@ -1,0 +1,226 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/internal/jsonerr"
+)
+
+// rowParser turns one JSON line into a Row.
+type rowParser func(line []byte) (Row, error)
+
+// readJSONLines reads a JSON Lines trace, one object per line; blank lines
+// are skipped.
+func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) error {
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	var skip skipped
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		if len(line) == 0 {
+			continue
+		}
+		r, err := parse(line)
+		if err != nil {
+			return &ParseError{File: file, Line: n, Err: err}
+		}
+		r.Line = n
+		if skip.keep(r) {
+			t.Rows = append(t.Rows, r)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &ParseError{File: file, Line: n + 1, Err: err}
+	}
+	skip.notes(t)
+	return nil
+}
+
+// decodeStrict decodes one JSON object into v: trailing data is an error,
+// and so are keys v does not have when strict.
+func decodeStrict(line []byte, v any, strict bool) error {
+	if line[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+			return fmt.Errorf("%w %s", errUnknownField, strings.TrimPrefix(msg, "json: unknown field "))
+		}
+		return jsonerr.Describe(err)
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
+}
+
+// errUnknownField is a key the layout does not have.
+var errUnknownField = errors.New("unknown field")
+
+// servebenchLine is one line of servebench's own layout.
+type servebenchLine struct {
+	TMs          *float64        `json:"t_ms"`
+	InputTokens  *int            `json:"input_tokens"`
+	OutputTokens *int            `json:"output_tokens"`
+	Session      json.RawMessage `json:"session"`
+	Turn         *int            `json:"turn"`
+	Image        json.RawMessage `json:"image"`
+	PrefixGroup  json.RawMessage `json:"prefix_group"`
+}
+
+// servebenchRow parses a line of servebench's layout.
+func servebenchRow(line []byte) (Row, error) {
+	var l servebenchLine
+	if err := decodeStrict(line, &l, true); err != nil {
+		if errors.Is(err, errUnknownField) {
+			err = fmt.Errorf("%w (servebench trace keys: t_ms, input_tokens, output_tokens, session, turn, image, prefix_group)", err)
+		}
+		return Row{}, err
+	}
+	var r Row
+	var err error
+	if r.At, err = millis("t_ms", l.TMs); err != nil {
+		return r, err
+	}
+	if r.InputTokens, err = count("input_tokens", l.InputTokens); err != nil {
+		return r, err
+	}
+	if r.OutputTokens, err = count("output_tokens", l.OutputTokens); err != nil {
+		return r, err
+	}
+	if r.Session, err = name("session", l.Session); err != nil {
+		return r, err
+	}
+	if r.PrefixGroup, err = name("prefix_group", l.PrefixGroup); err != nil {
+		return r, err
+	}
+	if l.Turn != nil {
+		if *l.Turn < 1 {
+			return r, fmt.Errorf("field turn: %d, want the turn's number in its session, from 1", *l.Turn)
+		}
+		r.Turn = *l.Turn
+	}
+	if r.Images, err = images(l.Image); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// mooncakeLine is one line of a Mooncake trace.
+type mooncakeLine struct {
+	Timestamp    *float64        `json:"timestamp"`
+	InputLength  *int            `json:"input_length"`
+	OutputLength *int            `json:"output_length"`
+	HashIDs      []int           `json:"hash_ids"`
+	SessionID    json.RawMessage `json:"session_id"`
+}
+
+// mooncakeRow parses a line of a Mooncake trace.
+func mooncakeRow(line []byte) (Row, error) {
+	var l mooncakeLine
+	if err := decodeStrict(line, &l, false); err != nil {
+		return Row{}, err
+	}
+	var r Row
+	var err error
+	if r.At, err = millis("timestamp", l.Timestamp); err != nil {
+		return r, err
+	}
+	if r.InputTokens, err = count("input_length", l.InputLength); err != nil {
+		return r, err
+	}
+	if r.OutputTokens, err = count("output_length", l.OutputLength); err != nil {
+		return r, err
+	}
+	if r.Session, err = name("session_id", l.SessionID); err != nil {
+		return r, err
+	}
+	for i, h := range l.HashIDs {
+		if h < 0 {
+			return r, fmt.Errorf("field hash_ids[%d]: %d, want a block id ≥ 0", i, h)
+		}
+	}
+	r.HashIDs = l.HashIDs
+	return r, nil
+}
+
+// maxMillis bounds arrival times: 10¹² ms, about 31 years, well inside a
+// time.Duration.
+const maxMillis = 1e12
+
+// millis checks a required arrival time in milliseconds.
+func millis(field string, v *float64) (time.Duration, error) {
+	switch {
+	case v == nil:
+		return 0, fmt.Errorf("field %s missing (the arrival time, milliseconds)", field)
+	case !(*v >= 0) || *v >= maxMillis:
+		return 0, fmt.Errorf("field %s: %v, want milliseconds ≥ 0", field, *v)
+	}
+	return time.Duration(math.Round(*v * float64(time.Millisecond))), nil
+}
+
+// count checks a required token count.
+func count(field string, v *int) (int, error) {
+	switch {
+	case v == nil:
+		return 0, fmt.Errorf("field %s missing (a token count)", field)
+	case *v < 0:
+		return 0, fmt.Errorf("field %s: %d, want a token count ≥ 0", field, *v)
+	}
+	return *v, nil
+}
+
+// name reads an optional identifier given as a string or an integer.
+func name(field string, raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var n int64
+	if json.Unmarshal(raw, &n) == nil {
+		return strconv.FormatInt(n, 10), nil
+	}
+	return "", fmt.Errorf("field %s: %s, want a string or an integer", field, clip(raw))
+}
+
+// maxImages bounds the images of one request.
+const maxImages = 16
+
+// images reads servebench's optional image: a count, or true for one.
+func images(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		if b {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil || n < 0 || n > maxImages {
+		return 0, fmt.Errorf("field image: %s, want the number of images (0 to %d) or true/false", clip(raw), maxImages)
+	}
+	return n, nil
+}
