@@ -26,6 +26,8 @@ import (
 //     the simulated server kept its schedule);
 //   - late-p50-ms, late-p99-ms, late-max-ms: how far behind the engine's
 //     schedule the server wrote its token chunks;
+//   - paused-s: the time the simulated server paused because the machine
+//     fell more than 100 ms behind (wall/predicted includes it);
 //   - cpu-us/token: the process's CPU time (server and client) per token.
 func BenchmarkHoldStreams(b *testing.B) {
 	const streams, maxTokens = 2000, 128
@@ -65,11 +67,12 @@ func BenchmarkHoldStreams(b *testing.B) {
 		b.ReportMetric(ms(sum.LatenessP50), "late-p50-ms")
 		b.ReportMetric(ms(sum.LatenessP99), "late-p99-ms")
 		b.ReportMetric(ms(sum.LatenessMax), "late-max-ms")
+		b.ReportMetric(sum.Paused.Seconds(), "paused-s")
 		if cpu > 0 {
 			b.ReportMetric(float64(cpu.Microseconds())/float64(streams*maxTokens), "cpu-us/token")
 		}
-		b.Logf("%d streams of %d tokens: wall %v, engine's prediction %v, %d tokens written, lateness p50 %v p99 %v max %v, CPU %v",
-			streams, maxTokens, wall.Round(time.Millisecond), predicted.Round(time.Millisecond), sum.Writes, sum.LatenessP50, sum.LatenessP99, sum.LatenessMax, cpu)
+		b.Logf("%d streams of %d tokens: wall %v, engine's prediction %v, %d tokens written, lateness p50 %v p99 %v max %v, paused %v, CPU %v",
+			streams, maxTokens, wall.Round(time.Millisecond), predicted.Round(time.Millisecond), sum.Writes, sum.LatenessP50, sum.LatenessP99, sum.LatenessMax, sum.Paused, cpu)
 	}
 }
 

@@ -2,24 +2,38 @@ package simserve
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/sim"
 )
 
 // driver runs a sim.Engine in real time on one goroutine: the engine's
-// virtual time is the wall time since start (monotonic). The goroutine
+// virtual time is the wall time since start (monotonic), less the pauses
+// of a machine too busy to keep up (maxLag). The goroutine
 // sleeps until the engine's next event or the next command, advances the
 // engine to the present and runs the command; the engine's listeners are
 // called on it, so they must only hand events on (mailbox.put).
 type driver struct {
 	eng   *sim.Engine
 	start time.Time
-	cmds  chan func()
-	quit  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	// paused is the virtual time held back, in nanoseconds: when the
+	// machine stalls the driver for longer than maxLag, the simulated
+	// server pauses with it, as a real server's process would, rather
+	// than catching up in a burst of every token due meanwhile.
+	paused atomic.Int64
+	cmds   chan func()
+	quit   chan struct{}
+	done   chan struct{}
+	once   sync.Once
 }
+
+// maxLag is how far the engine may fall behind the wall clock before the
+// simulated server counts as paused. Below it, late tokens go out as soon
+// as the driver wakes (a timer or scheduler delay, a few milliseconds);
+// above it (a machine too busy to run the simulator, seen stalling a
+// process for a second), virtual time stops while the machine does.
+const maxLag = 100 * time.Millisecond
 
 // newDriver starts the goroutine that owns eng.
 func newDriver(eng *sim.Engine) *driver {
@@ -29,11 +43,26 @@ func newDriver(eng *sim.Engine) *driver {
 	return d
 }
 
-// now is the virtual time of the present.
-func (d *driver) now() time.Duration { return time.Since(d.start) }
+// now is the virtual time of the present: the wall time since start, less
+// the pauses.
+func (d *driver) now() time.Duration { return time.Since(d.start) - time.Duration(d.paused.Load()) }
 
-// wallAt is the wall time of virtual time t.
-func (d *driver) wallAt(t time.Duration) time.Time { return d.start.Add(t) }
+// wallAt is the wall time of virtual time t (pauses so far included).
+func (d *driver) wallAt(t time.Duration) time.Time {
+	return d.start.Add(t + time.Duration(d.paused.Load()))
+}
+
+// advance runs the engine to the present; when its next event is more than
+// maxLag behind, it pauses virtual time so that it is maxLag behind.
+func (d *driver) advance() {
+	now := d.now()
+	if t, ok := d.eng.NextEvent(); ok && now-t > maxLag {
+		shift := now - t - maxLag
+		d.paused.Add(int64(shift))
+		now -= shift
+	}
+	d.eng.AdvanceTo(now)
+}
 
 // maxBatch bounds the commands run in one wake-up, so a flood of new
 // requests cannot hold back the events already due.
@@ -54,7 +83,7 @@ func (d *driver) loop() {
 			timer.Stop()
 			return
 		case c := <-d.cmds:
-			d.eng.AdvanceTo(d.now())
+			d.advance()
 			c()
 			for range maxBatch {
 				select {
@@ -66,7 +95,7 @@ func (d *driver) loop() {
 				break
 			}
 		case <-timer.C:
-			d.eng.AdvanceTo(d.now())
+			d.advance()
 		}
 	}
 }

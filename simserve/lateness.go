@@ -10,8 +10,9 @@ import (
 // token was due (driver.wallAt of its event). On an idle machine it is the
 // timer's and the scheduler's wake-up delay; when the machine cannot keep
 // up (too many streams for its CPUs) it grows, and every client-measured
-// latency grows with it. Buckets double from 100 µs; counting is lock-free
-// because every stream writes here.
+// latency grows with it (beyond maxLag the server pauses instead, see
+// driver). Buckets double from 100 µs; counting is lock-free because
+// every stream writes here.
 type lateness struct {
 	buckets [latenessBuckets]atomic.Uint64
 	n       atomic.Uint64
@@ -74,6 +75,10 @@ type Summary struct {
 	// schedule (bucket upper bounds, doubling from 100 µs).
 	Writes                                uint64
 	LatenessP50, LatenessP99, LatenessMax time.Duration
+	// Paused is the virtual time held back because the machine stalled
+	// the simulator for more than 100 ms at a time: the simulated server
+	// paused with it, and every latency since is longer by as much.
+	Paused time.Duration
 }
 
 // Summary reports what the server has served.
@@ -87,5 +92,6 @@ func (s *Server) Summary() Summary {
 	l := &s.late
 	out.Writes = l.n.Load()
 	out.LatenessP50, out.LatenessP99, out.LatenessMax = l.quantile(0.5), l.quantile(0.99), time.Duration(l.max.Load())
+	out.Paused = time.Duration(s.drv.paused.Load())
 	return out
 }

@@ -251,8 +251,8 @@ func runSimServe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintln(stdout, "sim serve: Ctrl-C stops it")
 	err = srv.Serve(ctx, ln, f.grace)
 	s := srv.Summary()
-	fmt.Fprintf(stderr, "sim serve: served %d requests (%d finished, %d aborted), %d tokens, %d preemptions; tokens written behind schedule: p50 %v, p99 %v, max %v\n",
-		s.Requests, s.Finished, s.Aborted, s.GeneratedTokens, s.Preemptions, s.LatenessP50, s.LatenessP99, s.LatenessMax.Round(time.Microsecond))
+	fmt.Fprintf(stderr, "sim serve: served %d requests (%d finished, %d aborted), %d tokens, %d preemptions; tokens written behind schedule: p50 %v, p99 %v, max %v; paused %v (the machine fell behind)\n",
+		s.Requests, s.Finished, s.Aborted, s.GeneratedTokens, s.Preemptions, s.LatenessP50, s.LatenessP99, s.LatenessMax.Round(time.Microsecond), s.Paused.Round(time.Millisecond))
 	if err != nil {
 		return fmt.Errorf("sim serve: %v", err)
 	}
