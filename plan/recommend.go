@@ -33,13 +33,27 @@ type Request struct {
 	Throughput ThroughputFunc
 }
 
-// ThroughputFunc predicts the aggregate output tokens per second of a
-// configuration serving users concurrent sequences: the serving
-// simulator's job (package sim), which fills in this hook later.
-// Recommend calls it for every configuration that holds the users and
-// stores the result in Candidate.PredictedTokS; an error is kept as a
-// note, never fatal. A nil ThroughputFunc leaves PredictedTokS nil.
-type ThroughputFunc func(c *Candidate, users int) (tokPerS float64, err error)
+// ThroughputFunc predicts how a configuration serves users concurrent
+// sequences: aggregate output tokens per second and the latencies a user
+// sees. It is the serving simulator's job (package sim:
+// sim.RecommendPerformance; the CLI wires it in). Recommend calls it for
+// every configuration that holds the users and stores the result in
+// Candidate.PredictedTokS, PredictedTTFTP50Ms and PredictedTPOTP50Ms; an
+// error is kept as a note, never fatal. A nil ThroughputFunc leaves them
+// nil.
+type ThroughputFunc func(c *Candidate, users int) (Performance, error)
+
+// Performance is a configuration's predicted throughput and latency.
+type Performance struct {
+	// TokPerS is the aggregate output tokens per second.
+	TokPerS float64
+	// TTFTP50Ms and TPOTP50Ms are the median time to first token and
+	// time per output token, in milliseconds.
+	TTFTP50Ms, TPOTP50Ms float64
+	// Source says where the figures come from ("simulated: ..."), for
+	// Recommendation.PerformanceSource.
+	Source string
+}
 
 // Candidate is one configuration Recommend tried.
 type Candidate struct {
@@ -66,6 +80,10 @@ type Candidate struct {
 	// ThroughputNote says why it is missing when the hook failed.
 	PredictedTokS  *float64 `json:"predicted_tok_s"`
 	ThroughputNote string   `json:"throughput_note,omitempty"`
+	// PredictedTTFTP50Ms and PredictedTPOTP50Ms are the simulator's
+	// median latencies at Users sequences (nil with PredictedTokS).
+	PredictedTTFTP50Ms *float64 `json:"predicted_ttft_p50_ms"`
+	PredictedTPOTP50Ms *float64 `json:"predicted_tpot_p50_ms"`
 	// Inputs are the planner inputs of the configuration, for the
 	// simulator and for `servebench plan` to show it in full.
 	Inputs Inputs `json:"-"`
@@ -88,6 +106,9 @@ type Recommendation struct {
 	// Nearest are the configurations closest to holding the users when
 	// none does (or, when some do, none).
 	Nearest []Candidate `json:"nearest,omitempty"`
+	// PerformanceSource says where the predicted throughput and latency
+	// come from ("" when no ThroughputFunc was given).
+	PerformanceSource string `json:"performance_source,omitempty"`
 }
 
 // recommendFormats are the weight formats tried per family: the Hugging
@@ -186,10 +207,14 @@ func Recommend(r Request) (*Recommendation, error) {
 	if r.Throughput != nil {
 		for i := range rec.Fits {
 			c := &rec.Fits[i]
-			if v, err := r.Throughput(c, r.Users); err != nil {
+			v, err := r.Throughput(c, r.Users)
+			if err != nil {
 				c.ThroughputNote = err.Error()
-			} else {
-				c.PredictedTokS = &v
+				continue
+			}
+			c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
+			if rec.PerformanceSource == "" {
+				rec.PerformanceSource = v.Source
 			}
 		}
 	}

@@ -72,15 +72,15 @@ func TestRecommendNone(t *testing.T) {
 func TestRecommendHook(t *testing.T) {
 	m, _ := modelspec.Preset("qwen2.5-7b")
 	calls := 0
-	hook := func(c *Candidate, users int) (float64, error) {
+	hook := func(c *Candidate, users int) (Performance, error) {
 		calls++
 		if users != 8 || c.Inputs.Model.Name != m.Name {
 			t.Errorf("hook got %d users, model %q", users, c.Inputs.Model.Name)
 		}
 		if c.Backend == backend.SGLang {
-			return 0, errors.New("no SGLang profile")
+			return Performance{}, errors.New("no SGLang profile")
 		}
-		return 1000 * float64(c.GPUs), nil
+		return Performance{TokPerS: 1000 * float64(c.GPUs), TTFTP50Ms: 100, TPOTP50Ms: 10, Source: "test"}, nil
 	}
 	rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 2, Context: 8192, Users: 8, Backends: []backend.Kind{backend.VLLM, backend.SGLang}, Throughput: hook})
 	if err != nil {
@@ -93,9 +93,13 @@ func TestRecommendHook(t *testing.T) {
 		switch {
 		case c.Backend == backend.SGLang && (c.PredictedTokS != nil || !strings.Contains(c.ThroughputNote, "no SGLang")):
 			t.Errorf("SGLang: %+v", c)
-		case c.Backend == backend.VLLM && (c.PredictedTokS == nil || *c.PredictedTokS != 1000*float64(c.GPUs)):
+		case c.Backend == backend.VLLM && (c.PredictedTokS == nil || *c.PredictedTokS != 1000*float64(c.GPUs) ||
+			c.PredictedTTFTP50Ms == nil || *c.PredictedTTFTP50Ms != 100 || c.PredictedTPOTP50Ms == nil || *c.PredictedTPOTP50Ms != 10):
 			t.Errorf("vLLM: %+v", c)
 		}
+	}
+	if rec.PerformanceSource != "test" {
+		t.Errorf("performance source %q", rec.PerformanceSource)
 	}
 }
 

@@ -256,7 +256,10 @@ func derefOK(p *float64) (float64, bool) {
 // Residual is a prediction held against a measurement.
 type Residual struct {
 	// Level is the level's key (its concurrency).
-	Level     int     `json:"level"`
+	Level int `json:"level"`
+	// Workload names the level's workload where the document does (a
+	// batch document's "text" and "image" records share a concurrency).
+	Workload  string  `json:"workload,omitempty"`
 	Metric    string  `json:"metric"`
 	Measured  float64 `json:"measured"`
 	Predicted float64 `json:"predicted"`
@@ -289,7 +292,7 @@ func Predict(cfg Config, rs *RunSpec, seed uint64) ([]*LevelResult, []Residual, 
 			if !ok {
 				return nil, nil, fmt.Errorf("%w: level %d predicted no %s", errNoPrediction, c.Load.Key, t.Metric)
 			}
-			res = append(res, Residual{Level: c.Load.Key, Metric: t.Metric, Measured: t.Measured, Predicted: p,
+			res = append(res, Residual{Level: c.Load.Key, Workload: c.Workload.Name, Metric: t.Metric, Measured: t.Measured, Predicted: p,
 				ErrorPct: (p - t.Measured) / t.Measured * 100})
 		}
 	}

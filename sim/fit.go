@@ -122,6 +122,7 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 	if opt.MaxIter == 0 {
 		opt.MaxIter = 200
 	}
+	full := specs
 	specs = slices.Clone(specs)
 	for i := range specs {
 		if opt.LowestOnly {
@@ -147,6 +148,13 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 			done[j] = true
 		}
 	}
+	if opt.LowestOnly {
+		for i := range prof.Runs {
+			if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var errs []error
 	for i := range prof.Runs {
 		rp := &prof.Runs[i]
@@ -155,6 +163,29 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 		}
 	}
 	return prof, errors.Join(errs...)
+}
+
+// heldOut predicts the levels of rs the fit did not aim at (a fit on
+// the lowest level alone) with the fitted configuration and appends them
+// to rp's residuals as not fitted: how well the fit carries over to the
+// other concurrencies of the same run.
+func heldOut(rp *RunProfile, rs *RunSpec, seed uint64) error {
+	rest := *rs
+	rest.Cases = nil
+	for _, c := range rs.Cases {
+		if !slices.Contains(rp.FitLevels, c.Load.Key) {
+			rest.Cases = append(rest.Cases, c)
+		}
+	}
+	if len(rest.Cases) == 0 {
+		return nil
+	}
+	_, res, err := Predict(rp.Config(), &rest, seed+1)
+	if err != nil {
+		return fmt.Errorf("%s: predicting the levels not fitted: %w", rs.Label, err)
+	}
+	rp.Residuals = append(rp.Residuals, res...)
+	return nil
 }
 
 // lowest keeps the case of lowest concurrency.

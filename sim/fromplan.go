@@ -46,6 +46,10 @@ type Spec struct {
 	// EnforceEager turns CUDA graphs off; NoPrefixCaching prefix caching;
 	// NoReserveFullPrompt vLLM's scheduler_reserve_full_isl.
 	EnforceEager, NoPrefixCaching, NoReserveFullPrompt bool
+	// FlashAttention is llama.cpp's and Ollama's flash attention (-fa,
+	// OLLAMA_FLASH_ATTENTION), which their quantized KV caches need; it
+	// changes their compute buffers in the capacity model.
+	FlashAttention bool
 	// Params overrides the calibration; nil = Defaults.
 	Params *Params
 }
@@ -243,11 +247,17 @@ func (s Spec) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	return s.build(fam, g, m, q, kv)
+}
+
+// build is the configuration of s once its family, GPU, model, weight
+// format and KV dtype are resolved.
+func (s Spec) build(fam Family, g GPU, m modelspec.Spec, q plan.Quant, kv plan.KVDtype) (Config, error) {
 	c := Config{Family: fam, GPU: g, Model: modelCost(m, q, kv), Server: s.Server}
 	c.Server.CUDAGraphs = fam.batched() && !s.EnforceEager
 	c.Server.PrefixCaching = fam.batched() && !s.NoPrefixCaching
 	c.Server.ReserveFullPrompt = fam == VLLM && !s.NoReserveFullPrompt
-	if err := c.capacity(m, q, kv, s.GPUMemoryUtilization); err != nil {
+	if err := c.capacity(m, q, kv, s.GPUMemoryUtilization, s.FlashAttention); err != nil {
 		return Config{}, err
 	}
 	c.Params = DefaultParams(fam, g, c.Model)
@@ -255,6 +265,89 @@ func (s Spec) Config() (Config, error) {
 		c.Params = *s.Params
 	}
 	return c, c.check()
+}
+
+// Recommendation workload: each simulated user sends a prompt that fills
+// its context less recommendOutput tokens and reads recommendOutput
+// tokens back, in a closed loop; recommendMaxUsers bounds what is
+// simulated (a level of more users takes seconds per configuration).
+const (
+	recommendOutput   = 256
+	recommendMaxUsers = 1024
+)
+
+// RecommendPerformance is plan.Recommend's ThroughputFunc on the
+// simulator: each configuration that holds the users is built from its
+// planner inputs (the same capacity model, GPU catalog entry and model)
+// with the family's documented default efficiencies (no fit), and one
+// closed-loop level of users clients is simulated in virtual time, each
+// sending a prompt of the context less 256 tokens and reading 256 tokens
+// back (half the context each when it is under 512). Configurations the
+// engine does not model (more than one GPU, a GPU the catalog does not
+// know) get an error, which Recommend keeps as a note.
+func RecommendPerformance(seed uint64) plan.ThroughputFunc {
+	return func(c *plan.Candidate, users int) (plan.Performance, error) {
+		cfg, w, err := recommendConfig(c, users)
+		if err != nil {
+			return plan.Performance{}, err
+		}
+		e, err := New(cfg)
+		if err != nil {
+			return plan.Performance{}, err
+		}
+		lr, err := RunLevel(e, w, Load{Method: Pool, Concurrency: users, Requests: max(2*users, 16), Seed: seed})
+		if err != nil {
+			return plan.Performance{}, err
+		}
+		tok, ok1 := metric(lr, MetricThroughput)
+		ttft, ok2 := metric(lr, MetricTTFT)
+		tpot, ok3 := metric(lr, MetricTPOT)
+		if !ok1 || !ok2 || !ok3 {
+			return plan.Performance{}, fmt.Errorf("%w: the simulated level finished no request", errNoPrediction)
+		}
+		return plan.Performance{TokPerS: tok, TTFTP50Ms: ttft, TPOTP50Ms: tpot, Source: fmt.Sprintf(
+			"simulated (servebench's simulator, documented defaults, no fit: within ±50%% of measured throughput on the reference sweep), %d users in a closed loop, each sending %d prompt tokens for %d output tokens",
+			users, w.PromptTokens, w.OutputTokens)}, nil
+	}
+}
+
+// recommendConfig is the engine configuration and workload of a
+// recommended configuration.
+func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
+	in := c.Inputs
+	if users > recommendMaxUsers {
+		return Config{}, Workload{}, fmt.Errorf("%w: %d users are more than the %d the recommender simulates", ErrBadInput, users, recommendMaxUsers)
+	}
+	if len(in.GPUs) != 1 {
+		return Config{}, Workload{}, fmt.Errorf("%w: the simulator models one GPU, not %d", ErrBadInput, len(in.GPUs))
+	}
+	fam, err := ParseFamily(string(c.Backend))
+	if err != nil {
+		return Config{}, Workload{}, err
+	}
+	g, err := LookupGPU(in.GPUs[0].Name)
+	if err != nil {
+		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth: name it with --gpu)", err)
+	}
+	g.MemoryGiB = in.GPUs[0].MemoryGiB
+	ctx := in.Context
+	s := Spec{Backend: fam, FlashAttention: in.FlashAttention}
+	switch fam {
+	case VLLM, SGLang:
+		s.Server.MaxModelLen, s.Server.MaxNumSeqs = in.Context, in.MaxNumSeqs
+	case LlamaCpp:
+		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context/max(in.Parallel, 1)
+		ctx = s.Server.SlotContext
+	case Ollama:
+		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context
+	}
+	w := Workload{OutputTokens: recommendOutput, PromptTokens: ctx - recommendOutput}
+	if ctx < 2*recommendOutput {
+		w.OutputTokens = max(ctx/2, 1)
+		w.PromptTokens = max(ctx-w.OutputTokens, 1)
+	}
+	cfg, err := s.build(fam, g, in.Model, c.Quant, c.KVDtype)
+	return cfg, w, err
 }
 
 // kvDtype parses a KV dtype; llama.cpp and Ollama default to f16, the
@@ -277,24 +370,34 @@ func kvDtype(f Family, s string) (plan.KVDtype, error) {
 }
 
 // capacity fills the server's defaults and KV capacity from plan.
-func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64) error {
+func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64, flashAttention bool) error {
 	s := &c.Server
-	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}}
+	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, FlashAttention: flashAttention}
 	switch c.Family {
-	case VLLM, SGLang:
+	case VLLM:
 		in.Server, in.Utilization = backend.VLLM, util
-		if c.Family == SGLang && util == 0 {
-			in.Utilization = 0.88 // SGLang's mem_fraction_static on 16–24 GB GPUs
-		}
 		in.Context, in.MaxNumSeqs, in.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
 		in.BlockSize = s.BlockSize
-		if c.Family == SGLang && s.BlockSize == 0 {
-			in.BlockSize = 1 // SGLang's page_size
-		}
 		in.Defaults()
 		s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.MaxNumSeqs, in.MaxNumBatchedTokens, in.BlockSize, in.Context
-		if c.Family == SGLang && c.Server.MaxNumBatchedTokens == 0 {
-			s.MaxNumBatchedTokens = 2048 // chunked_prefill_size below 35 GB (server_args.py)
+	case SGLang:
+		// plan's SGLang capacity model (model_runner.profile_max_num_token
+		// with server_args.py's defaults for the GPU's memory):
+		// mem_fraction_static, chunked_prefill_size and page_size as
+		// SGLang derives them unless given.
+		in.Server = backend.SGLang
+		in.SGLang = plan.SGLangSettings{MemFractionStatic: util, ChunkedPrefillSize: s.MaxNumBatchedTokens, PageSize: s.BlockSize}
+		in.Context = s.MaxModelLen
+		in.Defaults()
+		s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.SGLang.ChunkedPrefillSize, in.SGLang.PageSize, in.Context
+		if s.MaxNumSeqs == 0 {
+			// max_running_requests: SGLang derives it from the pool
+			// (max_total_num_tokens / 2, capped by the request pool); the
+			// engine keeps vLLM's 256 below 70 GiB, which no workload of
+			// this size reaches first.
+			v := plan.Inputs{Server: backend.VLLM, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB}
+			v.Defaults()
+			s.MaxNumSeqs = v.MaxNumSeqs
 		}
 	case LlamaCpp, Ollama:
 		in.Server = backend.LlamaCpp

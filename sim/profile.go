@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Choice is a server setting the document did not record and the fit
@@ -68,6 +69,30 @@ func (p *Profile) Run(label string) (*RunProfile, bool) {
 	return nil, false
 }
 
+// Select picks the run of p a prediction applies: the run labelled
+// label, or, with label "", the profile's only run. An unknown label or
+// an ambiguous choice is an ErrBadInput naming the labels there are.
+func (p *Profile) Select(label string) (*RunProfile, error) {
+	if label == "" {
+		if len(p.Runs) == 1 {
+			return &p.Runs[0], nil
+		}
+		return nil, fmt.Errorf("%w: the sim profile has %d runs (%s): name one", ErrBadInput, len(p.Runs), p.labels())
+	}
+	if rp, ok := p.Run(label); ok {
+		return rp, nil
+	}
+	return nil, fmt.Errorf("%w: the sim profile has no run %q (it has %s)", ErrBadInput, label, p.labels())
+}
+
+func (p *Profile) labels() string {
+	ls := make([]string, len(p.Runs))
+	for i := range p.Runs {
+		ls[i] = p.Runs[i].Label
+	}
+	return strings.Join(ls, ", ")
+}
+
 // ReadProfile reads a sim-profile.json document and checks that every
 // run's configuration can build an engine; errors name the run and field.
 func ReadProfile(r io.Reader) (*Profile, error) {
@@ -99,6 +124,20 @@ func WriteProfile(w io.Writer, p *Profile) error {
 	return enc.Encode(p)
 }
 
+// ApplyTo is Apply after checking that the fit is of c's server family
+// (a llama.cpp fit says nothing about vLLM's scheduler costs) and that
+// the result builds an engine; errors wrap ErrBadInput and name the run.
+func (p *RunProfile) ApplyTo(c *Config) error {
+	if p.Backend != c.Family {
+		return fmt.Errorf("%w: sim profile run %q was fitted on %s, the simulated server is %s", ErrBadInput, p.Label, p.Backend, c.Family)
+	}
+	p.Apply(c)
+	if err := c.check(); err != nil {
+		return fmt.Errorf("sim profile run %q: %w", p.Label, err)
+	}
+	return nil
+}
+
 // Apply carries a fit over to another prediction's configuration c (another
 // concurrency, workload or GPU): the fitted efficiencies and overheads, the
 // settings the fit chose, and — for a fit without a model — the fitted
@@ -116,4 +155,29 @@ func (p *RunProfile) Apply(c *Config) {
 			c.Server.MaxNumBatchedTokens = ch.Value
 		}
 	}
+}
+
+// Value returns the value of the fit parameter name (one of Fitted or
+// KeptAtDefault) in the profile, in base units: seconds for the
+// overheads ("s"), bytes ("B"), FLOPs ("FLOP"), or a fraction ("").
+func (p *RunProfile) Value(name string) (v float64, unit string, ok bool) {
+	c := p.Config()
+	switch name {
+	case "step_overhead":
+		return c.Params.StepOverhead.Seconds(), "s", true
+	}
+	for _, q := range []param{pMemory, pCompute, pSeq, pLatency, pBytes, pFLOPs, pImage} {
+		if q.name == name {
+			switch q.name {
+			case pSeq.name, pLatency.name:
+				unit = "s"
+			case pBytes.name:
+				unit = "B"
+			case pFLOPs.name, pImage.name:
+				unit = "FLOP"
+			}
+			return q.get(&c), unit, true
+		}
+	}
+	return 0, "", false
 }

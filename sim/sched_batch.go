@@ -316,6 +316,12 @@ func (b *batchScheduler) finish() {
 	done := false
 	for _, en := range b.planned {
 		r := &b.e.reqs[en.h]
+		if en.h == b.chunked && (en.samples || r.state == stateDone) {
+			// its prompt's last chunk ran (it samples its first token,
+			// which makes numTokens one more than computed): the
+			// chunked prefill is over
+			b.chunked = -1
+		}
 		if r.state == stateDone {
 			continue // cancelled while the step ran
 		}

@@ -83,6 +83,11 @@ type Options struct {
 	// NoMetrics turns /metrics off, as llama-server without --metrics
 	// (501) or a server behind a proxy that hides it (404).
 	NoMetrics bool
+	// Fit, when set, is a run of a sim-profile.json ('servebench sim
+	// fit') applied to the engine: its fitted efficiencies and overheads,
+	// the settings it chose and, for a fit without a model, its model cost
+	// (sim.RunProfile.Apply). It must be of the engine's family.
+	Fit *sim.RunProfile
 }
 
 // Faults are failures injected into generation requests (chat,

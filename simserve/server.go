@@ -62,6 +62,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Fit != nil {
+		if err := opts.Fit.ApplyTo(&cfg); err != nil {
+			return nil, err
+		}
+	}
 	m, q, err := spec.ResolvedModel()
 	if err != nil {
 		return nil, err

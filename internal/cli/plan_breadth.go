@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/servebench/servebench/sim"
 	"io"
 	"math"
 	"strconv"
@@ -251,6 +252,9 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int
 	if flagGiven(fs, "kv-dtype") {
 		req.KVDtypes = in.KVDtypes
 	}
+	// Throughput and latency of each fitting configuration: simulated
+	// (issue 17), said so in the output.
+	req.Throughput = sim.RecommendPerformance(1)
 	rec, err := plan.Recommend(req)
 	if err != nil {
 		return planError("plan", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ Subcommands:`
 func (d Deps) simCommands() []command {
 	return []command{
 		{"serve", "run the simulator in real time behind a real server's HTTP API", runSimServe},
+		{"fit", "fit the simulator to measured sweeps and write a sim-profile.json", runSimFit},
 	}
 }
 
@@ -87,6 +89,8 @@ type simServeFlags struct {
 	seed                                                    uint64
 	grace                                                   time.Duration
 	faults                                                  simserve.Faults
+	// Fitted profile (issue 17, sim fit).
+	profile, profileRun string
 }
 
 func (f *simServeFlags) register(fs interface {
@@ -128,6 +132,8 @@ func (f *simServeFlags) register(fs interface {
 	fs.IntVar(&f.faults.StallAfter, "fault-stall-after", 1, "tokens sent before a stall")
 	fs.Float64Var(&f.faults.SlowFirstToken, "fault-slow-first-token", 0, "fraction held --fault-first-token-delay before reaching the scheduler")
 	fs.DurationVar(&f.faults.FirstTokenDelay, "fault-first-token-delay", 0, "how long a slow first token is held")
+	fs.StringVar(&f.profile, "sim-profile", "", "apply a fit ('servebench sim fit --out FILE'): its efficiencies, overheads and chosen settings replace the defaults")
+	fs.StringVar(&f.profileRun, "sim-profile-run", "", "the run of --sim-profile to apply (default: its only run)")
 }
 
 // defaultPorts are the servers' usual ports.
@@ -199,7 +205,41 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 	}
 	spec.Server = srv
 	o = simserve.Options{As: as, Spec: spec, ServedModelName: f.served, Seed: f.seed, Faults: f.faults, NoMetrics: f.noMetrics}
+	if f.profileRun != "" && f.profile == "" {
+		return o, usagef("sim serve: --sim-profile-run needs --sim-profile")
+	}
+	if f.profile != "" {
+		if o.Fit, err = loadSimProfile("sim serve", f.profile, f.profileRun); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
+}
+
+// loadSimProfile reads the sim-profile.json at path (a 'sim fit'
+// output) and picks its run label ("" = its only run); every failure is
+// a usage error naming --sim-profile or --sim-profile-run. cmd prefixes
+// the message ("sim serve").
+func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		msg := err.Error()
+		if errors.As(err, &pe) {
+			msg = pe.Err.Error()
+		}
+		return nil, usagef("%s: --sim-profile %s: cannot read: %s", cmd, path, msg)
+	}
+	defer fh.Close()
+	p, err := sim.ReadProfile(fh)
+	if err != nil {
+		return nil, usagef("%s: --sim-profile %s: %v", cmd, path, err)
+	}
+	rp, err := p.Select(label)
+	if err != nil {
+		return nil, usagef("%s: --sim-profile-run: %s: %v", cmd, path, err)
+	}
+	return rp, nil
 }
 
 // simServeError turns an error of simserve.New into one line naming the
@@ -248,6 +288,11 @@ func runSimServe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "sim serve: simulated %s API on http://%s (model %q)\n", opts.As, ln.Addr(), srv.ModelName())
 	fmt.Fprintf(stdout, "sim serve: %s\n", describeSim(srv.Config()))
+	if opts.Fit != nil {
+		p := srv.Config().Params
+		fmt.Fprintf(stdout, "sim serve: fit %q of %s applied: memory efficiency %.3f, compute efficiency %.3f, step overhead %v, sequence cost %v, request latency %v\n",
+			opts.Fit.Label, f.profile, p.MemoryEfficiency, p.ComputeEfficiency, p.StepOverhead, p.SeqCost, p.RequestLatency)
+	}
 	fmt.Fprintln(stdout, "sim serve: Ctrl-C stops it")
 	err = srv.Serve(ctx, ln, f.grace)
 	s := srv.Summary()

@@ -90,6 +90,13 @@ type lineWriter struct {
 	once  sync.Once
 }
 
+// String is what was written so far.
+func (w *lineWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -105,8 +112,13 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 // and returns its standard error and error.
 func startSimServe(t *testing.T, args ...string) (string, func() (string, error)) {
 	t.Helper()
+	return startSimServeTo(t, &lineWriter{first: make(chan string, 1)}, args...)
+}
+
+// startSimServeTo is startSimServe with its standard output going to out.
+func startSimServeTo(t *testing.T, out *lineWriter, args ...string) (string, func() (string, error)) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	out := &lineWriter{first: make(chan string, 1)}
 	var stderr bytes.Buffer
 	done := make(chan error, 1)
 	go func() {

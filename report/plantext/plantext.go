@@ -7,6 +7,7 @@ package plantext
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -313,20 +314,26 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		list = rec.Nearest
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\t")
+	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\t")
 	for i, c := range list {
 		if i == 12 {
 			break
 		}
-		tok := "—"
+		tok, ttft, tpot := "—", "—", "—"
 		if c.PredictedTokS != nil {
 			tok = fmt.Sprintf("%.0f", *c.PredictedTokS)
+		}
+		if c.PredictedTTFTP50Ms != nil {
+			ttft = fmtMs(*c.PredictedTTFTP50Ms)
+		}
+		if c.PredictedTPOTP50Ms != nil {
+			tpot = fmtMs(*c.PredictedTPOTP50Ms)
 		}
 		rank := fmt.Sprint(i + 1)
 		if !c.Holds {
 			rank = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -343,8 +350,31 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	b := rec.Fits[0]
 	fmt.Fprintf(w, "best: %s with %s weights and %s KV on %d × %s: %.1f sequences of %s (%d needed, %+.0f%% headroom)\n",
 		serverTitle[b.Backend], b.Quant, b.KVDtype, b.GPUs, gpu, b.Sequences, shortTokens(rec.Context), rec.Users, b.HeadroomPct)
-	fmt.Fprintln(w, "ranked by weight precision, then fewer GPUs, then headroom; predicted tok/s comes from the simulator once it is wired in (—: not yet)")
+	fmt.Fprintln(w, "ranked by weight precision, then fewer GPUs, then headroom")
+	if rec.PerformanceSource != "" {
+		fmt.Fprintf(w, "predicted tok/s, TTFT p50 and TPOT p50 are %s\n", rec.PerformanceSource)
+	}
+	var notes []string
+	for i, c := range list {
+		if i == 12 {
+			break
+		}
+		if c.ThroughputNote != "" && !slices.Contains(notes, c.ThroughputNote) {
+			notes = append(notes, c.ThroughputNote)
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(w, "—: not simulated: %s\n", n)
+	}
 	return w.err
+}
+
+// fmtMs prints milliseconds as ms below a second, else as seconds.
+func fmtMs(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.0f ms", ms)
 }
 
 // WriteComparison writes what servebench calibrate found: prediction,
