@@ -124,7 +124,7 @@ func (d Deps) commands() []command {
 		{"run", "benchmark a running LLM server over a sweep of concurrency levels", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runRun(ctx, d, args, stdout, stderr)
 		}},
-		{"sim", "simulate a server on a GPU you do not own (sim serve: its HTTP API, in real time)", d.runSim},
+		{"sim", "simulate a server on a GPU you do not own (sim serve: its HTTP API, in real time; sim fit: calibrate it to a measured sweep)", d.runSim},
 		{"testbed", "make the tiny GGUF model the Ollama testbed serves", runTestbed},
 		{"version", "print the servebench module version and Go version", runVersion},
 	}
