@@ -177,7 +177,7 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	if s.Start.IsZero() {
 		s.Start = clock.Now()
 	}
-	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
+	r := &runner{s: s, clock: clock, tr: trackerOf(clock), ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
 	defer func() { s.FirstSeq = r.seq }()
 	done := make(chan struct{})
 	go r.deliver(done)
@@ -237,6 +237,7 @@ type event struct {
 type runner struct {
 	s           *Sweep
 	clock       Clock
+	tr          Tracker
 	ctx, reqCtx context.Context
 	t0          time.Time
 	seq         int
@@ -334,7 +335,7 @@ func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, 
 // request ends, until items run out or the sweep is cancelled.
 func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) {
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	wg := newGroup(r.tr)
 	for range max(c, 1) {
 		wg.Go(func() {
 			for r.ctx.Err() == nil {
@@ -358,7 +359,7 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 			break
 		}
 		gate := make(chan struct{})
-		var wg sync.WaitGroup
+		wg := newGroup(r.tr)
 		for j := range l.Concurrency {
 			i := rep*l.Concurrency + j
 			wg.Go(func() {
@@ -419,8 +420,8 @@ func levelPacer(l Level, items []workload.Item, seed int64) Pacer {
 // their own) passes a launch that runs it whole, and the slot then counts
 // those in flight.
 func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS int64)) {
-	slots := make(chan struct{}, max(l.Concurrency, 1))
-	var wg sync.WaitGroup
+	slots := newSemaphore(r.tr, max(l.Concurrency, 1))
+	wg := newGroup(r.tr)
 	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
 	for k := 0; k < n; k++ {
@@ -433,15 +434,11 @@ func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS i
 			break
 		}
 		sched := levelNS + int64(p.Due(k))
-		select {
-		case slots <- struct{}{}:
-		case <-r.ctx.Done():
-		}
-		if r.ctx.Err() != nil {
+		if !slots.acquire(r.ctx) || r.ctx.Err() != nil {
 			break
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
+			defer slots.release()
 			launch(k, sched)
 		})
 	}
