@@ -98,3 +98,21 @@ var outputWords = []string{
 
 // outputTokenID is the id /tokenize would give word w.
 func outputTokenID(w int) int { return pieceID(outputWords[w]) }
+
+// PromptTokens is the prompt length the simulated server reports for one
+// user message of text: the text's tokens under its tokenizer, plus the
+// chat template's tokens (one message and the reply it opens) when chat
+// is true (/v1/chat/completions, /api/chat), none for a raw prompt
+// (/v1/completions). run --backend sim counts prompts with it, so that a
+// virtual-time run's prompts have the lengths sim serve would report.
+func PromptTokens(text string, chat bool) int {
+	n := countTokens(text)
+	if chat {
+		n += chatTemplateTokens + replyTemplateTokens
+	}
+	return n
+}
+
+// TextTokens is the text's tokens under the simulated tokenizer, as
+// /tokenize counts them (no template).
+func TextTokens(text string) int { return countTokens(text) }
