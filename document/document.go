@@ -108,7 +108,16 @@ type Run struct {
 	// CIConfidence is the confidence the run asked of its intervals, when
 	// other than the default (record.Run).
 	CIConfidence float64 `json:"ci_confidence,omitempty"`
+
+	// Simulation (issue 17, run --backend sim; record.Run): Simulated is
+	// true when package sim predicted the run instead of a server being
+	// measured, and Sim holds the engine's inputs and constants.
+	Simulated bool     `json:"simulated,omitempty"`
+	Sim       *SimInfo `json:"sim,omitempty"`
 }
+
+// SimInfo is what a simulated run was predicted from (record.SimInfo).
+type SimInfo = record.SimInfo
 
 // TraceInfo describes a replayed trace (record.TraceInfo).
 type TraceInfo = record.TraceInfo

@@ -161,6 +161,24 @@ func profileString(p *document.Profile) string {
 	return strings.Join(kv, " ")
 }
 
+// simulatedDetails says, for a run predicted by the simulator (run
+// --backend sim), that nothing was measured and from what it was
+// predicted.
+func simulatedDetails(d *document.Run) []string {
+	if !d.Simulated {
+		return nil
+	}
+	line := "simulated: predicted by servebench's simulator in virtual time, not measured on a server"
+	if s := d.Sim; s != nil {
+		line += fmt.Sprintf(" (%s scheduler, %s on %s", s.Scheduler, s.Model, s.GPU)
+		if s.Profile != "" {
+			line += ", fit " + s.Profile
+		}
+		line += ")"
+	}
+	return []string{line}
+}
+
 func buildBlock(r *Run) Block {
 	b := Block{Run: r, Title: r.Label, Warnings: r.Warnings}
 	var who []string
@@ -172,12 +190,15 @@ func buildBlock(r *Run) Block {
 	if r.Kind == KindBatch {
 		who = append(who, "batch method")
 	}
+	if r.Kind == KindSweep && r.Sweep.Simulated {
+		who = append(who, "SIMULATED")
+	}
 	if len(who) > 0 {
 		b.Title += " — " + strings.Join(who, ", ")
 	}
 	switch r.Kind {
 	case KindSweep:
-		b.Details = sweepDetails(r.Sweep)
+		b.Details = append(simulatedDetails(r.Sweep), sweepDetails(r.Sweep)...)
 		b.Table = sweepTable(r.Sweep.Levels)
 		if sec := latencySection(r.Sweep.Levels); sec != nil {
 			b.Sections = append(b.Sections, *sec)

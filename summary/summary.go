@@ -168,6 +168,7 @@ func runDocument(h *record.Run) document.Run {
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
 		Trace: h.Trace, Mix: slices.Clone(h.Mix),
+		Simulated: h.Simulated, Sim: h.Sim,
 	}
 }
 

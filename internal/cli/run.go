@@ -22,6 +22,7 @@ import (
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/simrun"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
@@ -155,6 +156,10 @@ type runConfig struct {
 	// requests against (issue 15).
 	Confidence        float64
 	StopWhenSaturated bool
+
+	// Sim is the server run --backend sim simulates in virtual time
+	// instead of measuring one (issue 17); nil for a real server.
+	Sim *simTarget
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
@@ -310,12 +315,9 @@ type runEnv struct {
 // client then reports requests to a server that died as server_exited, and
 // it is stopped before run_end is written, with its stop warnings there.
 func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *launchedServer) error {
-	client, err := deps.NewClient(cfg.clientConfig())
+	client, clock, simulated, err := sweepClient(deps, cfg, ls)
 	if err != nil {
-		return &UsageError{Msg: "run: " + err.Error()}
-	}
-	if ls != nil {
-		client = launch.Guard(client, ls.proc)
+		return err
 	}
 	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
 	source, notes, err := newSource(ctx, cfg, client)
@@ -332,22 +334,27 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	// of the launched server's process tree unless --server-pid names one).
 	var observers []load.Observer
 	serverPID := cfg.Telemetry.ServerPID
-	if ls != nil {
+	if simulated != nil {
+		describeSimRun(&run, cfg.Sim)
+		observers = append(observers, simulated.Observer())
+	} else if ls != nil {
 		ls.describe(&run)
 		observers = append(observers, &exitObserver{proc: ls.proc, logPath: ls.logPath})
 		if serverPID == 0 {
 			serverPID = ls.proc.PID()
 		}
 	}
-	tel := startTelemetry(ctx, cfg, serverPID, &run)
-	defer tel.Close()
-	observers = append(observers, tel)
+	if simulated == nil {
+		tel := startTelemetry(ctx, cfg, serverPID, &run)
+		defer tel.Close()
+		observers = append(observers, tel)
+	}
 
 	levels := cfg.levels()
 	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: source, Observe: observers, Clock: deps.Clock,
+		Client: client, Source: source, Observe: observers, Clock: clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
@@ -361,6 +368,28 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	end.Warnings = append(end.Warnings, env.libraryLog.Drain()...)
 	env.rec.runEnd(end)
 	return err
+}
+
+// sweepClient is what a sweep sends its requests to and the clock it runs
+// on: the server's client on deps.Clock (guarded by the launched server's
+// process when run launched it), or for run --backend sim the simulated
+// server, which is its own clock (simulated, nil otherwise).
+func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, load.Clock, *simrun.Sim, error) {
+	if cfg.Sim != nil {
+		s, err := newSimServer(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s.Client(), s, s, nil
+	}
+	client, err := deps.NewClient(cfg.clientConfig())
+	if err != nil {
+		return nil, nil, nil, &UsageError{Msg: "run: " + err.Error()}
+	}
+	if ls != nil {
+		client = launch.Guard(client, ls.proc)
+	}
+	return client, deps.Clock, nil, nil
 }
 
 // newSource prepares what the run sends, calibrated against the server:
@@ -552,6 +581,9 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 func (cfg *runConfig) defaultLabel() {
 	if len(cfg.Profiles) == 0 && cfg.Label == "" && cfg.Backend != "" {
 		cfg.Label = string(cfg.Backend) + "-" + cfg.scenarioName()
+		if cfg.Sim != nil {
+			cfg.Label = backendSim + "-" + cfg.Label
+		}
 	}
 }
 
@@ -573,6 +605,8 @@ type runFlags struct {
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
+	// The simulated server of run --backend sim (issue 17).
+	sim *simRunFlags
 }
 
 // shapeFlags are the flags of workloads like real traffic (issue 14):
@@ -615,7 +649,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 // goodput): run's, shared by find.
 func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
-		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai"),
+		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
 		model:          fs.String("model", "", "model name the server serves (default: the server's only model)"),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
@@ -641,6 +675,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
+		sim:            defineSimRunFlags(fs),
 	}
 }
 
@@ -656,7 +691,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -668,7 +703,7 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if set["profile"] {
 		return nil // f.profile takes the server from each --profile
 	}
-	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" {
+	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" && b != backendSim {
 		k, err := backend.ParseKind(b)
 		if err != nil {
 			return usagef("run: --backend: %v (or auto)", err)
