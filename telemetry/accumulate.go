@@ -48,7 +48,7 @@ type Accumulator struct {
 	// range, in order of first sight, with the first such value.
 	dropped      []Dropped
 	droppedCount map[string]int
-	waiting     []float64
+	waiting      []float64
 }
 
 // Observe folds one successful scrape into the summary.
