@@ -17,6 +17,43 @@ import (
 // continuous_usage_stats (see testdata/vllm-continuous-usage.sse).
 const vllmChunk = `{"id":"chatcmpl-6f1d","object":"chat.completion.chunk","created":1752563089,"model":"m","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":32,"total_tokens":40,"completion_tokens":8}}`
 
+// vllmReasoningChunk is a reasoning chunk of a vLLM stream with a reasoning
+// parser and continuous usage (see testdata/vllm-reasoning-stream.sse).
+const vllmReasoningChunk = `{"id":"chatcmpl-6f1d","object":"chat.completion.chunk","created":1752563089,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":32,"total_tokens":40,"completion_tokens":8}}`
+
+// ollamaThinkTagChunk is an Ollama line carrying a think tag in its
+// content, escaped as Ollama sends it (testdata/ollama-think-tags-chat.ndjson).
+const ollamaThinkTagChunk = `{"model":"deepseek-r1:1.5b","created_at":"2026-12-01T09:00:00.100000000Z","message":{"role":"assistant","content":"\u003cthink\u003e"},"done":false}`
+
+// BenchmarkReasoningChunk measures decoding reasoning chunks on the hot
+// path: a reasoning field (vLLM) and a think tag in content (Ollama).
+func BenchmarkReasoningChunk(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		dec  decoder
+		data string
+	}{
+		{"vllm-reasoning-field", &openAIDecoder{}, vllmReasoningChunk},
+		{"ollama-think-tag", &ollamaDecoder{}, ollamaThinkTagChunk},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			st := newStream(&record.Result{}, 128)
+			data := []byte(bc.data)
+			now := time.Now()
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for i := 0; b.Loop(); i++ {
+				if i%128 == 0 {
+					st.offsets, st.tokens, st.assigned = st.offsets[:0], st.tokens[:0], 0
+				}
+				if _, f := bc.dec.chunk(data, now, st); f != nil {
+					b.Fatal(f)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
 func BenchmarkOpenAIChunk(b *testing.B) {
 	var d openAIDecoder
