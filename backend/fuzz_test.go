@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"unicode/utf8"
 	"time"
+	"unicode/utf8"
 
 	"github.com/servebench/servebench/record"
 )
