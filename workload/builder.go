@@ -42,6 +42,20 @@ type Spec struct {
 	// ImageWidth, ImageHeight and ImageFormat describe generated images.
 	ImageWidth, ImageHeight int
 	ImageFormat             ImageFormat
+
+	// Shared prefixes and sessions (issue 14).
+
+	// SharedPrefixTokens is the length of a system prompt every request
+	// begins with, in tokens of its own text (exact with the server's
+	// tokenizer, calibrated elsewhere); 0 means none. PromptTokens stays
+	// the whole prompt's length, prefix included.
+	SharedPrefixTokens int
+	// PrefixGroups is the number of different shared prefixes; request seq
+	// (or session id) uses prefix seq mod PrefixGroups. 0 means 1.
+	PrefixGroups int
+	// Turns is the number of turns of each session (Sessions); the
+	// Multiturn scenario's requests are sessions' turns.
+	Turns int
 }
 
 // Item is one prepared request and the prompt length it aims at.
@@ -50,6 +64,15 @@ type Item struct {
 	// ExpectedPromptTokens is the server-counted prompt length aimed at,
 	// 0 when the length is not enforced.
 	ExpectedPromptTokens int
+
+	// PrefixGroup is the shared prefix the request begins with; nil when
+	// it has none.
+	PrefixGroup *int
+	// Session and Turn place the request in a multi-turn session: the
+	// session's number and the turn, from 1. Session is nil outside
+	// sessions.
+	Session *int
+	Turn    int
 }
 
 // Builder prepares requests to a Spec for one server.
@@ -64,7 +87,13 @@ type Builder struct {
 	// fixed and perChar model the server's prompt tokens as
 	// fixed + perChar × characters (Calibrated mode).
 	fixed, perChar float64
-	notes          []string
+	// slope is the tokens per character over the probes' whole range
+	// (64 to 256 characters), before the secant steps make the model
+	// exact at the target only: the shared prefix's length comes from it.
+	slope float64
+	notes []string
+	// prefix is the run's shared prefixes (prefix.go); empty without.
+	prefix sharedPrefixes
 }
 
 // probeSeq is the first request number used for probes, far from any real
@@ -73,7 +102,7 @@ const probeSeq = 1 << 30
 
 // NewBuilder returns a Builder for spec; call Calibrate before Items.
 func NewBuilder(spec Spec, client backend.Client) *Builder {
-	return &Builder{spec: spec, client: client, prompts: NewPrompts(spec.Seed), mode: Unenforced, perChar: 0.25}
+	return &Builder{spec: spec, client: client, prompts: NewPrompts(spec.Seed), mode: Unenforced, perChar: 0.25, slope: 0.25}
 }
 
 // Mode is the length mode Calibrate chose.
@@ -86,9 +115,19 @@ func (b *Builder) Notes() []string { return b.notes }
 // Calibrate decides how to reach the target prompt length and measures
 // what it needs with probe requests of one output token: the template
 // overhead (Exact), or tokens per character (Calibrated; three probes, a
-// linear fit refined by a secant step at the target). An error means the
-// server could not answer a probe at all.
+// linear fit refined by a secant step at the target); then it builds the
+// shared prefixes and measures what they cost (calibratePrefix). An error
+// means the server could not answer a probe at all.
 func (b *Builder) Calibrate(ctx context.Context) error {
+	if err := b.calibrateLength(ctx); err != nil {
+		return err
+	}
+	return b.calibratePrefix(ctx)
+}
+
+// calibrateLength decides how to reach the target prompt length (see
+// Calibrate).
+func (b *Builder) calibrateLength(ctx context.Context) error {
 	if b.spec.PromptTokens <= 0 || b.spec.Scenario == Image {
 		b.mode = Unenforced
 		return nil
@@ -131,10 +170,11 @@ func (b *Builder) calibrateProbes(ctx context.Context) error {
 	}
 	if p2 <= p1 {
 		b.notes = append(b.notes, fmt.Sprintf("probe prompts of %d and %d characters reported %d and %d prompt tokens; assuming 4 characters per token", c1, c2, p1, p2))
-		b.fixed, b.perChar = float64(p1)-float64(c1)/4, 0.25
+		b.fixed, b.perChar, b.slope = float64(p1)-float64(c1)/4, 0.25, 0.25
 		return nil
 	}
 	b.fit(c1, p1, c2, p2)
+	b.slope = b.perChar
 	// Secant steps at the target itself, so the model is exact where it is
 	// used even when tokens are not linear in characters.
 	for i := range calibrationSteps {
@@ -171,15 +211,30 @@ func (b *Builder) fit(c1, p1, c2, p2 int) {
 }
 
 // chars is the character count the Calibrated model maps to the target.
-func (b *Builder) chars() int {
-	return max(int(math.Round((float64(b.spec.PromptTokens)-b.fixed)/b.perChar)), 1)
+func (b *Builder) chars() int { return b.charsFor(b.spec.PromptTokens) }
+
+// charsFor is the character count the Calibrated model maps to target
+// prompt tokens.
+func (b *Builder) charsFor(target int) int {
+	return max(int(math.Round((float64(target)-b.fixed)/b.perChar)), 1)
 }
 
 // probe sends a one-token request whose text is n characters of request
 // seq's prompt and returns the prompt tokens the server reported.
 func (b *Builder) probe(ctx context.Context, seq, n int) (int, error) {
+	rq := backend.Request{Prompt: b.prompts.Text(seq, n)}
+	if b.prefix.inProbes {
+		b.prefix.apply(&rq, 0)
+	}
+	return b.probeRequest(ctx, &rq)
+}
+
+// probeRequest sends rq with one output token and returns the prompt
+// tokens the server reported.
+func (b *Builder) probeRequest(ctx context.Context, rq *backend.Request) (int, error) {
 	var res record.Result
-	b.client.Do(ctx, &backend.Request{Prompt: b.prompts.Text(seq, n), MaxTokens: 1, Seed: b.spec.Seed}, &res)
+	rq.MaxTokens, rq.Seed = 1, b.spec.Seed
+	b.client.Do(ctx, rq, &res)
 	if !res.OK() {
 		return 0, fmt.Errorf("probe request failed: %s", res.Error)
 	}
@@ -203,21 +258,23 @@ func (b *Builder) Items(ctx context.Context, seq0, n int) ([]Item, error) {
 	return items, nil
 }
 
-func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
-	it := Item{Request: backend.Request{MaxTokens: b.spec.MaxTokens, Seed: b.spec.Seed}}
+func (b *Builder) item(ctx context.Context, seq int) (Item, error) { return b.request(ctx, seq, seq) }
+
+// request prepares request seq with the shared prefix of group
+// prefix.group(groupOf) (a request's own number, or its session's).
+func (b *Builder) request(ctx context.Context, seq, groupOf int) (Item, error) {
+	it := Item{Request: backend.Request{MaxTokens: b.spec.MaxTokens, Seed: b.spec.Seed, ReusePrefix: b.reusesPrefixes()}}
 	var err error
-	switch b.mode {
-	case Exact:
-		it.Request.Prompt, err = b.exactText(ctx, seq, b.spec.PromptTokens-b.overhead)
-		it.ExpectedPromptTokens = b.spec.PromptTokens
-	case Calibrated:
-		it.Request.Prompt = b.prompts.Text(seq, b.chars())
-		it.ExpectedPromptTokens = b.spec.PromptTokens
-	default:
-		it.Request.Prompt = b.prompts.Text(seq, max(b.spec.PromptTokens, 8)*4)
-	}
-	if err != nil {
+	if it.Request.Prompt, err = b.userText(ctx, seq); err != nil {
 		return it, err
+	}
+	if b.mode != Unenforced {
+		it.ExpectedPromptTokens = b.spec.PromptTokens
+	}
+	if b.prefix.on() {
+		g := b.prefix.group(groupOf)
+		b.prefix.apply(&it.Request, g)
+		it.PrefixGroup = &g
 	}
 	for range b.spec.Scenario.Defaults().Images {
 		im, err := MakeImage(b.spec.Seed, seq, b.spec.ImageWidth, b.spec.ImageHeight, b.spec.ImageFormat)
@@ -227,6 +284,26 @@ func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
 		it.Request.Images = append(it.Request.Images, im)
 	}
 	return it, nil
+}
+
+// userText is request seq's own text (the user message after any shared
+// prefix): of the length that brings the whole prompt to the target by the
+// chosen mode, the shared prefix's cost taken off.
+func (b *Builder) userText(ctx context.Context, seq int) (string, error) {
+	switch b.mode {
+	case Exact:
+		return b.exactText(ctx, seq, b.spec.PromptTokens-b.overhead-b.prefix.userCost)
+	case Calibrated:
+		return b.prompts.Text(seq, b.charsFor(b.spec.PromptTokens-b.prefix.userCost)), nil
+	}
+	return b.prompts.Text(seq, max(b.spec.PromptTokens-b.spec.SharedPrefixTokens, 8)*4), nil
+}
+
+// reusesPrefixes reports whether the workload means requests to share
+// prefixes (shared prefixes, sessions), so the server's prompt cache must
+// stay on.
+func (b *Builder) reusesPrefixes() bool {
+	return b.spec.SharedPrefixTokens > 0 || b.spec.Turns > 1
 }
 
 // exactVariants is how many filler variants exactText tries before it
