@@ -131,6 +131,12 @@ type Sweep struct {
 	// Clock is the time the sweep runs on: the rate method's schedule,
 	// the grace period and Result.StartNS; nil means RealClock.
 	Clock Clock
+
+	// Sessions, when set, prepares the sessions of levels that plan some
+	// (Level.Sessions > 0): multi-turn levels (session.go). Think is the
+	// pause between a session's turns.
+	Sessions SessionSource
+	Think    ThinkTime
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -216,6 +222,7 @@ type runner struct {
 	ctx, reqCtx context.Context
 	t0          time.Time
 	seq         int
+	session     int // sessions prepared so far (the next session's number)
 	events      chan event
 }
 
@@ -255,6 +262,13 @@ func (r *runner) level(l Level) error {
 		}
 		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
 	}
+	if l.Sessions > 0 && r.s.Sessions != nil {
+		if err := r.sessions(l); err != nil {
+			return err
+		}
+		r.levelEnd(l, end)
+		return nil
+	}
 	items, seq0, err := r.items(r.s.Method.Total(l))
 	if err != nil {
 		return err
@@ -270,10 +284,15 @@ func (r *runner) level(l Level) error {
 	default:
 		r.pool(l, items, seq0, l.Concurrency, false)
 	}
+	r.levelEnd(l, end)
+	return nil
+}
+
+// levelEnd collects what the observers measured over level l into end.
+func (r *runner) levelEnd(l Level, end *record.LevelEnd) {
 	for _, o := range r.s.Observe {
 		end.Fields = merge(end.Fields, o.LevelEnd(context.WithoutCancel(r.ctx), l))
 	}
-	return nil
 }
 
 // send runs one request and hands its Result to the Sink.
@@ -283,6 +302,7 @@ func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, 
 		ScheduledNS:          scheduled,
 		ExpectedOutputTokens: it.Request.MaxTokens,
 		ExpectedPromptTokens: it.ExpectedPromptTokens,
+		Session:              it.Session, Turn: it.Turn, PrefixGroup: it.PrefixGroup,
 	}
 	// StartNS is set here and refined by Do to the moment the request was
 	// written (Request.RunStart), so connection setup is not counted.
@@ -348,15 +368,24 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 // flight; a request whose slot is not free is sent late, and its lag shows
 // as StartNS − ScheduledNS.
 func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
+	r.paced(l, len(items), func(i int, sched *int64) {
+		r.send(l, &items[i], seq0+i, 0, false, sched)
+	})
+}
+
+// paced starts start(0), start(1), … start(n−1) on the Pacer's schedule
+// of level l, each on its own goroutine with its scheduled time, at most
+// l.Concurrency running at once, and waits for them.
+func (r *runner) paced(l Level, n int, start func(i int, sched *int64)) {
 	p := NewPacer(l, r.s.Seed)
 	slots := make(chan struct{}, max(l.Concurrency, 1))
 	var wg sync.WaitGroup
-	start := r.clock.Now()
-	levelNS := int64(start.Sub(r.t0))
+	begin := r.clock.Now()
+	levelNS := int64(begin.Sub(r.t0))
 	for sent := 0; ; sent++ {
-		elapsed := r.clock.Now().Sub(start)
+		elapsed := r.clock.Now().Sub(begin)
 		wait, stop := p.Pace(elapsed, sent)
-		if stop || sent >= len(items) {
+		if stop || sent >= n {
 			break
 		}
 		if !r.clock.Sleep(r.ctx, wait) {
@@ -372,7 +401,7 @@ func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			r.send(l, &items[sent], seq0+sent, 0, false, &sched)
+			start(sent, &sched)
 		})
 	}
 	wg.Wait()

@@ -55,6 +55,12 @@ type LevelPlan struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Arrival is "poisson" or "constant" (rate method).
 	Arrival string `json:"arrival,omitempty"`
+
+	// Sessions (issue 14): a multi-turn level runs Sessions sessions of
+	// Turns turns each (Requests = Sessions × Turns); Concurrency then
+	// counts sessions in flight and Rate sessions started per second.
+	Sessions int `json:"sessions,omitempty"`
+	Turns    int `json:"turns,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)

@@ -39,6 +39,18 @@ type Run struct {
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Sessions and shared prefixes (issue 14).
+
+	// Turns is the number of turns of each session (multiturn scenario).
+	Turns int `json:"turns,omitempty"`
+	// ThinkTime is the law of the pause between a session's turns, as
+	// given ("const:1s", "exp:2s", "uniform:0.5s-3s").
+	ThinkTime string `json:"think_time,omitempty"`
+	// SharedPrefixTokens is the length of the system prompt shared by
+	// requests, and PrefixGroups how many different ones there are.
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int `json:"prefix_groups,omitempty"`
 }
 
 // KVCache is the server's KV-cache configuration as it reported it; every
