@@ -433,6 +433,7 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.Preemptions, &src.Preemptions},
 		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+		{&dst.PrefixCacheHitRate, &src.PrefixCacheHitRate},
 	} {
 		if *f.s != nil {
 			*f.d = *f.s

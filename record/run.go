@@ -139,4 +139,8 @@ type Observations struct {
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
+	// level, from its metrics (issue 14; see document.Level).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }

@@ -43,6 +43,14 @@ type Accumulator struct {
 	itl             []float64 // nanoseconds per token
 	prompt          []float64 // tokens
 	lag             []float64 // send − scheduled time (rate method), nanoseconds
+
+	// Realistic workloads (issue 14, workload.go): the prompt cache,
+	// turns of sessions, reasoning; and the first and last scheduled send
+	// (a multi-turn rate level schedules only its sessions' first turns).
+	cache                 cacheAcc
+	turns                 turns
+	reasoning             reasoningAcc
+	schedFirst, schedLast int64
 }
 
 // Add counts r in the summary. Warm-up Results are ignored.
@@ -61,8 +69,13 @@ func (a *Accumulator) Add(r *record.Result) {
 	a.addSpan(r.Repeat, r.StartNS, end)
 	a.requests++
 	if r.ScheduledNS != nil {
+		if len(a.lag) == 0 {
+			a.schedFirst, a.schedLast = r.StartNS, r.StartNS
+		}
+		a.schedFirst, a.schedLast = min(a.schedFirst, r.StartNS), max(a.schedLast, r.StartNS)
 		a.lag = append(a.lag, float64(r.StartNS-*r.ScheduledNS))
 	}
+	a.turns.add(r)
 	if r.ExpectedPromptTokens > 0 {
 		a.promptTargetSum += r.ExpectedPromptTokens
 		a.promptTargetN++
@@ -115,6 +128,8 @@ func (a *Accumulator) addError(r *record.Result) {
 }
 
 func (a *Accumulator) addSuccess(r *record.Result) {
+	a.cache.add(r)
+	a.reasoning.add(r)
 	a.e2e = append(a.e2e, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
@@ -193,9 +208,13 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     in milliseconds, over successful requests, by Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
 //     prompt tokens of successful requests.
-//   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
-//     ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
-//     rate method scheduled.
+//   - AchievedRate: (n−1) / (last send − first send) in requests/s over
+//     the n requests the rate method scheduled (every request of a level
+//     of single requests; the first turns, so sessions/s, of a multi-turn
+//     level), and ScheduleLagP99Ms: p99 of send time − scheduled time.
+//   - The prompt cache (PromptTokensSent, PromptTokensCached,
+//     PromptCacheHitRate, ServerPrefillP50Ms), Turns, and the reasoning
+//     figures (TTFR, TTFA, ReasoningTokens, AnswerTokens): workload.go.
 //
 // Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
 // they do not come from requests. Values that cannot be computed are null.
@@ -215,6 +234,9 @@ func (a *Accumulator) Level() document.Level {
 	}
 	a.schedule(&l)
 	l.Warnings = a.warnings(l.MeanPromptTokens)
+	a.cache.fill(&l)
+	l.Turns = a.turns.summaries()
+	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)
 	return l
 }
 
@@ -263,8 +285,8 @@ func (a *Accumulator) schedule(l *document.Level) {
 		return
 	}
 	l.ScheduleLagP99Ms = pctMs(sorted(a.lag), 99)
-	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
-		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
+	if span := a.schedLast - a.schedFirst; len(a.lag) > 1 && span > 0 {
+		l.AchievedRate = ptr.To(float64(len(a.lag)-1) / (float64(span) / 1e9))
 	}
 }
 
@@ -338,8 +360,8 @@ func pctMs(s []float64, p float64) *float64 {
 
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting; and appends src's
-// warnings. Request-derived fields of dst are left alone.
+// preemptions, peak requests running and waiting, the prefix-cache hit
+// rate; and appends src's warnings. Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
@@ -351,5 +373,6 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.Preemptions, src.Preemptions)
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	set(&dst.PrefixCacheHitRate, src.PrefixCacheHitRate)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

@@ -110,6 +110,7 @@ func runDocument(h *record.Run) document.Run {
 		Method: h.Method, API: h.API, URL: h.URL, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings),
+		Turns:    h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
 	}
 }
 
