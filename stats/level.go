@@ -47,7 +47,10 @@ type Accumulator struct {
 	// Realistic workloads (issue 14, workload.go): the prompt cache,
 	// turns of sessions, reasoning; and the first and last scheduled send
 	// (a multi-turn rate level schedules only its sessions' first turns).
-	cache                 cacheAcc
+	cache cacheAcc
+	// targeted holds the reported prompt tokens of successful requests
+	// that aimed at a length (a multi-turn level's first turns only).
+	targeted              []float64
 	turns                 turns
 	reasoning             reasoningAcc
 	schedFirst, schedLast int64
@@ -130,6 +133,9 @@ func (a *Accumulator) addError(r *record.Result) {
 func (a *Accumulator) addSuccess(r *record.Result) {
 	a.cache.add(r)
 	a.reasoning.add(r)
+	if r.ExpectedPromptTokens > 0 && r.PromptTokens != nil {
+		a.targeted = append(a.targeted, float64(*r.PromptTokens))
+	}
 	a.e2e = append(a.e2e, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
@@ -233,8 +239,8 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
-	l.Warnings = a.warnings(l.MeanPromptTokens)
-	a.cache.fill(&l)
+	l.Warnings = a.warnings()
+	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
 	l.Turns = a.turns.summaries()
 	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)
 	return l
@@ -290,7 +296,7 @@ func (a *Accumulator) schedule(l *document.Level) {
 	}
 }
 
-func (a *Accumulator) warnings(meanPrompt *float64) []string {
+func (a *Accumulator) warnings() []string {
 	var w []string
 	if a.mismatch > 0 {
 		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than the %d asked for (min %d, max %d); they are counted in throughput and TPOT as reported",
@@ -299,10 +305,12 @@ func (a *Accumulator) warnings(meanPrompt *float64) []string {
 	if a.noOutput > 0 {
 		w = append(w, fmt.Sprintf("%d successful requests had no server-reported output token count; they are left out of throughput and TPOT", a.noOutput))
 	}
-	if a.promptTargetN > 0 && meanPrompt != nil {
+	// The target is held against the requests that aimed at it (in a
+	// multi-turn level, the first turns: later ones carry the answers).
+	if meanPrompt, ok := Mean(a.targeted); a.promptTargetN > 0 && ok {
 		target := float64(a.promptTargetSum) / float64(a.promptTargetN)
-		if dev := (*meanPrompt - target) / target; math.Abs(dev) > PromptTolerance {
-			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", *meanPrompt, dev*100, target))
+		if dev := (meanPrompt - target) / target; math.Abs(dev) > PromptTolerance {
+			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", meanPrompt, dev*100, target))
 		}
 	}
 	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {

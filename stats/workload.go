@@ -20,9 +20,15 @@ type cacheAcc struct {
 	sent, reported, cached, sentReported int
 	anyPrompt                            bool
 	prefill                              []float64 // server prefill ns
+	// reusing counts requests meant to share a prefix (sessions' turns,
+	// shared prefixes).
+	reusing int
 }
 
 func (c *cacheAcc) add(r *record.Result) {
+	if r.Turn > 0 || r.PrefixGroup != nil {
+		c.reusing++
+	}
 	if r.PromptTokens != nil {
 		c.anyPrompt = true
 		c.sent += *r.PromptTokens
@@ -37,8 +43,9 @@ func (c *cacheAcc) add(r *record.Result) {
 	}
 }
 
-// fill writes the level's prompt-cache fields.
-func (c *cacheAcc) fill(l *document.Level) {
+// fill writes the level's prompt-cache fields; the warning says when
+// requests meant to share prefixes got no cached count from their server.
+func (c *cacheAcc) fill(l *document.Level) (warnings []string) {
 	if c.anyPrompt {
 		l.PromptTokensSent = ptr.To(c.sent)
 	}
@@ -49,6 +56,10 @@ func (c *cacheAcc) fill(l *document.Level) {
 		}
 	}
 	l.ServerPrefillP50Ms = pctMs(sorted(c.prefill), 50)
+	if c.reusing > 0 && c.reported == 0 {
+		warnings = append(warnings, "the server reported no prompt tokens served from its cache for any request (Ollama counts the whole prompt in prompt_eval_count): prompt_tokens_cached and prompt_cache_hit_rate are null; the cache's effect shows in TTFT and server prefill by turn, and in prefix_cache_hit_rate where the server's metrics give it")
+	}
+	return warnings
 }
 
 // turnAcc gathers one turn of a multi-turn level.

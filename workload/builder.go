@@ -56,6 +56,9 @@ type Spec struct {
 	// Turns is the number of turns of each session (Sessions); the
 	// Multiturn scenario's requests are sessions' turns.
 	Turns int
+	// FollowupTokens is the length of each later turn's new user message,
+	// in tokens of its own text; 0 makes it as long as the first turn's.
+	FollowupTokens int
 }
 
 // Item is one prepared request and the prompt length it aims at.

@@ -2,14 +2,15 @@ package workload
 
 import (
 	"context"
+	"math"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
 )
 
 // Session is one conversation of a multi-turn workload: a new user message
-// per turn, each prepared to the length of the first turn's own text, and
-// the conversation so far. Turn k's request sends the shared prefix (if
+// per turn, each prepared to Spec.FollowupTokens (or the first turn's own
+// text's length), and the conversation so far. Turn k's request sends the shared prefix (if
 // any), every earlier user message with the server's real answer to it,
 // and turn k's message, so a server that caches prefixes can reuse the
 // previous turn. A Session is used by one goroutine: Request(k), the
@@ -90,11 +91,29 @@ func (b *Builder) Sessions(ctx context.Context, id0, seq0, n int) ([]*Session, e
 		s.first = first
 		s.users[0] = first.Request.Prompt
 		for k := 2; k <= turns; k++ {
-			if s.users[k-1], err = b.userText(ctx, seq+k-1); err != nil {
+			if s.users[k-1], err = b.followupText(ctx, seq+k-1); err != nil {
 				return nil, err
 			}
 		}
 		out[i] = s
 	}
 	return out, nil
+}
+
+// followupText is the user message of a later turn, numbered seq: of
+// Spec.FollowupTokens tokens of its own (exact with the server's
+// tokenizer, by the calibrated tokens per character elsewhere), or, when
+// that is 0, as long as a first turn's own text.
+func (b *Builder) followupText(ctx context.Context, seq int) (string, error) {
+	n := b.spec.FollowupTokens
+	if n <= 0 {
+		return b.userText(ctx, seq)
+	}
+	switch b.mode {
+	case Exact:
+		return b.exactText(ctx, seq, n)
+	case Calibrated:
+		return b.prompts.Text(seq, max(int(math.Round(float64(n)/b.slope)), 1)), nil
+	}
+	return b.prompts.Text(seq, n*4), nil
 }

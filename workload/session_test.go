@@ -202,3 +202,27 @@ func equalMessages(a, b []backend.Message) bool {
 	}
 	return true
 }
+
+// TestFollowupTokens: later turns' new messages have the follow-up length
+// of their own text, the first turn keeps the whole prompt's target.
+func TestFollowupTokens(t *testing.T) {
+	c := &chatClient{tokenize: true, perMessage: 5, count: wordsAndChars}
+	b := NewBuilder(Spec{Scenario: Multiturn, PromptTokens: 400, MaxTokens: 8, Turns: 3, FollowupTokens: 24}, c)
+	if err := b.Calibrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := b.Sessions(context.Background(), 0, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ss {
+		if got := c.serverCount(s.Request(1).Request); got != 400 {
+			t.Errorf("session %d turn 1: %d prompt tokens, want 400", s.ID, got)
+		}
+		for k := 2; k <= 3; k++ {
+			if n := wordsAndChars(s.Request(k).Request.Prompt); n != 24 {
+				t.Errorf("session %d turn %d: message of %d tokens, want 24", s.ID, k, n)
+			}
+		}
+	}
+}

@@ -54,6 +54,15 @@ type runConfig struct {
 	ImageFormat  workload.ImageFormat
 	Seed         int64
 
+	// Sessions and shared prefixes (issue 14): Turns per session
+	// (multiturn scenario), the think time between turns, and the shared
+	// system prompts.
+	Turns              int
+	FollowupTokens     int
+	Think              load.ThinkTime
+	SharedPrefixTokens int
+	PrefixGroups       int
+
 	Method         load.Method
 	Concurrency    []int
 	Requests       int
@@ -204,6 +213,8 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	builder := workload.NewBuilder(workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
+		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups, Turns: cfg.Turns,
+		FollowupTokens: cfg.FollowupTokens,
 	}, client)
 	if err := builder.Calibrate(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -236,6 +247,9 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 		Client: client, Source: builder, Observe: observers, Clock: deps.Clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
 	}
+	if cfg.Turns > 0 {
+		sweep.Sessions, sweep.Think = builder, cfg.Think
+	}
 	complete, err := sweep.Do(ctx)
 	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil}
 	if err != nil {
@@ -265,6 +279,8 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
+		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
+		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
 }
 
@@ -274,7 +290,7 @@ func (cfg *runConfig) levels() []load.Level {
 	var out []load.Level
 	if cfg.Method == load.Rate {
 		for i, r := range cfg.Rates {
-			out = append(out, load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival)})
+			out = append(out, cfg.sessionLevel(load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival)}))
 		}
 		return out
 	}
@@ -283,9 +299,22 @@ func (cfg *runConfig) levels() []load.Level {
 		if cfg.Method == load.Batch {
 			l.Requests, l.Repeats = 0, cfg.Repeats
 		}
-		out = append(out, l)
+		out = append(out, cfg.sessionLevel(l))
 	}
 	return out
+}
+
+// sessionLevel makes l a multi-turn level when the run has sessions:
+// ⌈requests / turns⌉ sessions of Turns turns (so Requests becomes
+// sessions × turns).
+func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
+	if cfg.Turns < 1 {
+		return l
+	}
+	l.Turns = cfg.Turns
+	l.Sessions = (cfg.Requests + cfg.Turns - 1) / cfg.Turns
+	l.Requests = l.Sessions * l.Turns
+	return l
 }
 
 // openOut creates the --out report file before the run, so that a path
@@ -357,6 +386,10 @@ type runFlags struct {
 	out, records                            *string
 	requests, repeats, warmup, promptTokens *int
 	maxTokens, maxConcurrency               *int
+	// Sessions and shared prefixes (issue 14).
+	turns, sharedPrefixTokens, prefixGroups *int
+	followupTokens                          *int
+	thinkTime                               *string
 	seed                                    *int64
 	timeout                                 *time.Duration
 	quiet                                   *bool
@@ -366,32 +399,37 @@ type runFlags struct {
 
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
-		backend:        fs.String("backend", "", "server family (required): vllm, llamacpp, sglang, tgi, ollama, openai"),
-		url:            fs.String("url", "", "server base URL (required), e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama)"),
-		model:          fs.String("model", "", "model name the server serves (required)"),
-		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
-		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
-		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
-		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
-		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
-		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
-		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
-		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
-		seed:           fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
-		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
-		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
-		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
-		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
-		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
-		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
-		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
-		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
-		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
-		out:            fs.String("out", "-", "report document `FILE` (\"-\": standard output)"),
-		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
-		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
-		profiles:       defineProfileFlag(fs),
-		telemetry:      defineTelemetryFlags(fs),
+		backend:            fs.String("backend", "", "server family (required): vllm, llamacpp, sglang, tgi, ollama, openai"),
+		url:                fs.String("url", "", "server base URL (required), e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama)"),
+		model:              fs.String("model", "", "model name the server serves (required)"),
+		api:                fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
+		apiKey:             fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
+		timeout:            fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		scenario:           fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
+		turns:              fs.Int("turns", 4, "turns per session (multiturn): each sends the conversation so far and a new message; a level runs ⌈requests/turns⌉ sessions, --concurrency of them in flight (pool) or --rate of them started per second (rate)"),
+		followupTokens:     fs.Int("followup-tokens", 0, "tokens of each later turn's new user message (multiturn; default: as long as the first turn's own text)"),
+		thinkTime:          fs.String("think-time", "const:0s", "pause between a session's answer and its next turn (multiturn): const:1s, exp:2s (exponential, mean 2 s) or uniform:0.5s-3s, seeded by --seed"),
+		sharedPrefixTokens: fs.Int("shared-prefix-tokens", 0, "a system prompt of this many tokens shared by all requests (exact with the server's tokenizer, calibrated elsewhere); --prompt-tokens stays the whole prompt's length"),
+		prefixGroups:       fs.Int("prefix-groups", 1, "number of different shared prefixes (with --shared-prefix-tokens); request (or session) i uses prefix i mod groups"),
+		promptTokens:       fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
+		maxTokens:          fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
+		imageSize:          fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
+		imageFormat:        fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
+		seed:               fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
+		method:             fs.String("method", "pool", "load method: pool, batch or rate"),
+		concurrency:        fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
+		requests:           fs.Int("requests", 48, "counted requests per level (pool, rate)"),
+		repeats:            fs.Int("repeats", 3, "batches per level (batch)"),
+		warmup:             fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
+		rate:               fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
+		arrival:            fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
+		maxConcurrency:     fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
+		label:              fs.String("label", "", "run label (default <backend>-<scenario>)"),
+		out:                fs.String("out", "-", "report document `FILE` (\"-\": standard output)"),
+		records:            fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
+		quiet:              fs.Bool("quiet", false, "no progress or summary on standard error"),
+		profiles:           defineProfileFlag(fs),
+		telemetry:          defineTelemetryFlags(fs),
 	}
 }
 
@@ -407,7 +445,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.load, f.profile, f.telemetryConfig} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.sessions, f.load, f.profile, f.telemetryConfig} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
