@@ -34,6 +34,8 @@ vllm-text-image-example.json for --method batch.
 Methods: pool = closed loop, --requests per level with C workers; batch =
 --repeats batches of exactly C simultaneous requests, one after the other;
 rate = open loop at --rate requests/s, at most --max-concurrency in flight.
+With --scenario multiturn the unit is a session of --turns turns: pool keeps
+--concurrency sessions in flight, rate starts --rate sessions per second.
 
 Flags`
 
