@@ -169,3 +169,24 @@ type Client interface {
 	// Ollama have no ignore-EOS), as report warnings.
 	Warnings() []string
 }
+
+// Name is the family's name as its makers write it ("vLLM", "llama.cpp",
+// "SGLang", "TGI", "Ollama"), for messages to people; OpenAI is "an
+// OpenAI-compatible server".
+func (k Kind) Name() string {
+	switch k {
+	case VLLM:
+		return "vLLM"
+	case LlamaCpp:
+		return "llama.cpp"
+	case SGLang:
+		return "SGLang"
+	case TGI:
+		return "TGI"
+	case Ollama:
+		return "Ollama"
+	case OpenAI:
+		return "an OpenAI-compatible server"
+	}
+	return string(k)
+}

@@ -91,7 +91,10 @@ type prober struct {
 	cfg    Config
 	root   string
 	client *http.Client
-	id     Identity
+	// timeout bounds each request (probeTimeout unless set shorter, as
+	// for the scan of the usual local ports).
+	timeout time.Duration
+	id      Identity
 }
 
 func newProber(ctx context.Context, cfg Config) *prober {
@@ -99,8 +102,19 @@ func newProber(ctx context.Context, cfg Config) *prober {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: c}
+	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: c, timeout: probeTimeout}
 }
+
+// StatusError is a probe request answered with an HTTP status other than
+// 200 OK. Path is the request's path, Code the status code.
+type StatusError struct {
+	Path   string
+	Code   int
+	Status string
+}
+
+// Error is "HTTP <status>", e.g. "HTTP 404 Not Found".
+func (e *StatusError) Error() string { return "HTTP " + e.Status }
 
 func (p *prober) warnf(format string, args ...any) {
 	p.id.Warnings = append(p.id.Warnings, "probe: "+fmt.Sprintf(format, args...))
@@ -108,7 +122,7 @@ func (p *prober) warnf(format string, args ...any) {
 
 // call sends one request and decodes a JSON response into out.
 func (p *prober) call(method, path string, body any, out any) error {
-	ctx, cancel := context.WithTimeout(p.ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
@@ -138,13 +152,23 @@ func (p *prober) call(method, path string, body any, out any) error {
 		return p.redact(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %s", resp.Status)
+		return &StatusError{Path: path, Code: resp.StatusCode, Status: resp.Status}
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("not the JSON expected: %v", err)
+		return &bodyError{path: path, err: err}
 	}
 	return nil
 }
+
+// bodyError is a probe request answered 200 OK with a body that is not
+// the JSON expected: something answered, but not as the server asked
+// about.
+type bodyError struct {
+	path string
+	err  error
+}
+
+func (e *bodyError) Error() string { return "not the JSON expected: " + e.err.Error() }
 
 // redact keeps an API key out of an error that may end up in a report.
 func (p *prober) redact(err error) error {
@@ -183,6 +207,9 @@ type openAIModels struct {
 		ID          string `json:"id"`
 		Root        string `json:"root"`
 		MaxModelLen *int   `json:"max_model_len"`
+		// OwnedBy names the server family in vLLM ("vllm"), SGLang
+		// ("sglang") and llama.cpp ("llamacpp"); Identify reads it.
+		OwnedBy string `json:"owned_by"`
 	} `json:"data"`
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,9 +32,12 @@ func probeFile(t *testing.T, name string) string {
 func probeServer(t *testing.T, bodies map[string]string, apiKey string) (*httptest.Server, *[]string) {
 	t.Helper()
 	var seen []string
+	var mu sync.Mutex // Identify sends its requests at once
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := r.Method + " " + r.URL.Path
+		mu.Lock()
 		seen = append(seen, key)
+		mu.Unlock()
 		if apiKey != "" && r.Header.Get("Authorization") != "Bearer "+apiKey {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -256,15 +260,7 @@ func TestProbeOllamaLive(t *testing.T) {
 // TestProbeHonoursContext: a cancelled run context ends a probe of a
 // stalled server at once, not after probeTimeout per request.
 func TestProbeHonoursContext(t *testing.T) {
-	stop := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-stop:
-		}
-	}))
-	defer srv.Close()
-	defer close(stop)
+	srv := stallingServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -275,4 +271,19 @@ func TestProbeHonoursContext(t *testing.T) {
 	if len(id.Warnings) != 2 {
 		t.Errorf("warnings %q, want one per probe request", id.Warnings)
 	}
+}
+
+// stallingServer accepts every request and never answers it, until the
+// client gives up or the test ends.
+func stallingServer(t *testing.T) *httptest.Server {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) }) // runs first: lets Close return
+	return srv
 }

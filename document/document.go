@@ -215,6 +215,10 @@ type KVCache = record.KVCache
 // (record.ServerInfo).
 type ServerInfo = record.ServerInfo
 
+// Discovery is what run found by itself: server, address, family, model
+// (record.Discovery).
+type Discovery = record.Discovery
+
 // Capacity is the KV-cache capacity a server logged at start-up
 // (record.Capacity).
 type Capacity = record.Capacity

@@ -71,6 +71,30 @@ type ServerInfo struct {
 	SizeBytes     *int64            `json:"size_bytes,omitempty"`
 	SizeVRAMBytes *int64            `json:"size_vram_bytes,omitempty"`
 	Details       map[string]string `json:"details,omitempty"`
+
+	// Discovered is what run found by itself because --backend, --url or
+	// --model was not given; nil when all three were (the first-five-
+	// minutes feature, docs/metrics.md "Per run and per document").
+	Discovered *Discovery `json:"discovered,omitempty"`
+}
+
+// Discovery says what run found by itself and how. Each field is set only
+// for what was found: a flag given is never overridden.
+type Discovery struct {
+	// Server names what answered, e.g. "Ollama 0.6.5".
+	Server string `json:"server"`
+	// URL is the address found by looking at the usual loopback ports
+	// (no --url); Scanned are the addresses looked at.
+	URL     string   `json:"url,omitempty"`
+	Scanned []string `json:"scanned,omitempty"`
+	// Backend is the family recognised (no --backend); BackendBy is the
+	// answer that recognised it, e.g. "GET /api/version".
+	Backend   string `json:"backend,omitempty"`
+	BackendBy string `json:"backend_by,omitempty"`
+	// Model is the server's only model (no --model); ModelBy is the
+	// request that listed it, e.g. "GET /api/tags".
+	Model   string `json:"model,omitempty"`
+	ModelBy string `json:"model_by,omitempty"`
 }
 
 // Capacity is the KV-cache capacity a server logged at start-up.

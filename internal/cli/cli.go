@@ -9,8 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+
+	"golang.org/x/term"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/launch"
@@ -34,8 +37,9 @@ var errHelp = errors.New("help requested")
 
 // Deps are the parts of the outside world that commands reach through
 // seams tests replace: the client of the server under test, the starter of
-// launched servers and the clock the load generator runs on. Run uses
-// DefaultDeps; a nil field of a Deps means its default.
+// launched servers, the clock the load generator runs on, whether an
+// output is a terminal and where run looks for a server by itself. Run
+// uses DefaultDeps; a nil field of a Deps means its default.
 type Deps struct {
 	// NewClient makes the client of the server under test (backend.New).
 	NewClient func(backend.Config) (backend.Client, error)
@@ -46,12 +50,21 @@ type Deps struct {
 	// runs' start times (load.RealClock). backend's clients measure on the
 	// real clock: another clock goes with a client that measures on it.
 	Clock load.Clock
+	// IsTerminal tells whether w is a terminal (isTerminal): run then
+	// draws live progress bars on standard error, and ends with the
+	// report's table on standard output, the document going to a file.
+	IsTerminal func(w io.Writer) bool
+	// LocalServers are where run looks for a server when --url is not
+	// given (backend.LocalServers: the usual loopback port of each
+	// family).
+	LocalServers []backend.Candidate
 }
 
-// DefaultDeps are the real parts: backend.New, launch.Start and
-// load.RealClock.
+// DefaultDeps are the real parts: backend.New, launch.Start,
+// load.RealClock, isTerminal and backend.LocalServers.
 func DefaultDeps() Deps {
-	return Deps{NewClient: backend.New, StartServer: launch.Start, Clock: load.RealClock{}}
+	return Deps{NewClient: backend.New, StartServer: launch.Start, Clock: load.RealClock{},
+		IsTerminal: isTerminal, LocalServers: backend.LocalServers()}
 }
 
 // withDefaults fills the nil fields of d from DefaultDeps.
@@ -66,7 +79,20 @@ func (d Deps) withDefaults() Deps {
 	if d.Clock == nil {
 		d.Clock = def.Clock
 	}
+	if d.IsTerminal == nil {
+		d.IsTerminal = def.IsTerminal
+	}
+	if d.LocalServers == nil {
+		d.LocalServers = def.LocalServers
+	}
 	return d
+}
+
+// isTerminal reports whether w is a terminal (a file descriptor the
+// terminal ioctl answers for; /dev/null and pipes are not).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // command is one subcommand.
@@ -126,8 +152,18 @@ func (d Deps) Run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return err
 }
 
+// quickstart is the five lines servebench with no arguments (or --help)
+// shows before the command list: plan, a run against the server on this
+// machine, its report, and a simulated run for those without the GPU.
+const quickstart = `Quick start:
+  servebench plan --model llama-3.1-8b --gpu "RTX 4090" --context 8192  # fits? how many users?
+  servebench run                                                        # benchmark the LLM server on this machine
+  servebench report servebench-*.json --slo ttft_p95=1.5s               # its table, capacity for a budget
+  servebench run --backend sim --gpu "RTX 4090" --model qwen2.5-7b      # predict it without the GPU`
+
 func printUsage(w io.Writer, cmds []command) {
 	fmt.Fprintln(w, "servebench plans, measures and compares self-hosted LLM serving.")
+	fmt.Fprintln(w, "\n"+quickstart)
 	fmt.Fprintln(w, "\nUsage: servebench <command> [flags]\n\nCommands:")
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/internal/testenv"
 )
 
 // run calls Run like main does and returns the exit code and outputs.
@@ -96,4 +98,61 @@ func TestHelpListsCommands(t *testing.T) {
 			t.Errorf("help does not list %s:\n%s", name, stdout)
 		}
 	}
+}
+
+// TestQuickstart: servebench alone shows the five quick-start lines before
+// the command list, and the ones that need no server work as written (the
+// report line on a reference document in place of the glob). The sim line
+// is checked once `run --backend sim` exists.
+func TestQuickstart(t *testing.T) {
+	code, _, stderr := run(t)
+	qs, cmds := strings.Index(stderr, "Quick start:"), strings.Index(stderr, "Commands:")
+	if code != 2 || qs < 0 || cmds < qs {
+		t.Fatalf("exit %d; no quick start before the commands:\n%s", code, stderr)
+	}
+	lines := strings.Split(quickstart, "\n")
+	if len(lines) != 5 {
+		t.Fatalf("quick start has %d lines, want 5", len(lines))
+	}
+	example := testenv.RepoFile(t, "examples/multi-backend-sweep.json")
+	for _, l := range lines[1:] {
+		cmd, _, _ := strings.Cut(l, "#")
+		args := shellWords(t, strings.TrimSpace(cmd))
+		if args[0] != "servebench" {
+			t.Fatalf("quick start line %q does not start with servebench", l)
+		}
+		switch args[1] {
+		case "plan":
+		case "report":
+			args[2] = example
+		default:
+			continue // run needs a server (TestRunScansLocalPorts); sim its own issue
+		}
+		if code, _, stderr := run(t, args[1:]...); code != 0 {
+			t.Errorf("%q: exit %d: %s", l, code, stderr)
+		}
+	}
+}
+
+// shellWords splits a command line at spaces, keeping double-quoted words
+// whole.
+func shellWords(t *testing.T, s string) []string {
+	var out []string
+	for s != "" {
+		s = strings.TrimLeft(s, " ")
+		if strings.HasPrefix(s, `"`) {
+			w, rest, ok := strings.Cut(s[1:], `"`)
+			if !ok {
+				t.Fatalf("unclosed quote in %q", s)
+			}
+			out, s = append(out, w), rest
+			continue
+		}
+		w, rest, _ := strings.Cut(s, " ")
+		if w != "" {
+			out = append(out, w)
+		}
+		s = rest
+	}
+	return out
 }

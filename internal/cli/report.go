@@ -46,12 +46,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	layout := report.Build(set)
-	var answer *slo.Answer
-	if bounds != nil {
-		answer = slo.Evaluate(set, bounds)
-		layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: answer.BestLines()})
-	}
+	layout, answer := reportLayout(set, bounds)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
 		charts = chart.ForSet(set)
@@ -97,6 +92,19 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
+}
+
+// reportLayout lays out set as report does, with the capacity answer for
+// bounds as its last section when bounds are given; run's table on a
+// terminal is the same.
+func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *slo.Answer) {
+	layout := report.Build(set)
+	if bounds == nil {
+		return layout, nil
+	}
+	answer := slo.Evaluate(set, bounds)
+	layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: answer.BestLines()})
+	return layout, answer
 }
 
 func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *slo.Answer) error {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,17 +20,28 @@ import (
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/workload"
 )
 
-const runSynopsis = `run --backend B --url URL --model NAME [flags]
+const runSynopsis = `run [--url URL] [--backend B] [--model NAME] [flags]
 
 Sends generation requests to a running server (vllm, llamacpp, sglang, tgi,
 openai: any OpenAI-compatible endpoint; ollama: its native API) at each level
 of a sweep, records every request and writes a report document in the shape
 of multi-backend-sweep.json (runs[].levels[]), plus records[] in the shape of
 vllm-text-image-example.json for --method batch.
+
+Without --url it looks for a server on this machine's usual ports (vLLM
+8000, SGLang 30000, llama.cpp 8080, Ollama 11434, TGI 8080 and 3000; no
+other machine); without --backend it recognises the server; without
+--model it takes the server's only model. It says what it found, and the
+report records it (server.discovered).
+
+On a terminal it ends with the report's table and writes the document to
+--out or servebench-YYYYMMDD-HHMMSS.json; otherwise the document goes to
+standard output, as for --out -.
 
 Methods: pool = closed loop, --requests per level with C workers; batch =
 --repeats batches of exactly C simultaneous requests, one after the other;
@@ -41,6 +53,8 @@ Flags`
 
 // runConfig is one `servebench run` configuration, parsed and validated.
 type runConfig struct {
+	// Backend, URL and Model name the server under test; each is empty
+	// until found (discoverServer) when its flag was not given.
 	Backend backend.Kind
 	URL     string
 	Model   string
@@ -74,10 +88,22 @@ type runConfig struct {
 	Arrival        load.Arrival
 	MaxConcurrency int
 
-	Label   string
+	Label string
+	// Out is the report document's path, "-" for standard output; ""
+	// until resultOutput decides (no --out).
 	Out     string
 	Records string
 	Quiet   bool
+
+	// The first five minutes (issue 18): Table ends the run with the
+	// report's table on standard output (a terminal), with the capacity
+	// answer for SLO when given; Discovered is what discoverServer found
+	// by itself, recorded in run.server.discovered; ServerNotes are
+	// warnings about the server found, for the run's warnings.
+	Table       bool
+	SLO         []slo.Bound
+	Discovered  *record.Discovery
+	ServerNotes []string
 
 	// Profile is the launch profile the server runs under, when run
 	// launched it; nil otherwise.
@@ -91,14 +117,20 @@ type runConfig struct {
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
-// parse the flags; list the servers to sweep (runTargets: the one at --url,
-// or one per --profile); sweep them in turn (sweepTargets, which writes the
-// records and the report).
+// parse the flags; find what --url, --backend and --model left open
+// (findServer); decide where the report goes (resultOutput); list the
+// servers to sweep (runTargets: the one at --url, or one per --profile);
+// sweep them in turn (sweepTargets, which writes the records and the
+// report, and on a terminal shows its table).
 func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseRunFlags(args, stdout)
 	if err != nil {
 		return err
 	}
+	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
+		return err
+	}
+	cfg.Out, cfg.Table = resultOutput(cfg.Out, deps.IsTerminal(stdout), deps.Clock.Now())
 	targets, err := runTargets(deps, cfg)
 	if err != nil {
 		return err
@@ -136,7 +168,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		rec.close()
 		return err
 	}
-	prog := newProgress(stderr, cfg.Quiet)
+	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
 	env := &runEnv{rec: rec, progress: prog, stderr: stderr}
 	var runErr error
 	for _, t := range targets {
@@ -162,6 +194,12 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 	}
 	if err := writeDocument(out, stdout, &doc); err != nil {
 		return err
+	}
+	if cfg.Table {
+		// What was measured is shown even when the run then fails.
+		if err := showTable(stdout, cfg.Out, cfg.SLO); err != nil {
+			return err
+		}
 	}
 	if runErr != nil {
 		return runErr
@@ -280,7 +318,7 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Scenario: string(cfg.Scenario), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
-		Profile: cfg.Profile, Warnings: slices.Clone(warnings),
+		Profile: cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
@@ -372,12 +410,16 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 	if err != nil {
 		return cfg, err
 	}
-	// runFlags.server checked --backend, --url and --model unless
-	// --profile names the servers (and their labels).
-	if len(cfg.Profiles) == 0 && cfg.Label == "" {
+	cfg.defaultLabel()
+	return cfg, nil
+}
+
+// defaultLabel sets the label <backend>-<scenario> when --label was not
+// given, once the backend is known; --profile names its own labels.
+func (cfg *runConfig) defaultLabel() {
+	if len(cfg.Profiles) == 0 && cfg.Label == "" && cfg.Backend != "" {
 		cfg.Label = string(cfg.Backend) + "-" + string(cfg.Scenario)
 	}
-	return cfg, nil
 }
 
 // runFlags holds the raw flag values.
@@ -385,53 +427,47 @@ type runFlags struct {
 	backend, url, model, api, apiKey        *string
 	scenario, concurrency, method, rate     *string
 	arrival, label, imageSize, imageFormat  *string
-	out, records                            *string
+	out, records, slo                       *string
 	requests, repeats, warmup, promptTokens *int
 	maxTokens, maxConcurrency               *int
-	// Sessions and shared prefixes (issue 14).
-	turns, sharedPrefixTokens, prefixGroups *int
-	followupTokens                          *int
-	thinkTime                               *string
 	seed                                    *int64
 	timeout                                 *time.Duration
 	quiet                                   *bool
 	profiles                                *stringsFlag
 	telemetry                               telemetryFlags
+	sessions                                sessionFlags
 }
 
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
-		backend:            fs.String("backend", "", "server family (required): vllm, llamacpp, sglang, tgi, ollama, openai"),
-		url:                fs.String("url", "", "server base URL (required), e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama)"),
-		model:              fs.String("model", "", "model name the server serves (required)"),
-		api:                fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
-		apiKey:             fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
-		timeout:            fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
-		scenario:           fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
-		turns:              fs.Int("turns", 4, "turns per session (multiturn): each sends the conversation so far and a new message; a level runs ⌈requests/turns⌉ sessions, --concurrency of them in flight (pool) or --rate of them started per second (rate)"),
-		followupTokens:     fs.Int("followup-tokens", 0, "tokens of each later turn's new user message (multiturn; default: as long as the first turn's own text)"),
-		thinkTime:          fs.String("think-time", "const:0s", "pause between a session's answer and its next turn (multiturn): const:1s, exp:2s (exponential, mean 2 s) or uniform:0.5s-3s, seeded by --seed"),
-		sharedPrefixTokens: fs.Int("shared-prefix-tokens", 0, "a system prompt of this many tokens shared by all requests (exact with the server's tokenizer, calibrated elsewhere); --prompt-tokens stays the whole prompt's length"),
-		prefixGroups:       fs.Int("prefix-groups", 1, "number of different shared prefixes (with --shared-prefix-tokens); request (or session) i uses prefix i mod groups"),
-		promptTokens:       fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
-		maxTokens:          fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
-		imageSize:          fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
-		imageFormat:        fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
-		seed:               fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
-		method:             fs.String("method", "pool", "load method: pool, batch or rate"),
-		concurrency:        fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
-		requests:           fs.Int("requests", 48, "counted requests per level (pool, rate)"),
-		repeats:            fs.Int("repeats", 3, "batches per level (batch)"),
-		warmup:             fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
-		rate:               fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
-		arrival:            fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
-		maxConcurrency:     fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
-		label:              fs.String("label", "", "run label (default <backend>-<scenario>)"),
-		out:                fs.String("out", "-", "report document `FILE` (\"-\": standard output)"),
-		records:            fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
-		quiet:              fs.Bool("quiet", false, "no progress or summary on standard error"),
-		profiles:           defineProfileFlag(fs),
-		telemetry:          defineTelemetryFlags(fs),
+		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai"),
+		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
+		model:          fs.String("model", "", "model name the server serves (default: the server's only model)"),
+		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
+		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
+		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
+		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
+		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
+		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
+		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
+		seed:           fs.Int64("seed", 1, "seed of prompts, images and Poisson arrivals (same seed, same workload)"),
+		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
+		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
+		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
+		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
+		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
+		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
+		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson or constant"),
+		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
+		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
+		out:            fs.String("out", "", "report document `FILE` (\"-\": standard output; default: standard output, or servebench-YYYYMMDD-HHMMSS.json when it is a terminal)"),
+		slo:            fs.String("slo", "", "on a terminal, end with the capacity answer for a latency budget, as report --slo: e.g. ttft_p95=1.5s,tpot_p50=50ms"),
+		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
+		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
+		profiles:       defineProfileFlag(fs),
+		telemetry:      defineTelemetryFlags(fs),
+		sessions:       defineSessionFlags(fs),
 	}
 }
 
@@ -447,7 +483,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.sessions, f.load, f.profile, f.telemetryConfig} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.workload, f.sessionsConfig, f.load, f.profile, f.telemetryConfig, f.outputs} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -459,32 +495,65 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if set["profile"] {
 		return nil // f.profile takes the server from each --profile
 	}
-	if *f.backend == "" {
-		return usagef("run: --backend is required (one of %v)", backend.Kinds)
+	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" {
+		k, err := backend.ParseKind(b)
+		if err != nil {
+			return usagef("run: --backend: %v (or auto)", err)
+		}
+		cfg.Backend = k
 	}
-	k, err := backend.ParseKind(*f.backend)
-	if err != nil {
-		return usagef("run: --backend: %v", err)
-	}
-	cfg.Backend = k
-	if cfg.URL == "" {
-		return usagef("run: --url is required (the server's base URL)")
-	}
-	if err := checkURL(cfg.URL); err != nil {
-		return usagef("run: --url: %v", err)
-	}
-	if cfg.Model == "" {
-		return usagef("run: --model is required (the model name the server serves)")
+	if cfg.URL != "" {
+		if err := checkURL(cfg.URL); err != nil {
+			return usagef("run: --url: %v", err)
+		}
 	}
 	cfg.API = backend.API(*f.api)
-	switch {
-	case k == backend.Ollama && cfg.API != backend.Chat && cfg.API != backend.Generate:
-		return usagef("run: --api %q: backend ollama takes chat or generate", *f.api)
-	case k != backend.Ollama && cfg.API != backend.Chat && cfg.API != backend.Completions:
-		return usagef("run: --api %q: backend %s takes chat or completions", *f.api, k)
+	if err := checkAPI(cfg.Backend, cfg.API); err != nil {
+		return err
 	}
 	if cfg.Timeout < 0 {
 		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+	}
+	return nil
+}
+
+// backendAuto is --backend's default: recognise the server.
+const backendAuto = "auto"
+
+// checkAPI checks that backend k takes the request API api; any API one
+// of them takes passes while the backend is not known yet ("").
+func checkAPI(k backend.Kind, api backend.API) error {
+	switch {
+	case k == "" && api != backend.Chat && api != backend.Completions && api != backend.Generate:
+		return usagef("run: --api %q: want chat, completions or generate", api)
+	case k == backend.Ollama && api != backend.Chat && api != backend.Generate:
+		return usagef("run: --api %q: backend ollama takes chat or generate", api)
+	case k != "" && k != backend.Ollama && api != backend.Chat && api != backend.Completions:
+		return usagef("run: --api %q: backend %s takes chat or completions", api, k)
+	}
+	return nil
+}
+
+// outputs checks --out, --records and --slo before anything is sent: a
+// file in a folder that does not exist, or a bad SLO, is a usage error at
+// once, not after the benchmark (the files are created once the server
+// is found).
+func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
+	for _, o := range []struct{ flag, path string }{{"--out", cfg.Out}, {"--records", cfg.Records}} {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(o.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return usagef("run: %s %s: folder %s does not exist", o.flag, o.path, dir)
+		}
+	}
+	if *f.slo != "" {
+		bounds, err := slo.Parse(*f.slo)
+		if err != nil {
+			return usagef("run: --slo: %v", err)
+		}
+		cfg.SLO = bounds
 	}
 	return nil
 }

@@ -134,14 +134,17 @@ func TestRunFailsClearlyWhenProbeFails(t *testing.T) {
 
 // TestRunKeepsAPIKeyOutOfOutputs sends the key from OPENAI_API_KEY as a
 // Bearer token and finds it in no output file, even in error texts that
-// echo the request.
+// echo the request. The server (a proxy that checks keys on generation
+// only) lets the identity probes through, so the requests are sent.
 func TestRunKeepsAPIKeyOutOfOutputs(t *testing.T) {
 	const key = "sk-test-7f3a9c1e5b"
 	var auth atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			auth.Store(r.Header.Get("Authorization"))
+		if r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
 		}
+		auth.Store(r.Header.Get("Authorization"))
 		http.Error(w, "bad key "+r.Header.Get("Authorization"), http.StatusUnauthorized)
 	}))
 	defer srv.Close()
@@ -167,6 +170,51 @@ func TestRunKeepsAPIKeyOutOfOutputs(t *testing.T) {
 	}
 	if l := readDoc(t, report).Runs[0].Levels[0]; l.ErrorsByReason["http_4xx"] != 2 {
 		t.Fatalf("errors %v", l.ErrorsByReason)
+	}
+}
+
+// TestRunSaysHowToGiveTheKey: a server that refuses the identity probes
+// with 401 stops the run before any request, with one line that says how
+// the key is given and never the key, and leaves no report behind.
+func TestRunSaysHowToGiveTheKey(t *testing.T) {
+	const key = "sk-test-41c0d9"
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		http.Error(w, `{"error":"invalid key `+r.Header.Get("Authorization")+`"}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	cases := []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{"no key, backend found", "", nil, "wants an API key (GET /v1/models answered 401 Unauthorized); give it with --api-key or in OPENAI_API_KEY"},
+		{"no key, backend given", "", []string{"--backend", "vllm", "--model", "m"}, "wants an API key (GET /v1/models answered 401 Unauthorized); give it with --api-key or in OPENAI_API_KEY"},
+		{"key in the environment refused", key, nil, "refused the API key given (GET /v1/models answered 401 Unauthorized); check --api-key or OPENAI_API_KEY"},
+		{"key flag refused", "", []string{"--api-key", key}, "refused the API key given"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("OPENAI_API_KEY", c.env)
+			report := filepath.Join(t.TempDir(), "report.json")
+			args := append([]string{"run", "--url", srv.URL, "--out", report}, c.args...)
+			_, stderr, err := cliRun(context.Background(), args...)
+			if err == nil || ExitCode(err, new(strings.Builder)) != 2 || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want exit 2 with %q", err, c.want)
+			}
+			if strings.Contains(err.Error()+stderr, key) {
+				t.Fatalf("the key is echoed: %v %s", err, stderr)
+			}
+			if _, err := os.Stat(report); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a report was written: %v", err)
+			}
+		})
+	}
+	if posts.Load() != 0 {
+		t.Fatalf("%d generation requests sent to a server that refused the key", posts.Load())
 	}
 }
 

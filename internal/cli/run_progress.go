@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
@@ -20,8 +19,9 @@ import (
 // is not a terminal.
 const plainInterval = 5 * time.Second
 
-// progress shows each level on standard error: a live mpb bar on a
-// terminal, plain periodic lines otherwise, nothing with --quiet. It
+// progress shows each level on standard error: requests done of the
+// level's total, throughput, TTFT p50, errors and an ETA, as a live mpb bar
+// on a terminal, plain periodic lines otherwise, nothing with --quiet. It
 // summarizes with the same stats.Accumulator that the report uses, so the
 // live figures and the report agree.
 type progress struct {
@@ -33,6 +33,7 @@ type progress struct {
 	acc     *stats.Accumulator
 	view    *levelView
 	snapAt  time.Time
+	started time.Time // the level's start, for its ETA
 	level   load.Level
 	total   int
 	lastOut time.Time
@@ -41,18 +42,10 @@ type progress struct {
 	bar *mpb.Bar
 }
 
-func newProgress(w io.Writer, quiet bool) *progress {
-	return &progress{w: w, quiet: quiet, tty: isTerminal(w)}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+// newProgress shows progress on w; tty says whether w is a terminal
+// (Deps.IsTerminal).
+func newProgress(w io.Writer, quiet, tty bool) *progress {
+	return &progress{w: w, quiet: quiet, tty: tty}
 }
 
 func (p *progress) levelStart(l load.Level, total int) {
@@ -60,9 +53,10 @@ func (p *progress) levelStart(l load.Level, total int) {
 		return
 	}
 	view := &levelView{}
+	started := time.Now()
 	p.mu.Lock()
 	p.acc, p.level, p.total, p.view = &stats.Accumulator{}, l, total, view
-	p.snapAt, p.lastOut = time.Time{}, time.Now()
+	p.snapAt, p.lastOut, p.started = time.Time{}, started, started
 	p.mu.Unlock()
 	if !p.tty {
 		return
@@ -75,7 +69,9 @@ func (p *progress) levelStart(l load.Level, total int) {
 	}
 	bar := p.p.AddBar(int64(total), mpb.BarWidth(24),
 		mpb.PrependDecorators(decor.Name(levelName(l)+" "), decor.CountersNoUnit("%d/%d")),
-		mpb.AppendDecorators(decor.Any(func(decor.Statistics) string { return figures(view.get()) })),
+		mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string {
+			return figures(view.get()) + "  " + eta(time.Since(started), int(st.Current), int(st.Total))
+		})),
 	)
 	p.mu.Lock()
 	p.bar = bar
@@ -114,7 +110,8 @@ func (p *progress) add(r *record.Result) {
 	plain := !p.tty && now.Sub(p.lastOut) >= plainInterval
 	if plain {
 		p.lastOut = now
-		fmt.Fprintf(p.w, "servebench: %s %d/%d %s\n", levelName(p.level), p.acc.Requests(), p.total, figures(p.view.get()))
+		done := p.acc.Requests()
+		fmt.Fprintf(p.w, "servebench: %s %d/%d %s  %s\n", levelName(p.level), done, p.total, figures(p.view.get()), eta(now.Sub(p.started), done, p.total))
 	}
 	bar := p.bar
 	p.mu.Unlock()
@@ -170,4 +167,18 @@ func figures(l document.Level) string {
 		s += "  TTFT p50 -"
 	}
 	return s + fmt.Sprintf("  errors %d", l.Errors)
+}
+
+// eta estimates the time a level has left from its pace so far:
+// elapsed × (total − done) / done, to the second; "ETA -" before the first
+// request ends.
+func eta(elapsed time.Duration, done, total int) string {
+	switch {
+	case done <= 0 || total <= 0:
+		return "ETA -"
+	case done >= total:
+		return "ETA 0s"
+	}
+	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+	return "ETA " + left.Round(time.Second).String()
 }

@@ -86,6 +86,7 @@ func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *reco
 	if run.Server == nil {
 		run.Server = &id.Server
 	}
+	run.Server.Discovered = cfg.Discovered
 	if run.Runtime == nil {
 		run.Runtime = id.Runtime
 	}

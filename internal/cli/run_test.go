@@ -33,12 +33,9 @@ func TestRunFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"missing backend", []string{"run", "--url", "http://x", "--model", "m"}, "--backend is required"},
 		{"unknown backend", []string{"run", "--backend", "foo", "--url", "http://x", "--model", "m"}, `--backend: unknown backend "foo"`},
-		{"missing url", []string{"run", "--backend", "vllm", "--model", "m"}, "--url is required"},
 		{"bad url", []string{"run", "--backend", "vllm", "--url", "localhost:8000", "--model", "m"}, "--url:"},
 		{"url with credentials", []string{"run", "--backend", "vllm", "--url", "http://u:secret@h", "--model", "m"}, "--url:"},
-		{"missing model", []string{"run", "--backend", "vllm", "--url", "http://x"}, "--model is required"},
 		{"ollama completions", append(slices.Clone(base), "--api", "completions"), "--api"},
 		{"vllm generate", []string{"run", "--backend", "vllm", "--url", "http://x", "--model", "m", "--api", "generate"}, "--api"},
 		{"unknown api", append(slices.Clone(base), "--api", "embed"), "--api"},
@@ -66,6 +63,9 @@ func TestRunFlagErrors(t *testing.T) {
 		{"argument", append(slices.Clone(base), "extra"), `unexpected argument "extra"`},
 		{"out not writable", append(slices.Clone(base), "--out", "/nonexistent-dir/report.json"), "--out"},
 		{"records not writable", append(slices.Clone(base), "--records", "/nonexistent-dir/records.jsonl"), "--records"},
+		{"api with backend auto", []string{"run", "--api", "embed"}, `--api "embed": want chat, completions or generate`},
+		{"generate on a backend found to be vllm", []string{"run", "--backend", "vllm", "--api", "generate"}, "backend vllm takes chat or completions"},
+		{"slo", append(slices.Clone(base), "--slo", "ttft_p95=fast"), "--slo"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestRunHelpExplainsEveryFlag(t *testing.T) {
 	for _, want := range []string{"-backend", "-url", "-model", "-scenario", "-concurrency", "(default \"1,4,16\")", "-method", "(default \"pool\")",
 		"-requests", "(default 48)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
 		"-max-concurrency", "-api", "-timeout", "(default 5m0s)", "-seed", "-label", "-image-size", "-image-format", "-api-key",
-		"-out", "-records", "-quiet"} {
+		"-out", "-records", "-quiet", "-slo"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}
@@ -428,8 +428,7 @@ func TestRunRateOnOllama(t *testing.T) {
 func TestProgressOnTerminal(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		var buf bytes.Buffer
-		p := newProgress(&buf, false)
-		p.tty = tty
+		p := newProgress(&buf, false, tty)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -450,19 +449,46 @@ func TestProgressOnTerminal(t *testing.T) {
 			t.Fatalf("tty=%v: progress deadlocked", tty)
 		}
 		s := buf.String()
-		for _, want := range []string{"c=2", "c=4", "3/3", "tok/s", "TTFT p50 20.0 ms", "errors 0"} {
+		want := []string{"c=2", "c=4", "3/3", "tok/s", "TTFT p50 20.0 ms", "errors 0"}
+		if tty {
+			want = append(want, "ETA 0s") // the bar's last render, level done
+		}
+		for _, want := range want {
 			if !strings.Contains(s, want) {
 				t.Errorf("tty=%v: progress %q lacks %q", tty, s, want)
 			}
 		}
 	}
 	var quiet bytes.Buffer
-	p := newProgress(&quiet, true)
+	p := newProgress(&quiet, true, false)
 	p.levelStart(load.Level{Concurrency: 1}, 1)
 	p.add(&record.Result{})
 	p.levelEnd()
 	p.close()
 	if quiet.Len() != 0 {
 		t.Fatalf("--quiet printed %q", quiet.String())
+	}
+}
+
+func TestETA(t *testing.T) {
+	cases := []struct {
+		name        string
+		elapsed     time.Duration
+		done, total int
+		want        string
+	}{
+		{"nothing done yet", 3 * time.Second, 0, 48, "ETA -"},
+		{"a quarter in 10s", 10 * time.Second, 12, 48, "ETA 30s"},
+		{"rounded to the second", 1500 * time.Millisecond, 2, 3, "ETA 1s"},
+		{"minutes", 90 * time.Second, 1, 3, "ETA 3m0s"},
+		{"done", 10 * time.Second, 48, 48, "ETA 0s"},
+		{"unknown total", time.Second, 1, 0, "ETA -"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := eta(c.elapsed, c.done, c.total); got != c.want {
+				t.Errorf("eta(%v, %d, %d) = %q, want %q", c.elapsed, c.done, c.total, got, c.want)
+			}
+		})
 	}
 }

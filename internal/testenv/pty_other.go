@@ -1,0 +1,16 @@
+//go:build !linux
+
+package testenv
+
+import (
+	"os"
+	"testing"
+)
+
+// PTY opens a pseudo-terminal on Linux; elsewhere the test is skipped
+// (fails under SERVEBENCH_STRICT=1).
+func PTY(t testing.TB) (controller, terminal *os.File) {
+	t.Helper()
+	Missing(t, "the pseudo-terminal helper is written for Linux")
+	return nil, nil
+}
