@@ -111,6 +111,8 @@ func TestRunReasoningStreams(t *testing.T) {
 			if l.Errors != 0 || l.TTFTP50Ms == nil || l.TTFRP50Ms == nil || l.TTFAP50Ms == nil {
 				t.Fatalf("level %+v", l)
 			}
+			t.Logf("%s: TTFT p50 %.1f ms, TTFR p50 %.1f ms, TTFA p50 %.1f ms; reasoning %d, answer %d tokens (estimated %v)",
+				tt.backend, *l.TTFTP50Ms, *l.TTFRP50Ms, *l.TTFAP50Ms, *l.ReasoningTokens, *l.AnswerTokens, l.ReasoningTokensEstimated)
 			if *l.TTFRP50Ms != *l.TTFTP50Ms || *l.TTFTP50Ms <= 0 {
 				t.Errorf("TTFT p50 %v ms, TTFR p50 %v ms: the first token is a reasoning token", *l.TTFTP50Ms, *l.TTFRP50Ms)
 			}
