@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -176,4 +177,31 @@ func checkSessions(t *testing.T, results []record.Result, n, turns int, gap time
 			}
 		}
 	}
+}
+
+// FuzzParseThinkTime: whatever --think-time says, the parser returns a law
+// whose draws stay within [0, maxThink] and which reads back the same from
+// its String, or an error that names the value.
+func FuzzParseThinkTime(f *testing.F) {
+	for _, s := range []string{"const:1s", "exp:2s", "uniform:0.5s-3s", "uniform:1s-1s", "exp:", "uniform:-", "const:1h0m0.000000001s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tt, err := ParseThinkTime(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("error %q does not name %q", err, s)
+			}
+			return
+		}
+		if again, err := ParseThinkTime(tt.String()); err != nil || again != tt {
+			t.Fatalf("%q → %+v → %q → %+v, %v", s, tt, tt.String(), again, err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		for range 8 {
+			if d := tt.Draw(r); d < 0 || d > maxThink {
+				t.Fatalf("%q drew %v", s, d)
+			}
+		}
+	})
 }

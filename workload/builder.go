@@ -263,6 +263,13 @@ func (b *Builder) Items(ctx context.Context, seq0, n int) ([]Item, error) {
 
 func (b *Builder) item(ctx context.Context, seq int) (Item, error) { return b.request(ctx, seq, seq) }
 
+// GroupItem prepares request seq like Items, with the shared prefix of
+// group (mod Spec.PrefixGroups) rather than its number's: for a source
+// that names each request's prefix group (a trace's prefix_group).
+func (b *Builder) GroupItem(ctx context.Context, seq, group int) (Item, error) {
+	return b.request(ctx, seq, group)
+}
+
 // request prepares request seq with the shared prefix of group
 // prefix.group(groupOf) (a request's own number, or its session's).
 func (b *Builder) request(ctx context.Context, seq, groupOf int) (Item, error) {
