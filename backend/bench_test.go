@@ -28,37 +28,15 @@ const ollamaThinkTagChunk = `{"model":"deepseek-r1:1.5b","created_at":"2026-12-0
 // BenchmarkReasoningChunk measures decoding reasoning chunks on the hot
 // path: a reasoning field (vLLM) and a think tag in content (Ollama).
 func BenchmarkReasoningChunk(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		dec  decoder
-		data string
-	}{
-		{"vllm-reasoning-field", &openAIDecoder{}, vllmReasoningChunk},
-		{"ollama-think-tag", &ollamaDecoder{}, ollamaThinkTagChunk},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			st := newStream(&record.Result{}, 128)
-			data := []byte(bc.data)
-			now := time.Now()
-			b.ReportAllocs()
-			b.SetBytes(int64(len(data)))
-			for i := 0; b.Loop(); i++ {
-				if i%128 == 0 {
-					st.offsets, st.tokens, st.assigned = st.offsets[:0], st.tokens[:0], 0
-				}
-				if _, f := bc.dec.chunk(data, now, st); f != nil {
-					b.Fatal(f)
-				}
-			}
-		})
-	}
+	b.Run("vllm-reasoning-field", func(b *testing.B) { benchChunk(b, &openAIDecoder{}, vllmReasoningChunk) })
+	b.Run("ollama-think-tag", func(b *testing.B) { benchChunk(b, &ollamaDecoder{}, ollamaThinkTagChunk) })
 }
 
-// BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
-func BenchmarkOpenAIChunk(b *testing.B) {
-	var d openAIDecoder
+// benchChunk decodes data with dec again and again, as the chunks of
+// 128-token streams.
+func benchChunk(b *testing.B, dec decoder, chunk string) {
 	st := newStream(&record.Result{}, 128)
-	data := []byte(vllmChunk)
+	data := []byte(chunk)
 	now := time.Now()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
@@ -66,11 +44,14 @@ func BenchmarkOpenAIChunk(b *testing.B) {
 		if i%128 == 0 {
 			st.offsets, st.tokens, st.assigned = st.offsets[:0], st.tokens[:0], 0
 		}
-		if _, f := d.chunk(data, now, st); f != nil {
+		if _, f := dec.chunk(data, now, st); f != nil {
 			b.Fatal(f)
 		}
 	}
 }
+
+// BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
+func BenchmarkOpenAIChunk(b *testing.B) { benchChunk(b, &openAIDecoder{}, vllmChunk) }
 
 // BenchmarkSSEStream measures the whole per-chunk loop (line reading,
 // framing, decoding, stamping) over an in-memory 128-chunk stream.

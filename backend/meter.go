@@ -128,18 +128,8 @@ func (st *stream) finish(f *failure) {
 
 func (st *stream) finishTokens() {
 	res := st.res
-	if st.prompt >= 0 {
-		p := st.prompt
-		res.PromptTokens = &p
-	}
-	if st.output >= 0 {
-		o := st.output
-		res.OutputTokens = &o
-	}
-	if st.cached >= 0 {
-		c := st.cached
-		res.CachedPromptTokens = &c
-	}
+	res.PromptTokens, res.OutputTokens = countPtr(st.prompt), countPtr(st.output)
+	res.CachedPromptTokens = countPtr(st.cached)
 	if !st.perChunkTokens() {
 		return
 	}
@@ -173,14 +163,15 @@ func (st *stream) finishReasoning() {
 	if t.reasoningChunks == 0 {
 		return
 	}
-	if t.firstReasoning >= 0 {
-		v := t.firstReasoning
-		res.TTFRNS = &v
+	res.TTFRNS, res.TTFANS = nsPtr(t.firstReasoning), nsPtr(t.firstAnswer)
+}
+
+// countPtr is a server count for a Result: nil when unknown (negative).
+func countPtr(v int) *int {
+	if v < 0 {
+		return nil
 	}
-	if t.firstAnswer >= 0 {
-		v := t.firstAnswer
-		res.TTFANS = &v
-	}
+	return &v
 }
 
 func (t timings) record() *record.ServerTimings {

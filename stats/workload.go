@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/servebench/servebench/document"
@@ -126,13 +127,8 @@ func (ts turns) summaries() []document.TurnSummary {
 	if len(ts) == 0 {
 		return nil
 	}
-	keys := make([]int, 0, len(ts))
-	for k := range ts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make([]document.TurnSummary, 0, len(keys))
-	for _, k := range keys {
+	out := make([]document.TurnSummary, 0, len(ts))
+	for _, k := range slices.Sorted(maps.Keys(ts)) {
 		out = append(out, ts[k].summary(k))
 	}
 	return out
