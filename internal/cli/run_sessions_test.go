@@ -4,13 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
@@ -215,5 +221,70 @@ func TestRunSessionFlagErrors(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+// TestRunPrefixCacheFromVLLM: a loopback server in vLLM's shapes (vLLM
+// cannot run here) reports, per request, the cached part of its prompt
+// (usage.prompt_tokens_details.cached_tokens, vLLM with
+// --enable-prompt-tokens-details) and counts prompt tokens queried and hit
+// in the published V1 /metrics page (telemetry/testdata/
+// vllm-v1-metrics-opt125m-cpu.txt, its counters' values replaced by the
+// server's running totals). Every request has a 100-token prompt of which
+// 64 are cached (the same for all, so that the rate does not depend on
+// when telemetry's first scrape lands). The level reports both: the
+// requests' cached tokens and hit rate, and the server's own hit rate from
+// the counters' rise over the level, 0.64 each.
+func TestRunPrefixCacheFromVLLM(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join(repoRoot, "telemetry", "testdata", "vllm-v1-metrics-opt125m-cpu.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queriesLine := regexp.MustCompile(`(?m)^(vllm:prefix_cache_queries_total\{[^}]*\}) .*$`)
+	hitsLine := regexp.MustCompile(`(?m)^(vllm:prefix_cache_hits_total\{[^}]*\}) .*$`)
+	var mu sync.Mutex
+	var queries, hits int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/metrics":
+			mu.Lock()
+			p := queriesLine.ReplaceAll(page, []byte(fmt.Sprintf("${1} %d.0", queries)))
+			p = hitsLine.ReplaceAll(p, []byte(fmt.Sprintf("${1} %d.0", hits)))
+			mu.Unlock()
+			w.Write(p)
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+			const cached = 64
+			mu.Lock()
+			queries, hits = queries+100, hits+cached
+			mu.Unlock()
+			// A request takes a while, so the level spans several scrapes.
+			time.Sleep(40 * time.Millisecond)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"a"},"logprobs":null,"finish_reason":null}]}`+"\n\n")
+			fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":100,"total_tokens":101,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":%d}}}`+"\n\ndata: [DONE]\n\n", cached)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	report := filepath.Join(t.TempDir(), "report.json")
+	_, stderr, err := cliRun(context.Background(), "run", "--backend", "vllm", "--url", srv.URL, "--model", "m",
+		"--concurrency", "1", "--requests", "8", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "1",
+		"--gpu", "none", "--scrape-interval", "50ms", "--out", report, "--quiet")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	l := readDoc(t, report).Runs[0].Levels[0]
+	if l.PromptTokensSent == nil || *l.PromptTokensSent != 800 || l.PromptTokensCached == nil || *l.PromptTokensCached != 512 {
+		t.Fatalf("sent %v cached %v, want 800 and 512", l.PromptTokensSent, l.PromptTokensCached)
+	}
+	for name, v := range map[string]*float64{"prompt_cache_hit_rate": l.PromptCacheHitRate, "prefix_cache_hit_rate": l.PrefixCacheHitRate} {
+		if v == nil || math.Abs(*v-0.64) > 1e-9 {
+			t.Errorf("%s = %v, want 0.64", name, v)
+		}
+	}
+	var out, errb bytes.Buffer
+	if err := Run(context.Background(), []string{"report", report}, &out, &errb); err != nil || !strings.Contains(out.String(), "server prefix cache hit %") || !strings.Contains(out.String(), "64.0") {
+		t.Errorf("report table lacks the cache columns (%v):\n%s", err, out.String())
 	}
 }
