@@ -20,6 +20,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -99,6 +100,44 @@ type Info struct {
 	// HasOutput is false when the file has no output.weight (the
 	// embeddings are tied).
 	HasOutput bool
+	// LayerBytes is the size of each repeating layer's tensors (blk.N.*,
+	// indexed by N); OutputBytes, OutputNormBytes and TokenEmbdBytes those
+	// of output.weight, output_norm.* and token_embd.*: what llama.cpp and
+	// Ollama place on a device layer by layer.
+	LayerBytes                                   []int64
+	OutputBytes, OutputNormBytes, TokenEmbdBytes int64
+}
+
+// maxGGUFLayers bounds the blk.N index a file may use (real models have
+// at most a few hundred layers).
+const maxGGUFLayers = 1 << 14
+
+// addTensor counts a tensor of b bytes named name into the per-layer and
+// non-repeating sizes.
+func (info *Info) addTensor(name string, b int64, nTensors uint64) error {
+	switch {
+	case strings.HasPrefix(name, "blk."):
+		rest := name[len("blk."):]
+		dot := strings.IndexByte(rest, '.')
+		n, err := strconv.Atoi(rest[:max(dot, 0)])
+		if dot < 0 || err != nil || n < 0 {
+			return nil // not a numbered layer: counted in TensorBytes only
+		}
+		if n >= maxGGUFLayers || uint64(n) >= nTensors {
+			return fmt.Errorf("tensor %q: layer index %d out of range", name, n)
+		}
+		for len(info.LayerBytes) <= n {
+			info.LayerBytes = append(info.LayerBytes, 0)
+		}
+		info.LayerBytes[n] += b
+	case name == "output.weight":
+		info.OutputBytes += b
+	case strings.HasPrefix(name, "output_norm."):
+		info.OutputNormBytes += b
+	case strings.HasPrefix(name, "token_embd."):
+		info.TokenEmbdBytes += b
+	}
+	return nil
 }
 
 // gr reads little-endian GGUF values and counts the bytes left.
@@ -301,9 +340,13 @@ func Parse(r io.Reader, size int64) (*Info, error) {
 		if blocks > uint64(size)/uint64(bt.blockBytes) {
 			return nil, fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.blockBytes, size)
 		}
-		info.TensorBytes += int64(blocks * uint64(bt.blockBytes))
+		tb := int64(blocks * uint64(bt.blockBytes))
+		info.TensorBytes += tb
 		if info.TensorBytes > size {
 			return nil, fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)
+		}
+		if err := info.addTensor(name, tb, nTensors); err != nil {
+			return nil, err
 		}
 		info.Tensors++
 		if name == "output.weight" {

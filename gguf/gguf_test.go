@@ -45,6 +45,22 @@ func TestReadTinyModel(t *testing.T) {
 	if info.FileType() == "" {
 		t.Errorf("general.file_type %v not named", info.Ints["general.file_type"])
 	}
+	// Per-layer sizes (what llama.cpp and Ollama place per device): one
+	// entry per layer, all equal, and with the non-repeating tensors they
+	// add up to every tensor's bytes.
+	if len(info.LayerBytes) != spec.Layers || info.OutputBytes == 0 || info.OutputNormBytes == 0 || info.TokenEmbdBytes == 0 {
+		t.Fatalf("layer sizes %v, output %d, norm %d, embd %d", info.LayerBytes, info.OutputBytes, info.OutputNormBytes, info.TokenEmbdBytes)
+	}
+	sum := info.OutputBytes + info.OutputNormBytes + info.TokenEmbdBytes
+	for _, b := range info.LayerBytes {
+		sum += b
+		if b != info.LayerBytes[0] {
+			t.Errorf("layer sizes differ: %v", info.LayerBytes)
+		}
+	}
+	if sum != info.TensorBytes {
+		t.Errorf("per-layer and non-repeating sizes add up to %d, tensors %d", sum, info.TensorBytes)
+	}
 }
 
 // TestGGUFBadFiles: truncated and hostile files give an error naming the

@@ -60,6 +60,17 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 	m.ExpertsPerToken, _ = get("expert_used_count")
 	m.MoEIntermediate, _ = get("expert_feed_forward_length")
 	m.DenseLayers, _ = get("leading_dense_block_count")
+	if m.Experts > 0 && m.MoEIntermediate == 0 {
+		m.MoEIntermediate = m.Intermediate // Mixtral: experts of feed_forward_length
+	}
+	if v, ok := get("expert_shared_feed_forward_length"); ok {
+		m.SharedExpertIntermediate = v
+	} else if v, ok := get("expert_shared_count"); ok {
+		m.SharedExpertIntermediate = v * m.MoEIntermediate
+	}
+	m.MoELayerStep, _ = get("interleave_moe_layer_step")
+	m.LayerBytes = append([]int64(nil), info.LayerBytes...)
+	m.OutputBytes, m.OutputNormBytes, m.TokenEmbdBytes = info.OutputBytes, info.OutputNormBytes, info.TokenEmbdBytes
 	m.FileType = info.FileType()
 	switch m.FileType {
 	case "F32":
@@ -74,11 +85,12 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 }
 
 // ggufSlidingLayout is llama.cpp's per-architecture sliding-window layout:
-// Gemma 2 alternates (even layers sliding), Gemma 3 has five sliding
-// layers then one global; otherwise every layer uses the window.
+// Gemma 2 and gpt-oss alternate (even layers sliding: set_swa_pattern(2)),
+// Gemma 3 has five sliding layers then one global; otherwise every layer
+// uses the window.
 func ggufSlidingLayout(arch string, layers int) []LayerKind {
 	switch arch {
-	case "gemma2":
+	case "gemma2", "gpt-oss":
 		k := make([]LayerKind, layers)
 		for i := range k {
 			if i%2 == 0 {

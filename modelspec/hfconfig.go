@@ -44,7 +44,17 @@ type hfConfig struct {
 	MoEIntermediate   *int                       `json:"moe_intermediate_size"`
 	FirstKDense       *int                       `json:"first_k_dense_replace"`
 	AttentionBias     *bool                      `json:"attention_bias"`
+	ExpertsPerToken   *int                       `json:"experts_per_token"`
+	NSharedExperts    *int                       `json:"n_shared_experts"`
+	SharedExpertInter *int                       `json:"shared_expert_intermediate_size"`
+	IntermediateMLP   *int                       `json:"intermediate_size_mlp"`
+	InterleaveMoEStep *int                       `json:"interleave_moe_layer_step"`
+	AttentionChunk    *int                       `json:"attention_chunk_size"`
+	NoRopeLayers      []int                      `json:"no_rope_layers"`
+	NoRopeInterval    *int                       `json:"no_rope_layer_interval"`
 	TextConfig        json.RawMessage            `json:"text_config"`
+	VisionConfig      json.RawMessage            `json:"vision_config"`
+	MMTokensPerImage  *int                       `json:"mm_tokens_per_image"`
 	Hybrid            map[string]json.RawMessage `json:"-"`
 }
 
@@ -116,6 +126,9 @@ func ParseHFConfig(b []byte) (Spec, error) {
 		if inner.MaxContext == 0 && c.MaxPosition != nil {
 			inner.MaxContext = *c.MaxPosition
 		}
+		if err := c.vision(&inner); err != nil {
+			return Spec{}, err
+		}
 		return inner, nil
 	}
 	if hybridModelTypes[strings.ToLower(c.ModelType)] {
@@ -131,7 +144,31 @@ func ParseHFConfig(b []byte) (Spec, error) {
 			return Spec{}, fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
 		}
 	}
-	return c.spec()
+	m, err := c.spec()
+	if err != nil {
+		return m, err
+	}
+	if err := c.vision(&m); err != nil {
+		return Spec{}, err
+	}
+	return m, m.Validate()
+}
+
+// vision reads the vision_config of a vision-language model into m.
+func (c *hfConfig) vision(m *Spec) error {
+	if len(c.VisionConfig) == 0 || string(c.VisionConfig) == "null" {
+		return nil
+	}
+	mm := 0
+	if c.MMTokensPerImage != nil {
+		mm = *c.MMTokensPerImage
+	}
+	v, err := parseVisionConfig(c.VisionConfig, strings.ToLower(c.ModelType), mm)
+	if err != nil {
+		return err
+	}
+	m.Vision = v
+	return nil
 }
 
 func (c *hfConfig) spec() (Spec, error) {
@@ -203,19 +240,84 @@ func (c *hfConfig) spec() (Spec, error) {
 			m.Experts = *e
 		}
 	}
-	if c.NumExpertsPerTok != nil {
-		m.ExpertsPerToken = *c.NumExpertsPerTok
-	}
-	if c.MoEIntermediate != nil {
-		m.MoEIntermediate = *c.MoEIntermediate
-	}
-	if c.FirstKDense != nil {
-		m.DenseLayers = *c.FirstKDense
+	if err := c.moe(&m); err != nil {
+		return m, err
 	}
 	if err := c.sliding(&m); err != nil {
 		return m, err
 	}
+	c.chunked(&m)
 	return m, m.Validate()
+}
+
+// moe reads the mixture-of-experts fields. Mixtral and gpt-oss give the
+// expert width as intermediate_size; Llama 4 gives it as
+// intermediate_size (its shared expert has the same width) and its dense
+// MLP as intermediate_size_mlp; DeepSeek's shared experts are
+// n_shared_experts of moe_intermediate_size.
+func (c *hfConfig) moe(m *Spec) error {
+	if m.Experts == 0 {
+		return nil
+	}
+	for _, k := range []*int{c.ExpertsPerToken, c.NumExpertsPerTok} {
+		if k != nil {
+			m.ExpertsPerToken = *k
+		}
+	}
+	if m.ExpertsPerToken <= 0 || m.ExpertsPerToken > m.Experts {
+		return fmt.Errorf("field num_experts_per_tok = %d must be in 1..%d (the experts)", m.ExpertsPerToken, m.Experts)
+	}
+	m.MoEIntermediate = m.Intermediate
+	if c.MoEIntermediate != nil {
+		m.MoEIntermediate = *c.MoEIntermediate
+	}
+	if strings.HasPrefix(c.ModelType, "llama4") {
+		m.SharedExpertIntermediate = m.Intermediate
+		if c.IntermediateMLP != nil {
+			m.Intermediate = *c.IntermediateMLP
+		}
+	}
+	if c.SharedExpertInter != nil {
+		m.SharedExpertIntermediate = *c.SharedExpertInter
+	}
+	if c.NSharedExperts != nil {
+		m.SharedExpertIntermediate = *c.NSharedExperts * m.MoEIntermediate
+	}
+	if c.FirstKDense != nil {
+		m.DenseLayers = *c.FirstKDense
+	}
+	if c.InterleaveMoEStep != nil {
+		m.MoELayerStep = *c.InterleaveMoEStep
+	}
+	if m.MoEIntermediate <= 0 || m.MoEIntermediate > 1<<22 {
+		return fmt.Errorf("field moe_intermediate_size = %d is missing or out of range", m.MoEIntermediate)
+	}
+	return nil
+}
+
+// chunked sets Llama 4's layout: with attention_chunk_size, a layer whose
+// no_rope_layers entry is 0 (NoPE) attends globally and the others within
+// chunks; without the list, every no_rope_layer_interval-th layer (4 by
+// default) is global (transformers' Llama4TextConfig).
+func (c *hfConfig) chunked(m *Spec) {
+	if c.AttentionChunk == nil || *c.AttentionChunk <= 0 || m.SlidingWindow > 0 {
+		return
+	}
+	m.AttentionChunk = *c.AttentionChunk
+	interval := 4
+	if c.NoRopeInterval != nil && *c.NoRopeInterval > 0 {
+		interval = *c.NoRopeInterval
+	}
+	m.LayerKinds = make([]LayerKind, m.Layers)
+	for i := range m.LayerKinds {
+		global := (i+1)%interval == 0
+		if len(c.NoRopeLayers) == m.Layers {
+			global = c.NoRopeLayers[i] == 0
+		}
+		if !global {
+			m.LayerKinds[i] = ChunkedAttention
+		}
+	}
 }
 
 // sliding sets the sliding-window layout: layer_types when given; else

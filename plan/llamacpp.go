@@ -39,6 +39,10 @@ type llamaKV struct {
 	Cells, SWACells int
 	// KBytes and VBytes are the K and V buffers over all layers.
 	KBytes, VBytes int64
+	// typeK, typeV, nK and nV are the element types and row widths, for
+	// the per-layer split.
+	typeK, typeV KVDtype
+	nK, nV       int64
 }
 
 // MiB is the "KV self size" / "llama_kv_cache: size" figure in MiB.
@@ -47,8 +51,9 @@ func (k llamaKV) MiB() float64 { return float64(k.KBytes+k.VBytes) / MiB }
 // llamaKVSize computes llama.cpp's KV buffers (llama_kv_cache constructor:
 // per layer, ggml_new_tensor_3d(type_k, n_embd_k_gqa, kv_size) and the same
 // for V) for nCtx total context cells (padded to 256) and nSeq parallel
-// sequences. Sliding-window layers get llama_kv_cache_iswa's smaller size:
-// min(kv_size, pad(n_swa × n_seq + n_ubatch, 256)). MLA models cache K as
+// sequences. Sliding-window (and Llama 4's chunked) layers get
+// llama_kv_cache_iswa's smaller size: min(kv_size, pad(n_swa × n_seq +
+// n_ubatch, 256)). MLA models cache K as
 // kv_lora_rank + qk_rope_head_dim and V as kv_lora_rank per layer, as
 // llama.cpp does for DeepSeek since its MLA support.
 func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtype) (llamaKV, error) {
@@ -57,24 +62,35 @@ func llamaKVSize(m *modelspec.Spec, nCtx, nSeq, nUBatch int, typeK, typeV KVDtyp
 			return llamaKV{}, fmt.Errorf("llama.cpp has no KV cache type %q", t)
 		}
 	}
-	kv := llamaKV{Cells: padCtx(nCtx)}
+	kv := llamaKV{Cells: padCtx(nCtx), typeK: typeK, typeV: typeV}
 	kv.SWACells = kv.Cells
-	if m.SlidingWindow > 0 {
-		kv.SWACells = min(kv.Cells, padCtx(m.SlidingWindow*max(nSeq, 1)+nUBatch))
+	if w := localWindow(m); w > 0 {
+		kv.SWACells = min(kv.Cells, padCtx(w*max(nSeq, 1)+nUBatch))
 	}
 	nK, nV := int64(m.EmbdGQA()), int64(m.EmbdGQA())
 	if m.IsMLA() {
 		nK, nV = int64(m.KVLoraRank+m.QKRopeHeadDim), int64(m.KVLoraRank)
 	}
+	kv.nK, kv.nV = nK, nV
 	for i := 0; i < m.Layers; i++ {
 		cells := int64(kv.Cells)
-		if m.Kind(i) == modelspec.SlidingAttention {
+		if m.Kind(i) != modelspec.FullAttention {
 			cells = int64(kv.SWACells)
 		}
 		kv.KBytes += cells * rowBytes(typeK, nK)
 		kv.VBytes += cells * rowBytes(typeV, nV)
 	}
 	return kv, nil
+}
+
+// localWindow is the window llama.cpp's iSWA cache gives a model's local
+// layers: the sliding window, or Llama 4's attention chunk (llama.cpp
+// sets n_swa to attention_chunk_size with LLAMA_SWA_TYPE_CHUNKED).
+func localWindow(m *modelspec.Spec) int {
+	if m.SlidingWindow > 0 {
+		return m.SlidingWindow
+	}
+	return m.AttentionChunk
 }
 
 // llamaComputeMiB estimates llama.cpp's compute buffer as the larger of
@@ -102,8 +118,10 @@ func llamaComputeMiB(m *modelspec.Spec, nKV, nUBatch int, flashAttn bool) float6
 
 // llamaPredict is the llama.cpp and Ollama capacity: the KV cache is sized
 // by the context, not by free memory, so the figure is the configured
-// cells; Fits says whether weights + KV + compute buffer fit the GPU, and
-// FitTokens how many cells would.
+// cells; the layers (weights and KV) are placed on the GPUs and the CPU
+// as llama.cpp's load_tensors does (llamaPlace); Fits says whether every
+// GPU holds its weights, KV and compute buffer (and the CPU its part
+// within RAMGiB, when given), and FitTokens how many cells would fit.
 func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
 	var warns []string
 	cellsReq, perSeq := in.Context, in.Context/max(in.Parallel, 1)
@@ -142,11 +160,191 @@ func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []stri
 	if eff != d {
 		p.KVCacheDtype = string(d) + "→" + string(eff)
 	}
-	free := in.GPUGiB*GiB - float64(weightsBytes) - comp*MiB
-	p.FitTokens = int(math.Max(0, math.Floor(free/bpt)))
-	if need := float64(weightsBytes) + comp*MiB + float64(kv.KBytes+kv.VBytes); need > in.GPUGiB*GiB {
+	pl := llamaPlace(in, weightsBytes, kv, comp)
+	p.Devices, p.Host, p.GPULayers, p.ModelLayers = pl.devices, pl.host, pl.gpuLayers, in.Model.Layers+1
+	p.FitTokens = pl.fitCells
+	for _, dv := range pl.devices {
+		if dv.FreeGiB < 0 {
+			p.Fits = false
+			p.ShortfallGiB = max(p.ShortfallGiB, round(-dv.FreeGiB, 2))
+		}
+	}
+	if pl.host != nil && !pl.host.Fits {
 		p.Fits = false
-		p.ShortfallGiB = round((need-in.GPUGiB*GiB)/GiB, 2)
+		warns = append(warns, fmt.Sprintf("the %d layers left on the CPU need %.2f GiB of system memory, more than --ram-gib %.2f", pl.host.Layers, pl.host.WeightsGiB+pl.host.KVGiB, pl.host.RAMGiB))
+	}
+	if pl.host != nil && pl.host.Layers > 0 {
+		warns = append(warns, fmt.Sprintf("%d of %d layers run on the CPU: every token waits for system memory, expect a large slowdown", pl.host.Layers, in.Model.Layers))
 	}
 	return p, warns
+}
+
+// llamaPlacement is where llama.cpp puts a model: per GPU its layers,
+// weights, KV and compute buffer; on the CPU the rest.
+type llamaPlacement struct {
+	devices   []DeviceShare
+	host      *HostShare
+	gpuLayers int
+	fitCells  int
+}
+
+// llamaLayerDevices assigns each of n_layer + 1 layers (the last is the
+// output layer) to a GPU or the CPU (-1) as llama.cpp's load_tensors does
+// (src/llama-model.cpp): the last n_gpu_layers layers are offloaded
+// (i_gpu_start = max(n_layer − n_gpu_layers, 0), at most n_layer + 1 of
+// them), and an offloaded layer il goes to the first GPU whose cumulative
+// share of the split exceeds (il − i_gpu_start) / act_gpu_layers. split
+// is --tensor-split or, by default, each GPU's memory.
+func llamaLayerDevices(nLayer, nGPULayers int, split []float64) []int {
+	out := make([]int, nLayer+1)
+	total := 0.0
+	for _, s := range split {
+		total += s
+	}
+	cum := make([]float64, len(split))
+	acc := 0.0
+	for i, s := range split {
+		acc += s
+		cum[i] = acc / total
+	}
+	start := max(nLayer-nGPULayers, 0)
+	act := min(nGPULayers, nLayer+1)
+	for il := range out {
+		if il < start || il-start >= act || len(split) == 0 {
+			out[il] = -1
+			continue
+		}
+		f := float64(il-start) / float64(act)
+		dev := len(cum) - 1
+		for i, c := range cum { // upper_bound: first cumulative share above f
+			if c > f {
+				dev = i
+				break
+			}
+		}
+		out[il] = dev
+	}
+	return out
+}
+
+// llamaLayerWeights is the bytes of each repeating layer and of the
+// output layer (output.weight and output_norm) and the input embedding,
+// from the GGUF file's tensors when the spec has them, else the whole
+// weights split in proportion to the architecture's layer sizes.
+func llamaLayerWeights(m *modelspec.Spec, q Quant, weightsBytes int64) (layers []int64, output, embd int64) {
+	if len(m.LayerBytes) == m.Layers {
+		output = m.OutputBytes + m.OutputNormBytes
+		if output == m.OutputNormBytes { // tied: llama.cpp reuses token_embd as the output
+			output += m.TokenEmbdBytes
+		}
+		return m.LayerBytes, output, m.TokenEmbdBytes
+	}
+	w := parts(m, q, 1)
+	whole := float64(w.sum(0, m.Layers, true, true, m.TiedEmbeddings))
+	scale := float64(weightsBytes) / whole
+	layers = make([]int64, m.Layers)
+	for i, b := range w.layers {
+		layers[i] = int64(float64(b) * scale)
+	}
+	return layers, int64(float64(w.lmHead) * scale), int64(float64(w.embedding) * scale)
+}
+
+// llamaPlace places the model's layers, their KV and the compute buffer
+// on in's GPUs and the CPU (see llamaLayerDevices and llamaLayerWeights).
+// The KV cache of a layer lives with the layer (llama.cpp's default
+// --kv-offload); the input embedding always stays on the CPU; every GPU
+// that holds layers gets a compute buffer of the estimate.
+func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) llamaPlacement {
+	m := &in.Model
+	devs := in.devices()
+	ngl := m.Layers + 1
+	if in.NGPULayers != nil {
+		ngl = *in.NGPULayers
+	}
+	split := in.TensorSplit
+	if len(split) == 0 {
+		split = make([]float64, len(devs))
+		for i, d := range devs {
+			split[i] = d.MemoryGiB
+		}
+	}
+	where := llamaLayerDevices(m.Layers, ngl, split)
+	layerW, outW, embW := llamaLayerWeights(m, in.Quant, weightsBytes)
+	kvLayer := func(i int) int64 {
+		cells := int64(kv.Cells)
+		if m.Kind(i) != modelspec.FullAttention {
+			cells = int64(kv.SWACells)
+		}
+		return cells * (rowBytes(kv.typeK, kv.nK) + rowBytes(kv.typeV, kv.nV))
+	}
+	var pl llamaPlacement
+	shares := make([]DeviceShare, len(devs))
+	kvPerCell := make([]float64, len(devs))
+	var hostW, hostKV int64
+	hostW = embW
+	host := &HostShare{}
+	for i, d := range devs {
+		shares[i] = DeviceShare{Device: d, Rank: i, FirstLayer: -1}
+	}
+	for il, dev := range where {
+		var wb, kb int64
+		if il < m.Layers {
+			wb, kb = layerW[il], kvLayer(il)
+		} else {
+			wb = outW
+		}
+		if dev < 0 {
+			hostW += wb
+			hostKV += kb
+			if il < m.Layers {
+				host.Layers++
+			} else {
+				host.Output = true
+			}
+			continue
+		}
+		pl.gpuLayers++
+		s := &shares[dev]
+		if il < m.Layers {
+			if s.FirstLayer < 0 {
+				s.FirstLayer = il
+			}
+			s.Layers++
+			kvPerCell[dev] += float64(kb) / float64(kv.Cells)
+		}
+		s.WeightsGiB += float64(wb) / GiB
+		s.KVGiB += float64(kb) / GiB
+		s.KVMiB += float64(kb) / MiB
+	}
+	pl.fitCells = math.MaxInt
+	for i := range shares {
+		s := &shares[i]
+		if s.Layers > 0 || s.WeightsGiB > 0 {
+			s.ComputeBufferMiB = round(compMiB, 2)
+		}
+		free := s.MemoryGiB - s.WeightsGiB - s.KVGiB - s.ComputeBufferMiB/1024
+		s.FreeGiB = round(free, 3)
+		if kvPerCell[i] > 0 {
+			room := (s.MemoryGiB - s.WeightsGiB - s.ComputeBufferMiB/1024) * GiB / kvPerCell[i]
+			pl.fitCells = min(pl.fitCells, int(math.Max(0, math.Floor(room))))
+		}
+		s.WeightsGiB, s.KVGiB, s.KVMiB = round(s.WeightsGiB, 3), round(s.KVGiB, 3), round(s.KVMiB, 2)
+		if s.FirstLayer < 0 {
+			s.FirstLayer = 0
+		}
+	}
+	if pl.fitCells == math.MaxInt {
+		pl.fitCells = 0
+	}
+	pl.devices = shares
+	if host.Layers > 0 || host.Output || in.RAMGiB > 0 {
+		host.WeightsGiB, host.KVGiB, host.KVMiB, host.RAMGiB = round(float64(hostW)/GiB, 3), round(float64(hostKV)/GiB, 3), round(float64(hostKV)/MiB, 2), in.RAMGiB
+		host.Fits = in.RAMGiB == 0 || float64(hostW+hostKV) <= in.RAMGiB*GiB
+		if host.Layers > 0 || host.Output {
+			pl.host = host
+		} else if !host.Fits {
+			pl.host = host
+		}
+	}
+	return pl
 }

@@ -1,5 +1,11 @@
 package plan
 
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
 // Ollama defaults (server envconfig of Ollama v0.6.x, the testbed's
 // version): num_ctx 2048 (OLLAMA_CONTEXT_LENGTH; newer releases default to
 // 4096, pass --context), OLLAMA_NUM_PARALLEL 4 where memory allows (its
@@ -23,4 +29,94 @@ func ollamaKVType(in *Inputs, d KVDtype) (KVDtype, []string) {
 		return d, nil
 	}
 	return KVFP16, []string{"Ollama accepts OLLAMA_KV_CACHE_TYPE f16, q8_0 or q4_0; " + string(d) + " falls back to f16"}
+}
+
+// ollamaPredict is Ollama's capacity: its scheduler's choice of
+// OLLAMA_NUM_PARALLEL (unset: 4 when the model then fits the GPUs whole,
+// first on the single GPU with the most memory, then on all of them;
+// else 1, server/sched.go pickBestFullFitByLibrary and
+// pickBestPartialFitByLibrary), its memory estimate's number of layers to
+// offload and their split over the GPUs (ollamaEstimate), and then what
+// the llama.cpp runner it starts with --n-gpu-layers and --tensor-split
+// allocates (llamaPredict). A num_gpu (--n-gpu-layers) caps the layers.
+// Free memory is taken to be each GPU's total: Ollama reads the free
+// memory, so other programs on the GPU lower it.
+func ollamaPredict(in *Inputs, weightsBytes int64, d KVDtype, autoParallel bool) (Prediction, []string) {
+	m := &in.Model
+	eff := d
+	if eff == KVAuto || eff == KVFP8 {
+		eff = KVFP16
+	}
+	eff, _ = ollamaKVType(in, eff)
+	layerW, outW, _ := llamaLayerWeights(m, in.Quant, weightsBytes)
+	devs := in.devices()
+	numGPU := -1
+	if in.NGPULayers != nil {
+		numGPU = *in.NGPULayers
+	}
+	tries := []int{max(in.Parallel, 1)}
+	if autoParallel {
+		tries = []int{ollamaDefaultParallel, 1}
+	}
+	estimate := func(p int, ds []Device) OllamaEstimate {
+		free := make([]int64, len(ds))
+		for i, dv := range ds {
+			free[i] = int64(dv.MemoryGiB * GiB)
+		}
+		return ollamaEstimate(m, layerW, outW, in.Context*p, p, eff, free, ollamaCUDAMinimumMemory, numGPU)
+	}
+	fits := func(e OllamaEstimate) bool {
+		if numGPU < 0 {
+			return e.Layers > 0 && e.Layers >= m.Layers+1
+		}
+		return e.Layers > 0 && e.Layers >= numGPU
+	}
+	byMemory := append([]Device(nil), devs...)
+	slices.SortStableFunc(byMemory, func(a, b Device) int { return cmp.Compare(b.MemoryGiB, a.MemoryGiB) })
+	var chosen []Device
+	var est OllamaEstimate
+	for _, p := range tries {
+		for _, dv := range byMemory {
+			if e := estimate(p, []Device{dv}); fits(e) {
+				chosen, est = []Device{dv}, e
+				break
+			}
+		}
+		if chosen != nil {
+			break
+		}
+	}
+	if chosen == nil && len(devs) > 1 {
+		for _, p := range tries {
+			if e := estimate(p, byMemory); fits(e) {
+				chosen, est = byMemory, e
+				break
+			}
+		}
+	}
+	if chosen == nil {
+		p := tries[len(tries)-1]
+		chosen, est = byMemory, estimate(p, byMemory)
+	}
+	run := *in
+	run.Parallel, run.GPUs = est.Parallel, chosen
+	layers := est.Layers
+	run.NGPULayers = &layers
+	if len(est.TensorSplit) > 0 {
+		run.TensorSplit = make([]float64, len(est.TensorSplit))
+		for i, c := range est.TensorSplit {
+			run.TensorSplit[i] = float64(c)
+		}
+	} else {
+		run.TensorSplit = nil
+	}
+	p, warns := llamaPredict(&run, weightsBytes, d)
+	p.Ollama = &est
+	if autoParallel {
+		warns = append(warns, fmt.Sprintf("OLLAMA_NUM_PARALLEL unset: Ollama v0.6.5 picks %d (4 when the model then fits the GPUs whole, else 1)", est.Parallel))
+	}
+	if est.Layers < m.Layers+1 {
+		warns = append(warns, fmt.Sprintf("Ollama's estimate offloads %d of %d layers (num_ctx %d × %d slots)", est.Layers, m.Layers+1, in.Context, est.Parallel))
+	}
+	return p, warns
 }

@@ -60,7 +60,7 @@ func ParseCapacityModel(s string) (CapacityModel, error) {
 
 // Servers lists the server families plan has a capacity model for, in
 // help order.
-var Servers = []backend.Kind{backend.VLLM, backend.LlamaCpp, backend.Ollama}
+var Servers = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama}
 
 // Inputs are everything a plan depends on. Zero values mean "the server
 // family's default" (see defaults).
@@ -74,6 +74,41 @@ type Inputs struct {
 	// GPUName is the device name, for display; GPUGiB its total memory.
 	GPUName string
 	GPUGiB  float64
+	// GPUs lists every GPU the server runs on, in rank order (vLLM and
+	// SGLang: pipeline stage-major, tensor rank minor; llama.cpp and
+	// Ollama: device order), for a server on several GPUs, alike or not.
+	// Empty means one GPU, GPUName and GPUGiB; when set, Defaults makes
+	// GPUName and GPUGiB the first GPU's.
+	GPUs []Device
+	// TensorParallel and PipelineParallel are vLLM's and SGLang's
+	// --tensor-parallel-size and --pipeline-parallel-size (0 = 1; with
+	// GPUs listed and neither given, tensor parallel over all of them).
+	// Their product must be the number of GPUs.
+	TensorParallel, PipelineParallel int
+	// NGPULayers is llama.cpp's --n-gpu-layers and Ollama's num_gpu: how
+	// many layers go to the GPUs, counting the output layer as the last
+	// one (n_layer + 1 = everything); nil means all for llama.cpp and
+	// Ollama's own estimate for Ollama (EstimateGPULayers).
+	NGPULayers *int
+	// TensorSplit is llama.cpp's --tensor-split: the proportion of the
+	// offloaded layers each GPU takes; nil splits by GPU memory.
+	TensorSplit []float64
+	// RAMGiB is the system memory for what llama.cpp and Ollama keep on
+	// the CPU (0 = not checked).
+	RAMGiB float64
+	// LoRA is vLLM's --enable-lora with its --max-loras, --max-lora-rank
+	// and target modules; nil = LoRA off.
+	LoRA *LoRA
+	// ImagesPerPrompt is vLLM's --limit-mm-per-prompt image=N for a
+	// vision-language model: 0 turns image profiling off (text only);
+	// nil is vLLM's default (the encoder budget decides).
+	ImagesPerPrompt *int
+	// DisableHybridKV is vLLM's --disable-hybrid-kv-cache-manager:
+	// sliding-window and chunked layers then get as many blocks as full
+	// ones.
+	DisableHybridKV bool
+	// SGLang holds SGLang's memory settings (zero values: its defaults).
+	SGLang SGLangSettings
 	// Utilization is vLLM's gpu_memory_utilization (seed and vllm only).
 	Utilization float64
 	// WeightsGiB overrides the weight estimate when > 0.
@@ -131,9 +166,9 @@ type Prediction struct {
 	WeightsGiB float64 `json:"weights_gib"`
 	// KVGiB is the memory of the KV cache (tokens × bytes per token).
 	KVGiB float64 `json:"kv_gib"`
-	// BytesPerToken is the KV bytes one token needs over all layers
-	// (for sliding-window models: of the full-attention layers plus the
-	// sliding layers, see BytesPerTokenNote).
+	// BytesPerToken is the KV bytes one token needs over all layers, on
+	// one tensor-parallel rank for vLLM and SGLang (for llama.cpp with
+	// sliding-window layers: the whole cache over its full-length cells).
 	BytesPerToken float64 `json:"bytes_per_token"`
 	// MaxConcurrency is how many sequences of Context tokens fit at once.
 	MaxConcurrency float64 `json:"max_concurrency"`
@@ -166,6 +201,40 @@ type Prediction struct {
 	// UncorrectedTokens is the figure before it.
 	Correction        *Correction `json:"correction,omitempty"`
 	UncorrectedTokens int         `json:"uncorrected_tokens,omitempty"`
+
+	// Multi-GPU, offload, MoE, vision and LoRA (issue 16).
+	// Devices is the per-GPU breakdown: every worker of a vLLM or SGLang
+	// server, every GPU llama.cpp or Ollama splits layers over (one entry
+	// for one GPU). WeightsGiB and KVGiB above are per GPU for vLLM and
+	// SGLang (every worker holds the same tokens), the whole model's for
+	// llama.cpp and Ollama.
+	Devices []DeviceShare `json:"devices,omitempty"`
+	// Host is what llama.cpp and Ollama keep in system memory; nil when
+	// every layer is on a GPU.
+	Host *HostShare `json:"host,omitempty"`
+	// GPULayers is, for llama.cpp and Ollama, the layers on the GPUs
+	// counting the output layer ("offloaded N/M layers to GPU"), and
+	// ModelLayers that M (n_layer + 1).
+	GPULayers   int `json:"gpu_layers,omitempty"`
+	ModelLayers int `json:"model_layers,omitempty"`
+	// Ollama is Ollama's own memory estimate behind its offload decision.
+	Ollama *OllamaEstimate `json:"ollama_estimate,omitempty"`
+	// KVGroups is the number of vLLM's KV-cache groups for a model that
+	// mixes full and sliding-window or chunked layers (hybrid KV-cache
+	// manager); 0 when every layer is alike. BlocksPerSequence is how
+	// many blocks one sequence of Context tokens takes over all groups.
+	KVGroups          int `json:"kv_groups,omitempty"`
+	BlocksPerSequence int `json:"blocks_per_sequence,omitempty"`
+	// VisionGiB is the vision encoder's profiling peak per GPU (vLLM);
+	// ImageItems how many of the largest images it was profiled with and
+	// ImageTokens the tokens of one.
+	VisionGiB   float64 `json:"vision_encoder_gib,omitempty"`
+	ImageItems  int     `json:"image_items,omitempty"`
+	ImageTokens int     `json:"image_tokens,omitempty"`
+	// LoRAGiB is the stacked LoRA adapter weights per GPU (vLLM).
+	LoRAGiB float64 `json:"lora_gib,omitempty"`
+	// SGLang is the SGLang settings the figure used (defaults resolved).
+	SGLang *SGLangSettings `json:"sglang,omitempty"`
 }
 
 // Result is a whole plan: one prediction per KV dtype.
@@ -181,6 +250,11 @@ type Result struct {
 	// Planner is the seed planner's block (constants and this model's
 	// row) in the seed's shape.
 	Planner *document.Planner `json:"planner"`
+	// TotalParams and ActiveParams are the model's parameters and those a
+	// text token is multiplied by (modelspec.Spec.ActiveParams: for MoE
+	// models only the experts a token visits), for the simulator's FLOPs.
+	TotalParams  int64 `json:"total_params"`
+	ActiveParams int64 `json:"active_params"`
 }
 
 // InputsOut is the resolved inputs as written to JSON.
@@ -208,12 +282,34 @@ type InputsOut struct {
 	Parallel       int   `json:"parallel,omitempty"`
 	UBatch         int   `json:"n_ubatch,omitempty"`
 	FlashAttention bool  `json:"flash_attention,omitempty"`
+	// Several GPUs, offload, LoRA, images (issue 16).
+	GPUs             []Device  `json:"gpus,omitempty"`
+	TensorParallel   int       `json:"tensor_parallel_size,omitempty"`
+	PipelineParallel int       `json:"pipeline_parallel_size,omitempty"`
+	NGPULayers       *int      `json:"n_gpu_layers,omitempty"`
+	TensorSplit      []float64 `json:"tensor_split,omitempty"`
+	RAMGiB           float64   `json:"ram_gib,omitempty"`
+	LoRA             *LoRA     `json:"lora,omitempty"`
+	ImagesPerPrompt  *int      `json:"images_per_prompt,omitempty"`
+	DisableHybridKV  bool      `json:"disable_hybrid_kv_cache_manager,omitempty"`
 }
 
 // Defaults fills the zero fields of in with the server family's defaults.
 func (in *Inputs) Defaults() {
 	if in.CapacityModel == "" {
 		in.CapacityModel = ServerAccounting
+	}
+	if len(in.GPUs) > 0 {
+		in.GPUName, in.GPUGiB = in.GPUs[0].Name, in.GPUs[0].MemoryGiB
+		if in.TensorParallel == 0 && in.PipelineParallel == 0 && (in.Server == backend.VLLM || in.Server == backend.SGLang) {
+			in.TensorParallel = len(in.GPUs)
+		}
+	}
+	if in.TensorParallel == 0 {
+		in.TensorParallel = 1
+	}
+	if in.PipelineParallel == 0 {
+		in.PipelineParallel = 1
 	}
 	if len(in.KVDtypes) == 0 {
 		switch in.Server {
@@ -227,6 +323,8 @@ func (in *Inputs) Defaults() {
 		in.BlockSize = 16
 	}
 	switch in.Server {
+	case backend.SGLang:
+		in.sglangDefaults()
 	case backend.VLLM:
 		if in.Utilization == 0 {
 			in.Utilization = 0.9
@@ -287,6 +385,35 @@ const (
 	FieldMaxNumBatchedTokens Field = "max_num_batched_tokens"
 	FieldParallel            Field = "parallel slots"
 	FieldUBatch              Field = "n_ubatch"
+	// Several GPUs, offload, LoRA, images, SGLang (issue 16).
+	FieldGPUs              Field = "GPU list"
+	FieldTensorParallel    Field = "tensor_parallel_size"
+	FieldPipelineParallel  Field = "pipeline_parallel_size"
+	FieldNGPULayers        Field = "n_gpu_layers"
+	FieldTensorSplit       Field = "tensor_split"
+	FieldRAMGiB            Field = "system memory (GiB)"
+	FieldMaxLoRAs          Field = "max_loras"
+	FieldMaxLoRARank       Field = "max_lora_rank"
+	FieldLoRATargets       Field = "lora target modules"
+	FieldImagesPerPrompt   Field = "images per prompt"
+	FieldMemFractionStatic Field = "mem_fraction_static"
+	FieldMaxTotalTokens    Field = "max_total_tokens"
+	FieldChunkedPrefill    Field = "chunked_prefill_size"
+	FieldCUDAGraphMaxBS    Field = "cuda_graph_max_bs"
+	FieldUsers             Field = "users"
+)
+
+// Limits on the inputs of several GPUs, offload, LoRA and SGLang:
+// generous bounds far above any real server, so that absurd values are
+// refused instead of computed.
+const (
+	MaxGPUs          = 1024
+	MaxGPULayers     = 100000
+	MaxRAMGiB        = 1 << 20
+	MaxImages        = 1000
+	MaxTotalTokens   = 1 << 30
+	MaxChunkedTokens = 1 << 24
+	MaxCUDAGraphBS   = 1 << 16
 )
 
 // InputError is an input Plan cannot use: Field says which, Value what
@@ -307,7 +434,7 @@ func (in *Inputs) validate() error {
 		return err
 	}
 	if !slices.Contains(Servers, in.Server) {
-		return &InputError{FieldServer, in.Server, "has no capacity model (want vllm, llamacpp or ollama)"}
+		return &InputError{FieldServer, in.Server, "has no capacity model (want vllm, sglang, llamacpp or ollama)"}
 	}
 	switch in.CapacityModel {
 	case "", ServerAccounting:
@@ -338,6 +465,76 @@ func (in *Inputs) validate() error {
 			return &InputError{c.field, c.v, "must be >= 0"}
 		}
 	}
+	return in.validateBreadth()
+}
+
+// validateBreadth checks the inputs of several GPUs, offload, LoRA,
+// images and SGLang.
+func (in *Inputs) validateBreadth() error {
+	tp, pp := in.TensorParallel, in.PipelineParallel
+	switch {
+	case tp < 1 || tp > MaxGPUs:
+		return &InputError{FieldTensorParallel, tp, fmt.Sprintf("must be in 1..%d", MaxGPUs)}
+	case pp < 1 || pp > MaxGPUs:
+		return &InputError{FieldPipelineParallel, pp, fmt.Sprintf("must be in 1..%d", MaxGPUs)}
+	case len(in.GPUs) > MaxGPUs:
+		return &InputError{FieldGPUs, len(in.GPUs), fmt.Sprintf("GPUs: at most %d", MaxGPUs)}
+	}
+	for _, d := range in.GPUs {
+		if !(d.MemoryGiB > 0) || d.MemoryGiB > 1e5 {
+			return &InputError{FieldGPUs, d.MemoryGiB, "GiB: every GPU's memory must be > 0 and at most 100000"}
+		}
+	}
+	batched := in.Server == backend.VLLM || in.Server == backend.SGLang
+	if !batched && tp*pp > 1 {
+		return &InputError{FieldTensorParallel, tp * pp, "is for vLLM and SGLang: llama.cpp and Ollama split layers over the GPUs (give the GPUs, and a tensor split)"}
+	}
+	if batched && len(in.GPUs) > 0 && len(in.GPUs) != tp*pp {
+		return &InputError{FieldGPUs, len(in.GPUs), fmt.Sprintf("GPUs: tensor parallel %d × pipeline parallel %d needs %d", tp, pp, tp*pp)}
+	}
+	if pp > in.Model.Layers {
+		return &InputError{FieldPipelineParallel, pp, fmt.Sprintf("is more than the model's %d layers", in.Model.Layers)}
+	}
+	if in.NGPULayers != nil && (*in.NGPULayers < 0 || *in.NGPULayers > MaxGPULayers) {
+		return &InputError{FieldNGPULayers, *in.NGPULayers, fmt.Sprintf("must be in 0..%d", MaxGPULayers)}
+	}
+	if len(in.TensorSplit) > 0 {
+		if len(in.TensorSplit) != len(in.devices()) {
+			return &InputError{FieldTensorSplit, len(in.TensorSplit), fmt.Sprintf("values for %d GPUs", len(in.devices()))}
+		}
+		sum := 0.0
+		for _, v := range in.TensorSplit {
+			if !(v >= 0) || v > 1e6 {
+				return &InputError{FieldTensorSplit, v, "must be >= 0 and at most 1000000"}
+			}
+			sum += v
+		}
+		if !(sum > 0) {
+			return &InputError{FieldTensorSplit, sum, "must not be all zero"}
+		}
+	}
+	if !(in.RAMGiB >= 0) || in.RAMGiB > MaxRAMGiB {
+		return &InputError{FieldRAMGiB, in.RAMGiB, fmt.Sprintf("must be >= 0 and at most %d", MaxRAMGiB)}
+	}
+	if err := in.LoRA.validate(); err != nil {
+		return err
+	}
+	if in.ImagesPerPrompt != nil && (*in.ImagesPerPrompt < 0 || *in.ImagesPerPrompt > MaxImages) {
+		return &InputError{FieldImagesPerPrompt, *in.ImagesPerPrompt, fmt.Sprintf("must be in 0..%d", MaxImages)}
+	}
+	s := in.SGLang
+	switch {
+	case !(s.MemFractionStatic >= 0 && s.MemFractionStatic <= 1):
+		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in (0, 1]"}
+	case s.MaxTotalTokens < 0 || s.MaxTotalTokens > MaxTotalTokens:
+		return &InputError{FieldMaxTotalTokens, s.MaxTotalTokens, fmt.Sprintf("must be in 0..%d", MaxTotalTokens)}
+	case s.ChunkedPrefillSize < -1 || s.ChunkedPrefillSize > MaxChunkedTokens:
+		return &InputError{FieldChunkedPrefill, s.ChunkedPrefillSize, fmt.Sprintf("must be -1 (off) or in 0..%d", MaxChunkedTokens)}
+	case s.CUDAGraphMaxBS < 0 || s.CUDAGraphMaxBS > MaxCUDAGraphBS:
+		return &InputError{FieldCUDAGraphMaxBS, s.CUDAGraphMaxBS, fmt.Sprintf("must be in 0..%d", MaxCUDAGraphBS)}
+	case s.PageSize < 0 || s.PageSize > 1<<16:
+		return &InputError{FieldBlockSize, s.PageSize, "must be in 0..65536"}
+	}
 	return nil
 }
 
@@ -355,11 +552,18 @@ func formulaName(server backend.Kind, m CapacityModel) string {
 	return string(server)
 }
 
-// weights returns the weight bytes and where they came from.
+// weights returns the weight bytes and where they came from. For vLLM
+// and SGLang on several GPUs, --weights-gib is per GPU (as their logs
+// print it); the estimates are the whole model's. llama.cpp loads a
+// vision encoder from a separate --mmproj file, so its estimate is the
+// text model's.
 func (in *Inputs) weights() (int64, string) {
 	switch {
 	case in.WeightsGiB > 0:
 		return int64(in.WeightsGiB * GiB), "--weights-gib"
+	case in.Quant != "" && in.Server == backend.LlamaCpp && in.Model.Vision != nil:
+		_, _, _, vb := bytesPerParam(in.Quant)
+		return WeightsBytes(&in.Model, in.Quant) - int64(float64(in.Model.Params().Vision)*vb), "--quant " + string(in.Quant) + " estimate, text model (the vision encoder is a separate --mmproj file)"
 	case in.Quant != "":
 		return WeightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
 	case in.Model.WeightsBytes > 0:
@@ -378,15 +582,24 @@ var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {
+	autoParallel := in.Server == backend.Ollama && in.Parallel == 0
 	in.Defaults()
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
 	wb, wsrc := in.weights()
-	res := &Result{Model: in.Model, Planner: seedPlanner(in.Model)}
+	res := &Result{Model: in.Model, Planner: seedPlanner(in.Model), TotalParams: in.Model.Params().Total(), ActiveParams: in.Model.ActiveParams()}
 	res.Inputs = InputsOut{
 		Model: in.Model.Name, Backend: in.Server, CapacityModel: in.CapacityModel, GPU: in.GPUName, GPUGiB: in.GPUGiB,
 		WeightsSource: wsrc, Quant: in.Quant, Context: in.Context,
+		GPUs: in.GPUs, NGPULayers: in.NGPULayers, TensorSplit: in.TensorSplit, RAMGiB: in.RAMGiB, LoRA: in.LoRA,
+		ImagesPerPrompt: in.ImagesPerPrompt, DisableHybridKV: in.DisableHybridKV,
+	}
+	if tp, pp := in.TensorParallel, in.PipelineParallel; tp*pp > 1 {
+		res.Inputs.TensorParallel, res.Inputs.PipelineParallel = tp, pp
+		if len(in.GPUs) == 0 {
+			res.Inputs.GPUs = in.devices()
+		}
 	}
 	for _, d := range in.KVDtypes {
 		res.Inputs.KVDtypes = append(res.Inputs.KVDtypes, string(d))
@@ -404,7 +617,15 @@ func Plan(in Inputs) (*Result, error) {
 		charged := vllmChargesGraphs(&in)
 		o.GraphsCharged = &charged
 		p = func(d KVDtype) (Prediction, []string) { return vllmPredict(&in, wb, d) }
-	case in.Server == backend.LlamaCpp, in.Server == backend.Ollama:
+	case in.Server == backend.SGLang:
+		o := &res.Inputs
+		o.Sampler = ""
+		p = func(d KVDtype) (Prediction, []string) { return sglangPredict(&in, wb, d) }
+	case in.Server == backend.Ollama:
+		o := &res.Inputs
+		o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
+		p = func(d KVDtype) (Prediction, []string) { return ollamaPredict(&in, wb, d, autoParallel) }
+	case in.Server == backend.LlamaCpp:
 		o := &res.Inputs
 		o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
 		p = func(d KVDtype) (Prediction, []string) { return llamaPredict(&in, wb, d) }
@@ -425,7 +646,7 @@ func Plan(in Inputs) (*Result, error) {
 			}
 		}
 	}
-	if in.Model.IsMLA() && (in.Server != backend.VLLM || in.CapacityModel == SeedFormula) {
+	if in.Model.IsMLA() && (in.Server == backend.LlamaCpp || in.Server == backend.Ollama || in.CapacityModel == SeedFormula) {
 		res.Warnings = append(res.Warnings, "MLA model: KV is one latent of kv_lora_rank+qk_rope_head_dim per layer and token")
 	}
 	return res, nil

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -30,10 +31,33 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"negative block size", func(in *Inputs) { in.BlockSize = -16 }, FieldBlockSize},
 		{"negative slots", func(in *Inputs) { in.Server, in.Parallel = backend.LlamaCpp, -1 }, FieldParallel},
 		{"negative ubatch", func(in *Inputs) { in.UBatch = -1 }, FieldUBatch},
-		{"server without a capacity model", func(in *Inputs) { in.Server = backend.SGLang }, FieldServer},
+		{"server without a capacity model", func(in *Inputs) { in.Server = backend.TGI }, FieldServer},
 		{"no server", func(in *Inputs) { in.Server = "" }, FieldServer},
 		{"seed formula of llama.cpp", func(in *Inputs) { in.Server, in.CapacityModel = backend.LlamaCpp, SeedFormula }, FieldCapacityModel},
 		{"unknown capacity model", func(in *Inputs) { in.CapacityModel = "exact" }, FieldCapacityModel},
+		{"tensor parallel 0 after defaults is 1, -2 is not", func(in *Inputs) { in.TensorParallel = -2 }, FieldTensorParallel},
+		{"pipeline parallel above the limit", func(in *Inputs) { in.PipelineParallel = MaxGPUs + 1 }, FieldPipelineParallel},
+		{"more stages than layers", func(in *Inputs) { in.PipelineParallel = 29 }, FieldPipelineParallel},
+		{"GPU list against TP × PP", func(in *Inputs) {
+			in.GPUs, in.TensorParallel = []Device{{MemoryGiB: 24}, {MemoryGiB: 24}}, 4
+		}, FieldGPUs},
+		{"a GPU without memory", func(in *Inputs) { in.GPUs = []Device{{MemoryGiB: 24}, {MemoryGiB: math.NaN()}} }, FieldGPUs},
+		{"tensor parallel on llama.cpp", func(in *Inputs) { in.Server, in.TensorParallel = backend.LlamaCpp, 2 }, FieldTensorParallel},
+		{"negative n_gpu_layers", func(in *Inputs) { n := -1; in.Server, in.NGPULayers = backend.LlamaCpp, &n }, FieldNGPULayers},
+		{"tensor split of the wrong length", func(in *Inputs) {
+			in.Server, in.GPUs, in.TensorSplit = backend.LlamaCpp, []Device{{MemoryGiB: 24}, {MemoryGiB: 24}}, []float64{1}
+		}, FieldTensorSplit},
+		{"tensor split all zero", func(in *Inputs) { in.Server, in.TensorSplit = backend.LlamaCpp, []float64{0} }, FieldTensorSplit},
+		{"tensor split NaN", func(in *Inputs) { in.Server, in.TensorSplit = backend.LlamaCpp, []float64{math.NaN()} }, FieldTensorSplit},
+		{"RAM infinite", func(in *Inputs) { in.RAMGiB = math.Inf(1) }, FieldRAMGiB},
+		{"no adapters", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 0, MaxRank: 16} }, FieldMaxLoRAs},
+		{"rank too high", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 4096} }, FieldMaxLoRARank},
+		{"unknown LoRA module", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 16, TargetModules: []string{"lm_head"}} }, FieldLoRATargets},
+		{"negative images", func(in *Inputs) { n := -1; in.ImagesPerPrompt = &n }, FieldImagesPerPrompt},
+		{"mem_fraction_static above 1", func(in *Inputs) { in.Server, in.SGLang.MemFractionStatic = backend.SGLang, 1.2 }, FieldMemFractionStatic},
+		{"max_total_tokens negative", func(in *Inputs) { in.Server, in.SGLang.MaxTotalTokens = backend.SGLang, -1 }, FieldMaxTotalTokens},
+		{"chunked prefill -2", func(in *Inputs) { in.Server, in.SGLang.ChunkedPrefillSize = backend.SGLang, -2 }, FieldChunkedPrefill},
+		{"cuda graph batch too large", func(in *Inputs) { in.Server, in.SGLang.CUDAGraphMaxBS = backend.SGLang, MaxCUDAGraphBS+1 }, FieldCUDAGraphMaxBS},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

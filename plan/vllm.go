@@ -64,14 +64,16 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 //     [S, vocab] 16-bit, and the sampler's float32 [S, vocab] tensors.
 //
 // For MoE models the MLP width is the experts a token visits
-// (moe_intermediate × experts_per_token).
-func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler) (forward, sampler int64) {
+// (moe_intermediate × experts_per_token). Under tensor parallelism the
+// MLP is split over the tp ranks; the residual and the sampler's
+// vocabulary are whole on every rank (the logits are gathered).
+func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler, tp int) (forward, sampler int64) {
 	T, S := int64(tokens), int64(min(seqs, tokens))
 	inter := int64(m.Intermediate)
 	if m.Experts > 0 && m.MoEIntermediate > 0 {
 		inter = int64(m.MoEIntermediate * max(m.ExpertsPerToken, 1))
 	}
-	forward = T * (int64(m.Hidden) + 3*inter) * 2
+	forward = T * (int64(m.Hidden) + 3*inter/int64(max(tp, 1))) * 2
 	k, ok := samplerCopies[s]
 	if !ok {
 		k = samplerCopies[SamplerFlashInfer]
@@ -188,24 +190,55 @@ func gpuOrDefault(gpu string) string {
 	return gpu
 }
 
-// vllmBytesPerToken is vLLM's KV page bytes per token over all layers:
-// full attention 2 × kv_heads × head_dim per layer; MLA one latent of
-// kv_lora_rank + qk_rope_head_dim per layer.
-func vllmBytesPerToken(m *modelspec.Spec, kb float64) float64 {
-	return float64(m.Layers*m.KVElementsPerToken()) * kb
+// vllmPerLayerElems is the cached elements one token needs in one layer
+// on one tensor-parallel rank: 2 × max(1, kv_heads/TP) × head_dim, or
+// the whole MLA latent, which every rank keeps (vLLM's MLA backends
+// replicate the compressed KV on every tensor-parallel rank instead of
+// splitting it).
+func vllmPerLayerElems(m *modelspec.Spec, tp int) int {
+	if m.IsMLA() {
+		return m.KVLoraRank + m.QKRopeHeadDim
+	}
+	return 2 * kvHeadsPerRank(m.KVHeads, tp, false) * m.HeadDim
+}
+
+// vllmParallelNonTorchGiB is what tensor or pipeline parallelism adds to
+// vLLM's non-torch memory: NCCL's communicators and buffers and the
+// custom all-reduce's IPC buffers, allocated outside PyTorch. A published
+// TP=2 start-up (vllm-project/vllm#13061, two RTX 4090s) logs
+// "non_torch_memory takes 0.25GiB", 0.15 above the single-GPU 0.1.
+const vllmParallelNonTorchGiB = 0.15
+
+// vllmWorker is one vLLM worker's memory terms (GiB) and the KV blocks it
+// alone could hold.
+type vllmWorker struct {
+	share                                 DeviceShare
+	requested, weights, act, nonTorch, fi float64
+	lora, vision, avail                   float64
+	groupSize, blocks                     int
 }
 
 // vllmPredict follows vLLM's Worker.determine_available_memory (V1
-// gpu_worker, and V0's determine_num_available_blocks):
+// gpu_worker, and V0's determine_num_available_blocks) on every worker
+// of a tensor × pipeline parallel server:
 //
 //	requested  = total_gpu_memory × gpu_memory_utilization
 //	available  = requested − weights − activation peak − non-torch
 //	             − FlashInfer buffers (fp8 KV off Hopper, v0.21.0 and later;
 //	               vllmFlashInferGiB)
-//	num_blocks = ⌊available / (block_size × bytes_per_token)⌋
-//	"GPU KV cache size" = num_blocks × block_size tokens
-//	"Maximum concurrency for L tokens per request"
-//	           = num_blocks / ⌈L / block_size⌉
+//	num_blocks = ⌊available / (block_size × bytes per token per layer × layers)⌋
+//
+// then, as kv_cache_utils.get_kv_cache_configs does, the smallest
+// num_blocks over the workers for all of them. Each worker's weights are
+// its pipeline stage's layers sharded over the tensor-parallel ranks
+// (rankShare), plus LoRA's stacked buffers; its activation peak is the
+// profiling forward pass with the MLP split over the ranks, the sampler
+// (last stage only, full vocabulary on every rank) and, on the first
+// stage, a vision-language model's encoder run on the largest images
+// (visionEncoderBytes). A model that mixes full and sliding-window or
+// chunked layers gets the hybrid KV-cache manager's groups (vllmKVLayout):
+// blocks are counted per group-size layers, and the "GPU KV cache size"
+// is blocks / groups × block size.
 //
 // Before v0.21.0 (the versions whose logs are in kv-capacity-logs.json)
 // CUDA graphs are captured after the KV cache is allocated and come out
@@ -217,44 +250,154 @@ func vllmBytesPerToken(m *modelspec.Spec, kb float64) float64 {
 // V1's null block (never holds tokens); it is inside num_blocks as the
 // server reports it.
 func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
+	m := &in.Model
 	var warns []string
 	if d.isGGMLQuant() {
 		warns = append(warns, "vLLM has no "+string(d)+" KV cache (use auto, fp16, bf16 or fp8)")
 	}
-	if in.Model.SlidingWindow > 0 {
-		warns = append(warns, "sliding-window layers are counted as full attention (vLLM's hybrid allocator gives them fewer blocks; the figure is a lower bound)")
+	warns = append(warns, in.LoRA.warnings()...)
+	if in.LoRA != nil && m.IsMoE() {
+		warns = append(warns, "LoRA on an MoE model: only attention projections and dense MLPs are counted; vLLM's fused-MoE LoRA buffers are not modelled")
 	}
-	fwd, smp := vllmActivation(&in.Model, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler)
-	act := float64(max(fwd, smp)) / GiB
-	kb := d.BytesPerElement(in.Model.Dtype)
-	bpt := vllmBytesPerToken(&in.Model, kb)
-	req := in.GPUGiB * in.Utilization
-	w := float64(weightsBytes) / GiB
+	hybrid := !in.DisableHybridKV && in.VLLMVersion.atLeast(vllmHybridKVVersion)
+	layout := vllmKVLayout(m, hybrid)
+	if !layout.hybrid() && hasLocalLayers(m) {
+		warns = append(warns, "sliding-window and chunked layers are counted as full attention (vLLM before 0.10.0, or --disable-hybrid-kv-cache-manager): the figure is what such a vLLM allocates")
+	}
+	kb := d.BytesPerElement(m.Dtype)
+	tp, pp := max(in.TensorParallel, 1), max(in.PipelineParallel, 1)
+	page := float64(in.BlockSize*vllmPerLayerElems(m, tp)) * kb
+	workers, imageItems, imageTokens := vllmWorkers(in, weightsBytes, d, layout, page)
+	p := Prediction{
+		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize, Context: in.Context, Fits: true,
+		BytesPerToken: float64(m.Layers*vllmPerLayerElems(m, tp)) * kb, ImageItems: imageItems, ImageTokens: imageTokens,
+	}
+	limiting := 0
+	short := 0.0
+	for i, w := range workers {
+		if w.avail <= 0 {
+			p.Fits = false
+			short = max(short, -w.avail)
+		}
+		if w.blocks < workers[limiting].blocks {
+			limiting = i
+		}
+	}
+	lw := workers[limiting]
+	p.WeightsGiB, p.RequestedGiB, p.ActivationGiB = round(lw.weights, 3), round(lw.requested, 3), round(lw.act, 3)
+	p.NonTorchGiB, p.AttentionBackendGiB = round(lw.nonTorch, 3), round(lw.fi, 3)
+	p.VisionGiB, p.LoRAGiB = round(lw.vision, 3), round(lw.lora, 3)
+	if layout.hybrid() {
+		p.KVGroups = len(layout.groups)
+	}
+	if !p.Fits {
+		p.ShortfallGiB = round(short, 2)
+		for _, w := range workers {
+			p.Devices = append(p.Devices, w.share)
+		}
+		return p, warns
+	}
+	if lw.fi > 0 {
+		warns = append(warns, flashInferFP8Warning(in.GPUName, lw.fi))
+	}
+	p.Blocks = lw.blocks
+	for _, w := range workers {
+		w.share.KVGiB = round(float64(p.Blocks)*page*float64(w.groupSize)/GiB, 3)
+		p.Devices = append(p.Devices, w.share)
+	}
+	p.PredictedTokens = layout.tokens(p.Blocks, in.BlockSize)
+	p.KVGiB = p.Devices[limiting].KVGiB
+	perSeq := layout.blocksPerSequence(m, in.Context, in.MaxNumBatchedTokens, in.BlockSize)
+	p.BlocksPerSequence = perSeq
+	p.MaxConcurrency = round(float64(p.Blocks)/float64(perSeq), 2)
+	if p.Blocks > 0 && perSeq > p.Blocks-1 {
+		warns = append(warns, "one sequence of the full context does not fit the KV cache; vLLM refuses to start (lower --context / max_model_len)")
+	}
+	if tp*pp > 1 && len(workers) > 1 && workers[limiting].share.Name != workers[0].share.Name {
+		warns = append(warns, fmt.Sprintf("the GPUs differ: every worker gets the blocks of the smallest (%s), the others leave memory unused", gpuOrDefault(workers[limiting].share.Name)))
+	}
+	return p, warns
+}
+
+// hasLocalLayers reports whether m has sliding-window or chunked layers.
+func hasLocalLayers(m *modelspec.Spec) bool {
+	for i := 0; i < m.Layers; i++ {
+		if m.Kind(i) != modelspec.FullAttention {
+			return true
+		}
+	}
+	return false
+}
+
+// vllmWorkers computes every worker's memory terms (see vllmPredict).
+func vllmWorkers(in *Inputs, weightsBytes int64, d KVDtype, layout kvLayout, page float64) ([]vllmWorker, int, int) {
+	m := &in.Model
+	tp, pp := max(in.TensorParallel, 1), max(in.PipelineParallel, 1)
+	devs := in.devices()
+	stages := ppPartition(m.Layers, pp)
+	items, tokens := 0, 0
+	if m.Vision != nil {
+		items, tokens = vllmImageItems(m.Vision, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.ImagesPerPrompt)
+	}
 	fi := 0.0
 	if vllmChargesGraphs(in) {
 		fi = vllmFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
 	}
-	avail := req - w - act - vllmNonTorchGiB - fi
-	p := Prediction{
-		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
-		WeightsGiB: round(w, 3), BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(req, 3), ActivationGiB: round(act, 3), NonTorchGiB: vllmNonTorchGiB,
-		AttentionBackendGiB: round(fi, 3), Fits: true,
+	nonTorch := vllmNonTorchGiB
+	if tp*pp > 1 {
+		nonTorch += vllmParallelNonTorchGiB
 	}
-	if avail <= 0 {
-		p.Fits, p.ShortfallGiB = false, round(-avail, 2)
-		return p, warns
+	var workers []vllmWorker
+	first := 0
+	for s := 0; s < pp; s++ {
+		n := stages[s]
+		layers := make([]int, n)
+		for i := range layers {
+			layers[i] = first + i
+		}
+		firstStage, lastStage := s == 0, s == pp-1
+		for r := 0; r < tp; r++ {
+			rank := s*tp + r
+			dev := devs[min(rank, len(devs)-1)]
+			w := vllmWorker{requested: dev.MemoryGiB * in.Utilization, nonTorch: nonTorch, fi: fi, groupSize: layout.groupSize(first, n)}
+			if in.WeightsGiB > 0 {
+				w.weights = in.WeightsGiB
+			} else {
+				w.weights = float64(weightsBytes) * rankShare(m, in.Quant, tp, first, n, firstStage, lastStage) / GiB
+				w.lora = float64(loraBytes(m, in.LoRA, tp, layers, loraDtypeBytes(m))) / GiB
+				w.weights += w.lora
+			}
+			fwd, smp := vllmActivation(m, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler, tp)
+			if !lastStage {
+				smp = 0
+			}
+			lm := float64(max(fwd, smp))
+			if firstStage && m.Vision != nil && items > 0 {
+				w.vision = float64(visionEncoderBytes(m.Vision, items, tp)) / GiB
+				// the encoder's outputs stay cached through the text run
+				lm += float64(items*tokens*m.Hidden) * 2
+			}
+			w.act = max(lm/GiB, w.vision)
+			w.avail = w.requested - w.weights - w.act - w.nonTorch - w.fi
+			if w.avail > 0 && w.groupSize > 0 {
+				w.blocks = int(math.Floor(w.avail * GiB / (page * float64(w.groupSize))))
+			}
+			w.share = DeviceShare{Device: dev, Rank: rank, Stage: s, TensorRank: r, Layers: n, FirstLayer: first,
+				KVHeads: kvHeadsPerRank(m.KVHeads, tp, m.IsMLA()), WeightsGiB: round(w.weights, 3), ActivationGiB: round(w.act, 3),
+				CommGiB: round(w.nonTorch-vllmNonTorchGiB, 3), VisionGiB: round(w.vision, 3), LoRAGiB: round(w.lora, 3),
+				AvailableKVGiB: round(w.avail, 3), Blocks: w.blocks}
+			workers = append(workers, w)
+		}
+		first += n
 	}
-	if fi > 0 {
-		warns = append(warns, flashInferFP8Warning(in.GPUName, fi))
+	return workers, items, tokens
+}
+
+// loraDtypeBytes is the bytes of LoRA's stacked weights: vLLM's
+// lora_dtype "auto" is the model's dtype.
+func loraDtypeBytes(m *modelspec.Spec) float64 {
+	if strings.Contains(strings.ToLower(m.Dtype), "32") {
+		return 4
 	}
-	p.Blocks = int(math.Floor(avail * GiB / (float64(in.BlockSize) * bpt)))
-	p.PredictedTokens = p.Blocks * in.BlockSize
-	p.KVGiB = round(float64(p.PredictedTokens)*bpt/GiB, 3)
-	perReq := (in.Context + in.BlockSize - 1) / in.BlockSize
-	p.MaxConcurrency = round(float64(p.Blocks)/float64(perReq), 2)
-	if p.Blocks > 0 && perReq > p.Blocks-1 {
-		warns = append(warns, "one sequence of the full context does not fit the KV cache; vLLM refuses to start (lower --context / max_model_len)")
-	}
-	return p, warns
+	return 2
 }

@@ -24,6 +24,9 @@ type planFlags struct {
 	gpuGiB, util, weightsGiB                                                 float64
 	context, blockSize, maxSeqs, maxBatched, parallel, ubatch                int
 	flashAttn, enforceEager                                                  bool
+	// breadth are the flags of several GPUs, offload, LoRA, images and
+	// SGLang (issue 16).
+	breadth breadthFlags
 }
 
 func (f *planFlags) register(fs interface {
@@ -33,9 +36,9 @@ func (f *planFlags) register(fs interface {
 	BoolVar(*bool, string, bool, string)
 }, defaultBackend string) {
 	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(modelspec.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
-	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
+	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, sglang, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
 	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
-	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), or auto (NVML / nvidia-smi)")
+	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), a comma-separated list of different ones, or auto (NVML / nvidia-smi)")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization (default 0.9)")
 	fs.Float64Var(&f.weightsGiB, "weights-gib", 0, "weight memory in GiB (instead of an estimate)")
@@ -53,6 +56,7 @@ func (f *planFlags) register(fs interface {
 	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp -fa / OLLAMA_FLASH_ATTENTION=1 (needed for quantized KV)")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration `FILE` whose corrections plan applies (calibrate --fit writes it)")
+	f.breadth.register(fs)
 }
 
 // given says which planner inputs the command line set: what a server
@@ -92,6 +96,9 @@ func (f *planFlags) given(fs *flag.FlagSet) plan.Given {
 // --model.
 func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string]any) (plan.Inputs, error) {
 	var in plan.Inputs
+	if err := f.breadth.check(cmd); err != nil {
+		return in, err
+	}
 	var (
 		m   modelspec.Spec
 		err error
@@ -113,6 +120,9 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		return in, err
 	}
 	if err := f.resolveGPU(ctx, cmd, &in); err != nil {
+		return in, err
+	}
+	if err := f.breadth.apply(cmd, f.gpu, f.gpuGiB, &in); err != nil {
 		return in, err
 	}
 	in.Utilization, in.WeightsGiB = f.util, f.weightsGiB
@@ -170,7 +180,7 @@ func (f *planFlags) server(cmd string) (backend.Kind, plan.CapacityModel, error)
 			return k, cm, nil
 		}
 	}
-	return "", "", usagef("%s: unknown --backend %q (want vllm, llamacpp or ollama)", cmd, f.backend)
+	return "", "", usagef("%s: unknown --backend %q (want vllm, sglang, llamacpp or ollama)", cmd, f.backend)
 }
 
 // deprecations are the warnings the flags as given call for: --backend
@@ -208,7 +218,7 @@ func flagOf(f plan.Field) string {
 	case plan.FieldUBatch:
 		return "--ubatch"
 	}
-	return ""
+	return breadthFlagOf(f)
 }
 
 // planError is a usage error for an error of plan: an input out of range
@@ -239,6 +249,8 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 			return fmt.Errorf("%s: --gpu auto: no GPU found (%s); give --gpu NAME or --gpu-gib N", cmd, strings.Join(warns, "; "))
 		}
 		in.GPUName, in.GPUGiB = dev.Name, dev.TotalMiB/1024
+	case strings.Contains(f.gpu, ","):
+		// a list of GPUs: breadthFlags.apply looks each one up
 	case f.gpu != "":
 		g, err := hardware.Lookup(f.gpu)
 		var unknown *hardware.UnknownGPUError
@@ -250,7 +262,7 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 		}
 		in.GPUName, in.GPUGiB = g.Name, g.MemoryGiB
 	}
-	if f.gpuGiB != 0 {
+	if f.gpuGiB != 0 && !strings.Contains(f.gpu, ",") {
 		if !(f.gpuGiB > 0) {
 			return usagef("%s: --gpu-gib %v must be > 0", cmd, f.gpuGiB)
 		}
@@ -260,15 +272,19 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 }
 
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("plan", "plan --model M [--backend vllm|llamacpp|ollama] [--capacity-model server|seed] [--gpu NAME|auto | --gpu-gib N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--json]", stdout)
+	fs := newFlagSet("plan", "plan --model M [--backend vllm|sglang|llamacpp|ollama] [--capacity-model server|seed] [--gpu NAME[,NAME…]|auto | --gpu-gib N] [--gpus N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--users N] [--json]", stdout)
 	var f planFlags
 	f.register(fs, "vllm")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	users := fs.Int("users", 0, limitText("what should I run: rank the configurations (backend × weight format × KV dtype × GPU count, up to --gpus, default 8) that hold this many sequences of --context tokens; --backend, --quant and --kv-dtype narrow the search", "users"))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("plan: unexpected argument %q", fs.Arg(0))
+	}
+	if flagGiven(fs, "users") {
+		return runRecommend(ctx, fs, &f, *users, *asJSON, stdout)
 	}
 	in, err := f.inputs(ctx, "plan", nil)
 	if err != nil {

@@ -27,6 +27,18 @@ func TestPlanGolden(t *testing.T) {
 		{"ollama-llama-3.1-8b-q4", []string{"--model", "llama-3.1-8b", "--gpu", "RTX 4060 Ti 16GB", "--quant", "q4_k_m", "--backend", "ollama", "--context", "8192", "--flash-attn"}},
 		{"llamacpp-gemma-3-27b", []string{"--model", "gemma-3-27b", "--gpu", "RTX 5090", "--quant", "q4_k_m", "--backend", "llamacpp", "--context", "32768", "--flash-attn"}},
 		{"does-not-fit", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090"}},
+		// several GPUs, MoE, hybrid KV, vision, LoRA, SGLang, offload,
+		// Ollama's own decision, "what should I run?" (issue 16)
+		{"vllm-llama-3.1-70b-awq-tp4-4090", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090", "--gpus", "4", "--quant", "awq", "--context", "16384"}},
+		{"vllm-qwen2.5-32b-tp2-pp2-mixed", []string{"--model", "qwen2.5-32b", "--gpu", "RTX 4090,RTX 4090,RTX 3090,RTX 3090", "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2", "--quant", "awq", "--context", "32768", "--kv-dtype", "auto"}},
+		{"vllm-gpt-oss-120b-tp4-a100", []string{"--model", "gpt-oss-120b", "--gpu", "A100 80GB", "--tensor-parallel-size", "4", "--quant", "mxfp4", "--context", "16384", "--gpu-memory-utilization", "0.8", "--kv-dtype", "auto"}},
+		{"vllm-qwen2.5-vl-7b-lora", []string{"--model", "qwen2.5-vl-7b", "--gpu", "A100 40GB", "--quant", "bf16", "--context", "8192", "--enable-lora", "--max-loras", "4", "--max-lora-rank", "64", "--kv-dtype", "auto"}},
+		{"sglang-qwq-32b-tp4-l4", []string{"--model", "qwen2.5-32b", "--gpu", "L4", "--gpus", "4", "--backend", "sglang", "--quant", "bf16", "--context", "32768", "--mem-fraction-static", "0.85"}},
+		{"llamacpp-mixtral-offload", []string{"--model", "mixtral-8x7b", "--gpu", "RTX 4090", "--backend", "llamacpp", "--quant", "q4_k_m", "--n-gpu-layers", "20", "--ram-gib", "64", "--context", "8192", "--kv-dtype", "f16"}},
+		{"llamacpp-llama-3.1-70b-two-gpus", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090,RTX 3090", "--backend", "llamacpp", "--quant", "q4_k_m", "--tensor-split", "1,1", "--context", "8192", "--flash-attn", "--kv-dtype", "q8_0"}},
+		{"ollama-qwen3-30b-a3b-12gb", []string{"--model", "qwen3-30b-a3b", "--gpu", "RTX 3060", "--backend", "ollama", "--quant", "q4_k_m", "--context", "8192", "--kv-dtype", "f16"}},
+		{"recommend-llama-3.1-8b-4090", []string{"--model", "llama-3.1-8b", "--gpu", "RTX 4090", "--gpus", "2", "--context", "32768", "--users", "16"}},
+		{"recommend-none", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 3060", "--gpus", "2", "--context", "131072", "--users", "64"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -142,9 +154,39 @@ func TestPlanBadInput(t *testing.T) {
 		{"bad config field", []string{"--model", bad, "--gpu-gib", "16"}, 2, bad + ": field num_hidden_layers"},
 		{"bad utilization", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpu-memory-utilization", "1.5"}, 2, "--gpu-memory-utilization"},
 		{"bad context", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--context", "-3"}, 2, "--context -3 must be > 0"},
-		{"server family without a capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang"}, 2, "unknown --backend \"sglang\" (want vllm, llamacpp or ollama)"},
+		{"server family without a capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "tgi"}, 2, "unknown --backend \"tgi\" (want vllm, sglang, llamacpp or ollama)"},
 		{"seed formula of llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--capacity-model", "seed"}, 2, "--capacity-model seed models vLLM only, not llamacpp"},
 		{"unknown capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--capacity-model", "exact"}, 2, "--capacity-model"},
+		// the flags of issue 16: every numeric one against its limit
+		{"gpus 0 is the default, -1 is not", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpus", "-1"}, 2, "--gpus -1 is out of range: want 1 to 1024"},
+		{"gpus above the limit", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpus", "5000"}, 2, "--gpus 5000 is out of range"},
+		{"tensor parallel negative", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--tensor-parallel-size", "-2"}, 2, "--tensor-parallel-size -2 is out of range"},
+		{"pipeline parallel huge", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--pipeline-parallel-size", "1099511627776"}, 2, "--pipeline-parallel-size"},
+		{"more stages than layers", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--pipeline-parallel-size", "64"}, 2, "--pipeline-parallel-size 64 is more than the model's 28 layers"},
+		{"tp against the GPU list", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 3090", "--tensor-parallel-size", "4"}, 2, "tensor parallel 4 × pipeline parallel 1 needs 4"},
+		{"tp on llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--tensor-parallel-size", "2"}, 2, "--tensor-parallel-size 2 is for vLLM and SGLang"},
+		{"unknown GPU in a list", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 9999"}, 2, "unknown GPU \"RTX 9999\" in --gpu"},
+		{"list and count", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 3090", "--gpus", "2"}, 2, "not both"},
+		{"n-gpu-layers -2", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--n-gpu-layers", "-2"}, 2, "--n-gpu-layers -2 is out of range: want 0 to 100000"},
+		{"tensor split not a number", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--tensor-split", "1,x"}, 2, "--tensor-split \"1,x\""},
+		{"tensor split NaN", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--tensor-split", "NaN"}, 2, "--tensor-split"},
+		{"tensor split length", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090", "--gpus", "2", "--backend", "llamacpp", "--tensor-split", "1,1,1"}, 2, "--tensor-split 3 values for 2 GPUs"},
+		{"ram infinite", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--ram-gib", "Inf"}, 2, "--ram-gib +Inf is out of range"},
+		{"ram negative", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--ram-gib", "-4"}, 2, "--ram-gib -4 is out of range"},
+		{"lora rank without lora", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--max-lora-rank", "64"}, 2, "need --enable-lora"},
+		{"lora rank too high", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--enable-lora", "--max-lora-rank", "4096"}, 2, "--max-lora-rank 4096 is out of range: want 1 to 512"},
+		{"max loras zero", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--enable-lora", "--max-loras", "-1"}, 2, "--max-loras -1 is out of range"},
+		{"unknown lora module", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--enable-lora", "--lora-target-modules", "q_proj,lm_head"}, 2, "unknown LoRA target module \"lm_head\""},
+		{"images negative", []string{"--model", "qwen2.5-vl-7b", "--gpu-gib", "24", "--limit-images", "-3"}, 2, "--limit-images -3 is out of range"},
+		{"mem fraction above 1", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang", "--mem-fraction-static", "1.5"}, 2, "--mem-fraction-static 1.5 is out of range: want 0.001 to 1"},
+		{"mem fraction NaN", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang", "--mem-fraction-static", "NaN"}, 2, "--mem-fraction-static NaN"},
+		{"max total tokens negative", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang", "--max-total-tokens", "-5"}, 2, "--max-total-tokens -5 is out of range"},
+		{"chunked prefill -2", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang", "--chunked-prefill-size", "-2"}, 2, "--chunked-prefill-size -2 is out of range: want -1 to"},
+		{"cuda graph bs huge", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "sglang", "--cuda-graph-max-bs", "9999999"}, 2, "--cuda-graph-max-bs 9999999 is out of range"},
+		{"users zero", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090", "--context", "4096", "--users", "0"}, 2, "--users 0 is out of range"},
+		{"users huge", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090", "--context", "4096", "--users", "99999999"}, 2, "--users 99999999 is out of range"},
+		{"users without context", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090", "--users", "4"}, 2, "--users needs --context"},
+		{"users over mixed GPUs", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 3090", "--context", "4096", "--users", "4"}, 2, "one kind of GPU"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,5 +230,51 @@ func TestPlanGPUAuto(t *testing.T) {
 		if !strings.Contains(stderr, "--gpu auto: no GPU found") || !strings.Contains(stderr, "--gpu-gib") {
 			t.Errorf("exit %d, stderr %q", code, stderr)
 		}
+	}
+}
+
+// TestPlanBreadthJSON: --json carries the per-GPU breakdown, the MoE
+// parameter counts and, for plan --users, the ranked configurations with
+// the simulator's throughput hook left null.
+func TestPlanBreadthJSON(t *testing.T) {
+	code, stdout, stderr := run(t, "plan", "--model", "qwen3-30b-a3b", "--gpu", "RTX 4090", "--gpus", "2", "--quant", "bf16", "--context", "32768", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Inputs       map[string]any `json:"inputs"`
+		TotalParams  int64          `json:"total_params"`
+		ActiveParams int64          `json:"active_params"`
+		Predictions  []struct {
+			Devices []map[string]any `json:"devices"`
+		} `json:"predictions"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.TotalParams < 30e9 || doc.ActiveParams > 4e9 || doc.Inputs["tensor_parallel_size"] != 2.0 || len(doc.Predictions[0].Devices) != 2 {
+		t.Errorf("total %d active %d inputs %v devices %d", doc.TotalParams, doc.ActiveParams, doc.Inputs, len(doc.Predictions[0].Devices))
+	}
+	for _, f := range []string{"weights_gib", "kv_gib", "kv_heads", "tp_rank", "layers"} {
+		if _, ok := doc.Predictions[0].Devices[1][f]; !ok {
+			t.Errorf("device lacks %s: %v", f, doc.Predictions[0].Devices[1])
+		}
+	}
+	code, stdout, stderr = run(t, "plan", "--model", "qwen2.5-7b", "--gpu", "RTX 4090", "--context", "8192", "--users", "4", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rec struct {
+		Users int              `json:"users"`
+		Fits  []map[string]any `json:"fits"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Users != 4 || len(rec.Fits) == 0 {
+		t.Fatalf("recommendation %+v", rec)
+	}
+	if v, ok := rec.Fits[0]["predicted_tok_s"]; !ok || v != nil {
+		t.Errorf("predicted_tok_s %v (present %v), want null until the simulator fills it", v, ok)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // serverTitle is how text output names each server family.
-var serverTitle = map[backend.Kind]string{backend.VLLM: "vLLM", backend.LlamaCpp: "llama.cpp", backend.Ollama: "Ollama"}
+var serverTitle = map[backend.Kind]string{backend.VLLM: "vLLM", backend.SGLang: "SGLang", backend.LlamaCpp: "llama.cpp", backend.Ollama: "Ollama"}
 
 // modelTitle names the capacity model of a plan: the seed planner, or
 // the server family whose accounting it follows.
@@ -32,12 +32,41 @@ func cellsSized(in *plan.InputsOut) bool {
 	return in.Backend == backend.LlamaCpp || in.Backend == backend.Ollama
 }
 
-// gpuTitle names the GPU for text output.
+// gpuTitle names the GPU (or GPUs) for text output.
 func gpuTitle(r *plan.Result) string {
+	if len(r.Inputs.GPUs) > 1 {
+		return plan.DevicesTitle(r.Inputs.GPUs)
+	}
 	if r.Inputs.GPU != "" {
 		return strings.TrimPrefix(strings.TrimPrefix(r.Inputs.GPU, "NVIDIA "), "GeForce ")
 	}
 	return fmt.Sprintf("a %.2f GiB GPU", r.Inputs.GPUGiB)
+}
+
+// gpuMemory is the GPU memory for the title: "23.63 GiB", "23.63 GiB
+// each", or each GPU's when they differ.
+func gpuMemory(in *plan.InputsOut) string {
+	if len(in.GPUs) <= 1 {
+		return fmt.Sprintf("%.2f GiB", in.GPUGiB)
+	}
+	mem := make([]string, len(in.GPUs))
+	same := true
+	for i, g := range in.GPUs {
+		mem[i] = fmt.Sprintf("%.2f", g.MemoryGiB)
+		same = same && g.MemoryGiB == in.GPUs[0].MemoryGiB
+	}
+	if same {
+		return mem[0] + " GiB each"
+	}
+	return strings.Join(mem, " + ") + " GiB"
+}
+
+// gpus is "1 GPU" or "n GPUs".
+func gpus(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }
 
 // verdict is the one line a person can act on: what fits, in blocks,
@@ -71,7 +100,7 @@ func verdict(r *plan.Result) string {
 			parts = append(parts, s)
 		case i == 0:
 			s := fmt.Sprintf("%s tokens = %s sequences of %s with %s KV", shortTokens(p.PredictedTokens), trim1(p.MaxConcurrency), shortTokens(p.Context), p.KVCacheDtype)
-			if p.Blocks > 0 {
+			if p.Blocks > 0 && r.Inputs.Backend != backend.SGLang {
 				s = fmt.Sprintf("%s blocks = ", thousands(p.Blocks)) + s
 			}
 			parts = append(parts, s)
@@ -98,7 +127,7 @@ func commonShortfall(r *plan.Result) (float64, bool) {
 func WriteText(out io.Writer, r *plan.Result) error {
 	w := &errWriter{w: out}
 	in := r.Inputs
-	fmt.Fprintf(w, "%s on %s (%.2f GiB) with %s", r.Model.Name, gpuTitle(r), in.GPUGiB, modelTitle(&in))
+	fmt.Fprintf(w, "%s on %s (%s) with %s", r.Model.Name, gpuTitle(r), gpuMemory(&in), modelTitle(&in))
 	if in.VLLMVersion != "" {
 		fmt.Fprintf(w, " %s", in.VLLMVersion)
 		if in.EnforceEager {
@@ -108,9 +137,20 @@ func WriteText(out io.Writer, r *plan.Result) error {
 	if in.GPUMemoryUtilization > 0 {
 		fmt.Fprintf(w, ", gpu_memory_utilization %.2f", in.GPUMemoryUtilization)
 	}
+	if in.TensorParallel > 1 || in.PipelineParallel > 1 {
+		fmt.Fprintf(w, ", tensor parallel %d × pipeline parallel %d", max(in.TensorParallel, 1), max(in.PipelineParallel, 1))
+	}
 	fmt.Fprintln(w)
 	if len(r.Predictions) > 0 {
-		fmt.Fprintf(w, "weights %.3f GiB (%s)\n\n", r.Predictions[0].WeightsGiB, in.WeightsSource)
+		perGPU := ""
+		if !cellsSized(&in) && len(r.Predictions[0].Devices) > 1 {
+			perGPU = " per GPU"
+		}
+		fmt.Fprintf(w, "weights %.3f GiB%s (%s)", r.Predictions[0].WeightsGiB, perGPU, in.WeightsSource)
+		if r.Model.IsMoE() {
+			fmt.Fprintf(w, "; %.1fB parameters, %.1fB active per token", float64(r.TotalParams)/1e9, float64(r.ActiveParams)/1e9)
+		}
+		fmt.Fprint(w, "\n\n")
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	row := func(label string, f func(p *plan.Prediction) string) {
@@ -122,13 +162,32 @@ func WriteText(out io.Writer, r *plan.Result) error {
 	}
 	row("KV dtype", func(p *plan.Prediction) string { return p.KVCacheDtype })
 	row("bytes/token", func(p *plan.Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
+	someP := func(f func(p *plan.Prediction) bool) bool {
+		for i := range r.Predictions {
+			if f(&r.Predictions[i]) {
+				return true
+			}
+		}
+		return false
+	}
 	switch {
 	case cellsSized(&in):
 		row("cells", func(p *plan.Prediction) string { return thousands(p.Cells) })
 		row("KV MiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
 		row("compute buffer MiB (est.)", func(p *plan.Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
+		if someP(func(p *plan.Prediction) bool {
+			return p.ModelLayers > 0 && p.GPULayers != p.ModelLayers || len(p.Devices) > 1
+		}) {
+			row("layers on GPUs", func(p *plan.Prediction) string { return fmt.Sprintf("%d/%d", p.GPULayers, p.ModelLayers) })
+		}
 		row("max cells that fit", func(p *plan.Prediction) string { return thousands(p.FitTokens) })
 		row(fmt.Sprintf("slots of %s", thousands(r.Predictions[0].Context)), func(p *plan.Prediction) string { return trim1(p.MaxConcurrency) })
+	case in.Backend == backend.SGLang:
+		row("mem_fraction_static", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.SGLang.MemFractionStatic) })
+		row("weights + KV pool GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.RequestedGiB) })
+		row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
+		row("max_total_num_tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
+		row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
 	default:
 		if in.CapacityModel != plan.SeedFormula {
 			row("activation peak GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
@@ -138,6 +197,17 @@ func WriteText(out io.Writer, r *plan.Result) error {
 					row("FlashInfer buffers GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.AttentionBackendGiB) })
 					break
 				}
+			}
+			if someP(func(p *plan.Prediction) bool { return p.VisionGiB > 0 }) {
+				row("vision encoder peak GiB", func(p *plan.Prediction) string {
+					return fmt.Sprintf("%.3f (%d×%s)", p.VisionGiB, p.ImageItems, shortTokens(p.ImageTokens))
+				})
+			}
+			if someP(func(p *plan.Prediction) bool { return p.LoRAGiB > 0 }) {
+				row("LoRA weights GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.LoRAGiB) })
+			}
+			if someP(func(p *plan.Prediction) bool { return p.KVGroups > 0 }) {
+				row("KV groups (hybrid)", func(p *plan.Prediction) string { return fmt.Sprint(p.KVGroups) })
 			}
 		} else {
 			row("overhead GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
@@ -168,6 +238,9 @@ func WriteText(out io.Writer, r *plan.Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeDevices(w, r); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, verdict(r))
 	if corrected {
@@ -176,6 +249,101 @@ func WriteText(out io.Writer, r *plan.Result) error {
 	for _, warn := range r.Warnings {
 		fmt.Fprintln(w, "warning: "+warn)
 	}
+	return w.err
+}
+
+// writeDevices writes, for a plan on several GPUs or with layers on the
+// CPU, where the first KV dtype's memory goes: one row per GPU (per
+// worker for vLLM and SGLang) and one for the CPU; and Ollama's own
+// estimate behind its offload decision.
+func writeDevices(w io.Writer, r *plan.Result) error {
+	if len(r.Predictions) == 0 {
+		return nil
+	}
+	p := r.Predictions[0]
+	if o := p.Ollama; o != nil {
+		fmt.Fprintf(w, "\nOllama v0.6.5's estimate (%s KV, OLLAMA_NUM_PARALLEL %d, ctx %s): offload %d/%d layers, KV %.2f GiB, graph %.2f GiB full / %.2f partial, required %.2f GiB (%.2f on GPUs)\n",
+			p.KVCacheDtype, o.Parallel, thousands(o.Ctx), o.Layers, o.ModelLayers, float64(o.KVBytes)/plan.GiB, float64(o.GraphFullBytes)/plan.GiB,
+			float64(o.GraphPartialBytes)/plan.GiB, float64(o.RequiredFullBytes)/plan.GiB, float64(o.RequiredPartialBytes)/plan.GiB)
+	}
+	if len(p.Devices) <= 1 && p.Host == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nwhere the memory goes (%s KV):\n", p.KVCacheDtype)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	cells := cellsSized(&r.Inputs)
+	if cells {
+		fmt.Fprintln(tw, "device\tGPU\tlayers\tweights GiB\tKV MiB\tcompute MiB\tfree GiB\t")
+	} else {
+		fmt.Fprintln(tw, "rank\tGPU\tstage\tlayers\tKV heads\tweights GiB\tKV GiB\tactivation GiB\t")
+	}
+	for _, d := range p.Devices {
+		name := plan.DevicesTitle([]plan.Device{d.Device})
+		if cells {
+			fmt.Fprintf(tw, "GPU %d\t%s\t%d\t%.3f\t%.2f\t%.0f\t%.2f\t\n", d.Rank, name, d.Layers, d.WeightsGiB, d.KVMiB, d.ComputeBufferMiB, d.FreeGiB)
+		} else {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.3f\t\n", d.Rank, name, d.Stage, d.Layers, d.KVHeads, d.WeightsGiB, d.KVGiB, d.ActivationGiB)
+		}
+	}
+	if h := p.Host; h != nil {
+		ram := "-"
+		if h.RAMGiB > 0 {
+			ram = fmt.Sprintf("%.2f", h.RAMGiB-h.WeightsGiB-h.KVGiB)
+		}
+		out := ""
+		if h.Output {
+			out = " + output"
+		}
+		fmt.Fprintf(tw, "CPU\tsystem memory\t%d%s\t%.3f\t%.2f\t-\t%s\t\n", h.Layers, out, h.WeightsGiB, h.KVMiB, ram)
+	}
+	return tw.Flush()
+}
+
+// WriteRecommendation writes plan --users' answer: the configurations that
+// hold the users, best first, with their headroom and the simulator's
+// predicted throughput (a dash until the simulator fills the hook), or,
+// when none does, the nearest and what each lacks.
+func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
+	w := &errWriter{w: out}
+	gpu := plan.DevicesTitle([]plan.Device{rec.GPU})
+	fmt.Fprintf(w, "what to run: %s for %d users × %s tokens on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
+		rec.Model, rec.Users, thousands(rec.Context), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
+	list := rec.Fits
+	if len(list) == 0 {
+		list = rec.Nearest
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\t")
+	for i, c := range list {
+		if i == 12 {
+			break
+		}
+		tok := "—"
+		if c.PredictedTokS != nil {
+			tok = fmt.Sprintf("%.0f", *c.PredictedTokS)
+		}
+		rank := fmt.Sprint(i + 1)
+		if !c.Holds {
+			rank = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if len(rec.Fits) == 0 {
+		fmt.Fprintf(w, "none holds %d sequences of %s on up to %d × %s; the nearest:\n", rec.Users, thousands(rec.Context), rec.MaxGPUs, gpu)
+		for _, c := range rec.Nearest {
+			fmt.Fprintf(w, "- %s, %s weights, %s KV, %s: %s\n", serverTitle[c.Backend], c.Quant, c.KVDtype, gpus(c.GPUs), c.Missing)
+		}
+		fmt.Fprintln(w, "fewer users, a shorter context, more or larger GPUs, or a smaller weight format would close the gap")
+		return w.err
+	}
+	b := rec.Fits[0]
+	fmt.Fprintf(w, "best: %s with %s weights and %s KV on %d × %s: %.1f sequences of %s (%d needed, %+.0f%% headroom)\n",
+		serverTitle[b.Backend], b.Quant, b.KVDtype, b.GPUs, gpu, b.Sequences, shortTokens(rec.Context), rec.Users, b.HeadroomPct)
+	fmt.Fprintln(w, "ranked by weight precision, then fewer GPUs, then headroom; predicted tok/s comes from the simulator once it is wired in (—: not yet)")
 	return w.err
 }
 

@@ -1,0 +1,285 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/modelspec"
+)
+
+// Request is "what should I run?": a model, the GPUs a person has, and
+// how many users of how long a context it must serve at once.
+type Request struct {
+	// Model is the model to serve.
+	Model modelspec.Spec
+	// GPU is one GPU of the kind available, MaxGPUs how many of them
+	// (counts of 1, 2, 4, 8 … up to MaxGPUs are tried; 0 = 8).
+	GPU     Device
+	MaxGPUs int
+	// Context is the tokens per sequence and Users the sequences that
+	// must fit at once.
+	Context, Users int
+	// Backends, Quants and KVDtypes narrow the search (empty = all the
+	// server families, the formats each reads, and their KV dtypes).
+	Backends []backend.Kind
+	Quants   []Quant
+	KVDtypes []KVDtype
+	// VLLMVersion is the vLLM release whose accounting to follow.
+	VLLMVersion VLLMVersion
+	// Throughput, when set, predicts each fitting configuration's
+	// throughput (see ThroughputFunc).
+	Throughput ThroughputFunc
+}
+
+// ThroughputFunc predicts the aggregate output tokens per second of a
+// configuration serving users concurrent sequences: the serving
+// simulator's job (package sim), which fills in this hook later.
+// Recommend calls it for every configuration that holds the users and
+// stores the result in Candidate.PredictedTokS; an error is kept as a
+// note, never fatal. A nil ThroughputFunc leaves PredictedTokS nil.
+type ThroughputFunc func(c *Candidate, users int) (tokPerS float64, err error)
+
+// Candidate is one configuration Recommend tried.
+type Candidate struct {
+	// Backend, Quant, KVDtype and GPUs are the configuration.
+	Backend backend.Kind `json:"backend"`
+	Quant   Quant        `json:"quant"`
+	KVDtype KVDtype      `json:"kv_cache_dtype"`
+	GPUs    int          `json:"gpus"`
+	// BitsPerWeight is the weight format's precision (bits per linear
+	// weight), the first ranking key.
+	BitsPerWeight float64 `json:"bits_per_weight"`
+	// Holds is whether Users sequences of Context tokens fit at once;
+	// Sequences is how many do, HeadroomPct how many more than Users.
+	Holds       bool    `json:"holds"`
+	Sequences   float64 `json:"sequences"`
+	HeadroomPct float64 `json:"headroom_pct"`
+	// WeightsGiBPerGPU is the weights on the fullest GPU.
+	WeightsGiBPerGPU float64 `json:"weights_gib_per_gpu"`
+	// Missing says what the configuration lacks when it does not hold
+	// the users ("" when it does).
+	Missing string `json:"missing,omitempty"`
+	// PredictedTokS is the simulator's predicted throughput for Users
+	// sequences (nil until a ThroughputFunc fills it);
+	// ThroughputNote says why it is missing when the hook failed.
+	PredictedTokS  *float64 `json:"predicted_tok_s"`
+	ThroughputNote string   `json:"throughput_note,omitempty"`
+	// Inputs are the planner inputs of the configuration, for the
+	// simulator and for `servebench plan` to show it in full.
+	Inputs Inputs `json:"-"`
+	// closeness orders the configurations that do not hold the users:
+	// the share of the users they hold, or, when not one sequence fits,
+	// minus the memory missing per GPU over a GPU's memory.
+	closeness float64
+}
+
+// Recommendation is Recommend's answer: the configurations that hold the
+// users, best first, and the nearest that do not.
+type Recommendation struct {
+	Model   string      `json:"model"`
+	GPU     Device      `json:"gpu"`
+	MaxGPUs int         `json:"max_gpus"`
+	Context int         `json:"context"`
+	Users   int         `json:"users"`
+	Tried   int         `json:"configurations_tried"`
+	Fits    []Candidate `json:"fits"`
+	// Nearest are the configurations closest to holding the users when
+	// none does (or, when some do, none).
+	Nearest []Candidate `json:"nearest,omitempty"`
+}
+
+// recommendFormats are the weight formats tried per family: the Hugging
+// Face formats vLLM and SGLang read, the GGUF formats llama.cpp and
+// Ollama read. gpt-oss ships in MXFP4 only.
+func recommendFormats(m *modelspec.Spec, k backend.Kind) []Quant {
+	if m.Arch == "gpt_oss" {
+		return []Quant{QuantMXFP4}
+	}
+	switch k {
+	case backend.LlamaCpp, backend.Ollama:
+		return []Quant{"fp16", "q8_0", "q4_k_m"}
+	}
+	return []Quant{DefaultQuant(m), "fp8", "awq"}
+}
+
+// recommendKV are the KV dtypes tried per family (llama.cpp and Ollama
+// with flash attention, which their quantized caches need).
+func recommendKV(k backend.Kind) []KVDtype {
+	switch k {
+	case backend.LlamaCpp, backend.Ollama:
+		return []KVDtype{KVFP16, KVQ8_0, KVQ4_0}
+	}
+	return []KVDtype{KVAuto, KVFP8}
+}
+
+// gpuCounts is 1, 2, 4, 8 … up to n.
+func gpuCounts(n int) []int {
+	var out []int
+	for c := 1; c <= n; c *= 2 {
+		out = append(out, c)
+	}
+	return out
+}
+
+// Recommend tries every configuration (server family × weight format ×
+// KV dtype × GPU count) for r and ranks those that hold r.Users sequences
+// of r.Context tokens: higher weight precision first, then fewer GPUs,
+// then more headroom. vLLM and SGLang run tensor parallel over the GPUs
+// (counts that divide the attention heads); llama.cpp and Ollama split
+// layers and must hold every layer on the GPUs (partial offload is for
+// `plan --n-gpu-layers`, not for serving users). When none holds, Nearest
+// gives the closest with what each lacks.
+func Recommend(r Request) (*Recommendation, error) {
+	if r.MaxGPUs == 0 {
+		r.MaxGPUs = 8
+	}
+	switch {
+	case r.Users < 1 || r.Users > 1<<20:
+		return nil, &InputError{FieldUsers, r.Users, "must be in 1..1048576"}
+	case r.Context < 1:
+		return nil, &InputError{FieldContext, r.Context, "must be > 0"}
+	case r.MaxGPUs < 1 || r.MaxGPUs > MaxGPUs:
+		return nil, &InputError{FieldGPUs, r.MaxGPUs, fmt.Sprintf("must be in 1..%d", MaxGPUs)}
+	case !(r.GPU.MemoryGiB > 0):
+		return nil, &InputError{FieldGPUGiB, r.GPU.MemoryGiB, "must be > 0"}
+	}
+	if err := r.Model.Validate(); err != nil {
+		return nil, err
+	}
+	backends := r.Backends
+	if len(backends) == 0 {
+		backends = Servers
+	}
+	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users}
+	var misses []Candidate
+	for _, k := range backends {
+		quants := recommendFormats(&r.Model, k)
+		if len(r.Quants) > 0 {
+			quants = r.Quants
+		}
+		kvs := recommendKV(k)
+		if len(r.KVDtypes) > 0 {
+			kvs = r.KVDtypes
+		}
+		for _, q := range quants {
+			for _, d := range kvs {
+				for _, n := range gpuCounts(r.MaxGPUs) {
+					c, ok := r.try(k, q, d, n)
+					if !ok {
+						continue
+					}
+					rec.Tried++
+					if c.Holds {
+						rec.Fits = append(rec.Fits, c)
+					} else {
+						misses = append(misses, c)
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(b.BitsPerWeight, a.BitsPerWeight), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
+	})
+	if r.Throughput != nil {
+		for i := range rec.Fits {
+			c := &rec.Fits[i]
+			if v, err := r.Throughput(c, r.Users); err != nil {
+				c.ThroughputNote = err.Error()
+			} else {
+				c.PredictedTokS = &v
+			}
+		}
+	}
+	if len(rec.Fits) == 0 {
+		slices.SortStableFunc(misses, func(a, b Candidate) int {
+			return cmp.Or(cmp.Compare(b.closeness, a.closeness), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
+		})
+		rec.Nearest = misses[:min(len(misses), 5)]
+	}
+	return rec, nil
+}
+
+// try plans one configuration; ok is false for one that cannot be set up
+// (tensor parallel that does not divide the heads, a format the family
+// does not read).
+func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, bool) {
+	m := r.Model
+	c := Candidate{Backend: k, Quant: q, KVDtype: d, GPUs: n, BitsPerWeight: round(linearBytes[q]*8, 2)}
+	if _, ok := linearBytes[q]; !ok {
+		return c, false
+	}
+	gpus := make([]Device, n)
+	for i := range gpus {
+		gpus[i] = r.GPU
+	}
+	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
+	switch k {
+	case backend.VLLM, backend.SGLang:
+		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
+			return c, false
+		}
+		in.TensorParallel = n
+		if k == backend.VLLM {
+			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
+			in.MaxNumSeqs = max(seqs, r.Users)
+		}
+	case backend.LlamaCpp:
+		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
+	case backend.Ollama:
+		in.Parallel, in.FlashAttention = r.Users, true
+	}
+	c.Inputs = in
+	res, err := Plan(in)
+	if err != nil {
+		return c, false
+	}
+	p := res.Predictions[0]
+	for _, dv := range p.Devices {
+		c.WeightsGiBPerGPU = max(c.WeightsGiBPerGPU, dv.WeightsGiB)
+	}
+	c.Sequences = p.MaxConcurrency
+	if k == backend.LlamaCpp || k == backend.Ollama {
+		// the KV cache is sized by the context: how many sequences the
+		// GPUs' memory left after weights and buffers would hold
+		c.Sequences = round(float64(p.FitTokens)/float64(r.Context), 2)
+	}
+	maxCtx := m.MaxContext
+	switch {
+	case (k == backend.VLLM || k == backend.SGLang) && maxCtx > 0 && r.Context > maxCtx:
+		c.Missing = fmt.Sprintf("a context of %d is above the model's %d (max_position_embeddings)", r.Context, maxCtx)
+		c.Sequences = 0
+	case p.Host != nil && p.Host.Layers > 0:
+		c.Missing = fmt.Sprintf("only %d of %d layers fit the GPUs", p.GPULayers, p.ModelLayers)
+		c.Sequences = 0
+	case !p.Fits && (k == backend.LlamaCpp || k == backend.Ollama):
+		c.Missing = fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB short on the fullest GPU", c.Sequences, r.Users, p.ShortfallGiB)
+	case !p.Fits:
+		c.Missing = fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
+		c.Sequences = 0
+	case c.Sequences < float64(r.Users):
+		c.Missing = missingKV(&p, c.Sequences, r.Users)
+	}
+	c.Holds = c.Missing == ""
+	c.HeadroomPct = round((c.Sequences/float64(r.Users)-1)*100, 1)
+	c.closeness = c.Sequences / float64(r.Users)
+	if c.Sequences <= 0 {
+		missing := p.ShortfallGiB
+		if p.Host != nil {
+			missing = max(missing, (p.Host.WeightsGiB+p.Host.KVGiB)/float64(n))
+		}
+		c.closeness = -max(missing, 0.01) / r.GPU.MemoryGiB
+	}
+	return c, true
+}
+
+// missingKV says how much more KV memory per GPU would hold users
+// sequences when a configuration holds held.
+func missingKV(p *Prediction, held float64, users int) string {
+	if held <= 0 {
+		return fmt.Sprintf("not one sequence of the context fits its %.2f GiB of KV cache per GPU", p.KVGiB)
+	}
+	return fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB more KV cache per GPU would hold them", held, users, p.KVGiB*(float64(users)/held-1))
+}
