@@ -1,9 +1,10 @@
 // Package load drives a server with the requests of a run: the schedulers
 // (pool: closed loop; batch: repeated simultaneous batches; rate: open
 // loop), multi-turn sessions under pool and rate with their think times
-// (session.go), warm-up, and cancellation with a grace period. It measures nothing
-// itself: each request's timings come from backend.Client.Do, and each
-// Result goes to a Sink from a single goroutine, in the order requests end.
+// (session.go), warm-up, and cancellation with a grace period. It
+// measures nothing itself: each request's timings come from
+// backend.Client.Do, and each Result goes to a Sink from a single
+// goroutine, in the order requests end.
 // It reads the time only through the Sweep's Clock (the real one by
 // default), so that a fake or virtual clock can drive a sweep (see Clock).
 package load
