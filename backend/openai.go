@@ -92,9 +92,14 @@ func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
 		if len(rq.Images) > 0 {
 			return nil, failf(record.ReasonInvalidRequest, "invalid request: images need the chat API, not completions")
 		}
-		b.Prompt = &rq.Prompt
+		prompt := flatPrompt(rq)
+		b.Prompt = &prompt
 	} else {
-		b.Messages = []openAIMessage{{Role: "user", Content: chatContent(rq)}}
+		b.Messages = make([]openAIMessage, 0, len(rq.History)+1)
+		for _, m := range rq.History {
+			b.Messages = append(b.Messages, openAIMessage{Role: string(m.Role), Content: m.Content})
+		}
+		b.Messages = append(b.Messages, openAIMessage{Role: string(User), Content: chatContent(rq)})
 	}
 	yes, n := true, rq.MaxTokens
 	switch c.cfg.Kind {
@@ -102,8 +107,11 @@ func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
 		b.IgnoreEOS, b.MinTokens = &yes, &n
 		b.StreamOptions.ContinuousUsageStats = true
 	case LlamaCpp:
-		no := false
-		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &no
+		// Unique prompts run with llama.cpp's prompt cache off, so a slot's
+		// leftovers cannot flatter a level; a workload that shares prefixes
+		// turns it on to measure the cache.
+		cache := rq.ReusePrefix
+		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &cache
 	case SGLang:
 		b.IgnoreEOS = &yes
 	}
@@ -141,21 +149,26 @@ func dataURL(im Image) string {
 // times are -1 when absent. Byte slices point into the chunk's line and are
 // valid only while it is handled.
 type openAIChunk struct {
-	content               bool   // first choice carries generated text
-	finish                []byte // first choice's finish_reason
-	prompt, completion    int64  // usage
-	promptN, predictedN   int64  // llama.cpp timings
+	text                  chunkText // first choice's content/text and reasoning
+	finish                []byte    // first choice's finish_reason
+	prompt, completion    int64     // usage
+	cached                int64     // usage.prompt_tokens_details.cached_tokens
+	reasoningTokens       int64     // usage.completion_tokens_details.reasoning_tokens (SGLang: usage.reasoning_tokens)
+	promptN, predictedN   int64     // llama.cpp timings
+	cacheN                int64     // llama.cpp timings.cache_n
 	promptMS, predictedMS float64
 	errRaw                []byte // a non-null "error" member
 }
 
-var emptyOpenAIChunk = openAIChunk{prompt: -1, completion: -1,
-	promptN: -1, predictedN: -1, promptMS: -1, predictedMS: -1}
+var emptyOpenAIChunk = openAIChunk{prompt: -1, completion: -1, cached: -1, reasoningTokens: -1,
+	promptN: -1, predictedN: -1, cacheN: -1, promptMS: -1, predictedMS: -1}
 
 // openAIDecoder decodes SSE chunks into a stream without allocating:
 // it walks each chunk with a jsonScan and reads only choices[0].delta
 // (content, reasoning_content, reasoning), choices[0].text,
-// choices[0].finish_reason, usage, llama.cpp's timings and error.
+// choices[0].finish_reason, usage (with its prompt_tokens_details
+// .cached_tokens and completion_tokens_details.reasoning_tokens), llama.cpp's
+// timings and error.
 type openAIDecoder struct {
 	s jsonScan
 	c openAIChunk
@@ -180,7 +193,18 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	case c.prompt >= 0:
 		st.prompt = int(c.prompt)
 	case c.promptN >= 0:
-		st.prompt = int(c.promptN)
+		// llama.cpp's prompt_n counts only the tokens it evaluated; the
+		// ones it took from its cache are cache_n.
+		st.prompt = int(c.promptN + max(c.cacheN, 0))
+	}
+	switch {
+	case c.cached >= 0:
+		st.cached = int(c.cached)
+	case c.cacheN >= 0:
+		st.cached = int(c.cacheN)
+	}
+	if c.reasoningTokens >= 0 {
+		st.reasoning.reported = int(c.reasoningTokens)
 	}
 	if c.promptMS >= 0 {
 		st.timings.promptEval = msToNS(c.promptMS)
@@ -191,8 +215,8 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	if len(c.finish) > 0 && string(c.finish) != st.finishReason {
 		st.finishReason = string(c.finish)
 	}
-	if c.content {
-		st.content(now, cum)
+	if c.text.any() {
+		st.content(now, cum, c.text)
 	}
 	return false, nil
 }
@@ -277,32 +301,34 @@ func (d *openAIDecoder) choices() error {
 // choiceField reads one member of the first choice.
 func (d *openAIDecoder) choiceField(key []byte) (err error) {
 	s := &d.s
-	var has bool
 	switch string(key) {
 	case "delta":
 		err = s.object(d.deltaField)
 	case "text": // /v1/completions
-		has, err = s.nonEmptyString()
+		d.c.text.content, err = s.stringContents()
 	case "finish_reason":
 		d.c.finish, err = s.stringOrNull()
 	default:
 		err = s.skip()
 	}
-	d.c.content = d.c.content || has
 	return err
 }
 
-// deltaField reads one member of a chat delta.
+// deltaField reads one member of a chat delta: the answer's content, and
+// reasoning in its own field (reasoning_content: SGLang, llama.cpp, vLLM up
+// to 0.10; reasoning: vLLM from 0.11).
 func (d *openAIDecoder) deltaField(key []byte) (err error) {
 	s := &d.s
 	var has bool
 	switch string(key) {
-	case "content", "reasoning_content", "reasoning":
+	case "content":
+		d.c.text.content, err = s.stringContents()
+	case "reasoning_content", "reasoning":
 		has, err = s.nonEmptyString()
 	default:
 		err = s.skip()
 	}
-	d.c.content = d.c.content || has
+	d.c.text.reasoning = d.c.text.reasoning || has
 	return err
 }
 
@@ -314,10 +340,35 @@ func (d *openAIDecoder) usageField(key []byte) (err error) {
 		d.c.prompt, err = s.integer()
 	case "completion_tokens":
 		d.c.completion, err = s.integer()
+	case "prompt_tokens_details":
+		err = s.object(d.promptDetailsField)
+	case "completion_tokens_details":
+		err = s.object(d.completionDetailsField)
+	case "reasoning_tokens": // SGLang puts it in usage itself
+		d.c.reasoningTokens, err = s.integer()
 	default:
 		err = s.skip()
 	}
 	return err
+}
+
+// promptDetailsField reads one member of usage.prompt_tokens_details.
+func (d *openAIDecoder) promptDetailsField(key []byte) (err error) {
+	if string(key) == "cached_tokens" {
+		d.c.cached, err = d.s.integer()
+		return err
+	}
+	return d.s.skip()
+}
+
+// completionDetailsField reads one member of
+// usage.completion_tokens_details.
+func (d *openAIDecoder) completionDetailsField(key []byte) (err error) {
+	if string(key) == "reasoning_tokens" {
+		d.c.reasoningTokens, err = d.s.integer()
+		return err
+	}
+	return d.s.skip()
 }
 
 // timingsField reads one member of llama.cpp's timings object.
@@ -328,6 +379,8 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 		d.c.promptN, err = s.integer()
 	case "predicted_n":
 		d.c.predictedN, err = s.integer()
+	case "cache_n":
+		d.c.cacheN, err = s.integer()
 	case "prompt_ms":
 		d.c.promptMS, err = s.float()
 	case "predicted_ms":

@@ -72,6 +72,11 @@ type LevelPlan struct {
 	// after it (run's --duration). Requests is then the count the
 	// schedule holds before it.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
+	// Sessions (issue 14): a multi-turn level runs Sessions sessions of
+	// Turns turns each (Requests = Sessions × Turns); Concurrency then
+	// counts sessions in flight and Rate sessions started per second.
+	Sessions int `json:"sessions,omitempty"`
+	Turns    int `json:"turns,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)

@@ -42,6 +42,9 @@ type Block struct {
 	Details  []string
 	Table    Table
 	Warnings []string
+	// Tables are further tables of the run, written after its level
+	// table: the turns of multi-turn levels (issue 14).
+	Tables []Section
 }
 
 // Layout is the report's content, independent of the output format.
@@ -176,6 +179,9 @@ func buildBlock(r *Run) Block {
 	case KindSweep:
 		b.Details = sweepDetails(r.Sweep)
 		b.Table = sweepTable(r.Sweep.Levels)
+		if t, ok := turnTable(r.Sweep.Levels); ok {
+			b.Tables = append(b.Tables, Section{Title: "turns: each session's turn k, per level", Table: t})
+		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
 	}
@@ -245,6 +251,7 @@ func sweepDetails(r *document.Run) []string {
 	if c := r.Capacity; c != nil {
 		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intOrNull(c.Tokens), intOrNull(c.Blocks), floatOrNull(c.KVMiB, 1), orNull(c.Source)))
 	}
+	d = append(d, workloadDetails(r)...)
 	if r.StartedAt != "" {
 		d = append(d, "started "+r.StartedAt)
 	}
@@ -335,6 +342,24 @@ var sweepColumns = []sweepColumn{
 	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
 	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
+	// Sessions, shared prefixes and the server's prefix cache (issue 14):
+	// prompt tokens sent beside the part served from cache, where the
+	// server says.
+	{Column{"prompt tok sent", Right}, false, func(l document.Level) string {
+		if l.PromptTokensCached == nil && l.PrefixCacheHitRate == nil {
+			return Null
+		}
+		return intOrNull(l.PromptTokensSent)
+	}},
+	{Column{"cached prompt tok", Right}, false, func(l document.Level) string { return intOrNull(l.PromptTokensCached) }},
+	{Column{"prompt cache hit %", Right}, false, func(l document.Level) string { return percent(l.PromptCacheHitRate) }},
+	{Column{"server prefix cache hit %", Right}, false, func(l document.Level) string { return percent(l.PrefixCacheHitRate) }},
+	// Reasoning models (issue 14); "≈" marks estimated token splits.
+	{Column{"TTFR p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFRP50Ms, 1) }},
+	{Column{"TTFA p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP50Ms, 1) }},
+	{Column{"TTFA p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP95Ms, 1) }},
+	{Column{"reasoning tok", Right}, false, func(l document.Level) string { return estimated(l.ReasoningTokens, l.ReasoningTokensEstimated) }},
+	{Column{"answer tok", Right}, false, func(l document.Level) string { return estimated(l.AnswerTokens, l.ReasoningTokensEstimated) }},
 }
 
 // sweepTable is the level table of a sweep run: the columns of

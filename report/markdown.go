@@ -28,6 +28,9 @@ func WriteMarkdown(w io.Writer, l *Layout) error {
 			ew.printf("\n")
 		}
 		ew.printf("%s", MarkdownTable(b.Table))
+		for _, sec := range b.Tables {
+			ew.printf("\n### %s\n\n%s", MarkdownEscape(sec.Title), MarkdownTable(sec.Table))
+		}
 		if len(b.Warnings) > 0 {
 			ew.printf("\n")
 			for _, wn := range b.Warnings {

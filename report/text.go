@@ -25,6 +25,10 @@ func WriteText(w io.Writer, l *Layout) error {
 			ew.printf("   %s\n", Clean(d))
 		}
 		writeAligned(ew, b.Table, "   ")
+		for _, sec := range b.Tables {
+			ew.printf("   %s\n", Clean(sec.Title))
+			writeAligned(ew, sec.Table, "   ")
+		}
 		for _, wn := range b.Warnings {
 			ew.printf("   warning: %s\n", Clean(wn))
 		}

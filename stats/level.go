@@ -27,7 +27,6 @@ type Accumulator struct {
 	requests, errors int
 	byReason         map[string]int
 
-	firstStart, lastStart int64
 	// spans is the first send and last finish of each repeat (batch
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
@@ -41,7 +40,8 @@ type Accumulator struct {
 	// promptOnTarget, promptTargetSum and promptTargetN sum the
 	// server-reported and the aimed-at prompt tokens of the successful
 	// requests that had a target, for the prompt-length warning (requests
-	// without one, such as a mix's image requests, are left out of it).
+	// without one, such as a mix's image requests or a session's later
+	// turns, which carry the server's answers, are left out of it).
 	promptOnTarget  int
 	promptTargetSum int
 	promptTargetN   int
@@ -51,18 +51,32 @@ type Accumulator struct {
 	lag             []float64 // send − scheduled time (rate method), nanoseconds
 
 	// Coordinated omission (rate method): each scheduled request's
-	// scheduled time and lag, every scheduled request's span (send, last
-	// chunk) for the peak in flight, and the latencies of successful
-	// ones from the scheduled time, all in nanoseconds.
+	// scheduled time and lag, every scheduled single request's span
+	// (send, last chunk) and every session's (its first turn's send to
+	// its last turn's end) for the peak in flight, and the latencies of
+	// successful ones from the scheduled time, all in nanoseconds.
 	scheduled            []schedSample
 	spansInFlight        []span
+	sessionSpans         map[int]span
 	ttftSched, e2eSched  []float64
 	ttftSent, e2eSentAll []float64
+
+	// Realistic workloads (issue 14, workload.go): the prompt cache,
+	// turns of sessions, reasoning.
+	cache     cacheAcc
+	turns     turns
+	reasoning reasoningAcc
 }
 
 // schedSample is one scheduled request: when it was due and how late it
-// was sent, nanoseconds.
-type schedSample struct{ at, lag int64 }
+// was sent, nanoseconds, and whether the level's schedule placed it (an
+// arrival: a single request, or a session's first turn) rather than its
+// session's previous turn (a later turn, due at that turn's end plus the
+// think time).
+type schedSample struct {
+	at, lag int64
+	arrival bool
+}
 
 // Add counts r in the summary. Warm-up Results are ignored.
 func (a *Accumulator) Add(r *record.Result) {
@@ -73,15 +87,13 @@ func (a *Accumulator) Add(r *record.Result) {
 	if !a.started {
 		a.started = true
 		a.level = r.Level
-		a.firstStart, a.lastStart = r.StartNS, r.StartNS
 	}
-	a.firstStart = min(a.firstStart, r.StartNS)
-	a.lastStart = max(a.lastStart, r.StartNS)
 	a.addSpan(r.Repeat, r.StartNS, end)
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.addScheduled(r)
 	}
+	a.turns.add(r)
 	if !r.OK() {
 		a.addError(r)
 		return
@@ -96,8 +108,8 @@ func (a *Accumulator) Add(r *record.Result) {
 func (a *Accumulator) addScheduled(r *record.Result) {
 	lag := r.StartNS - *r.ScheduledNS
 	a.lag = append(a.lag, float64(lag))
-	a.scheduled = append(a.scheduled, schedSample{at: *r.ScheduledNS, lag: lag})
-	a.spansInFlight = append(a.spansInFlight, span{r.StartNS, r.StartNS + r.E2ENS})
+	a.scheduled = append(a.scheduled, schedSample{at: *r.ScheduledNS, lag: lag, arrival: r.Turn <= 1})
+	a.addInFlight(r)
 	if !r.OK() {
 		return
 	}
@@ -107,6 +119,23 @@ func (a *Accumulator) addScheduled(r *record.Result) {
 		a.ttftSched = append(a.ttftSched, float64(lag+*r.TTFTNS))
 		a.ttftSent = append(a.ttftSent, float64(*r.TTFTNS))
 	}
+}
+
+// addInFlight adds a scheduled request's span in flight, or widens its
+// session's: what the rate method's cap on those in flight counts.
+func (a *Accumulator) addInFlight(r *record.Result) {
+	sp := span{r.StartNS, r.StartNS + r.E2ENS}
+	if r.Session == nil {
+		a.spansInFlight = append(a.spansInFlight, sp)
+		return
+	}
+	if a.sessionSpans == nil {
+		a.sessionSpans = map[int]span{}
+	}
+	if old, ok := a.sessionSpans[*r.Session]; ok {
+		sp = span{min(old.start, sp.start), max(old.end, sp.end)}
+	}
+	a.sessionSpans[*r.Session] = sp
 }
 
 // span is the wall-clock extent of one repeat, in nanoseconds since the
@@ -150,6 +179,8 @@ func (a *Accumulator) addError(r *record.Result) {
 }
 
 func (a *Accumulator) addSuccess(r *record.Result) {
+	a.cache.add(r)
+	a.reasoning.add(r)
 	a.e2e = append(a.e2e, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
@@ -233,15 +264,22 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     in milliseconds, over successful requests, by Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
 //     prompt tokens of successful requests.
-//   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
-//     ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
-//     rate method scheduled; with them (coordinated omission) the lag's
-//     p50, p95, mean and max, its growth from the first quarter of the
-//     requests to the last (by scheduled time), ScheduledRate (n−1) /
-//     (last scheduled − first scheduled), PeakInFlight, TTFT and E2E
-//     from the scheduled time (p50, p95, p99, mean) and the send-time
-//     TTFT and E2E means and E2E p99 beside them. CheckSchedule then
+//   - ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
+//     rate method scheduled; with it (coordinated omission) the lag's
+//     p50, p95 and mean and max, TTFT and E2E from the scheduled time
+//     (p50, p95, p99, mean), the send-time TTFT and E2E means and E2E p99
+//     beside them, and PeakInFlight. A session's later turns count here
+//     too, scheduled at their previous turn's end plus the think time.
+//   - Over the level's arrivals only, the requests its schedule placed
+//     (every request of a level of single requests; the sessions' first
+//     turns of a multi-turn level, so sessions/s): AchievedRate (n−1) /
+//     (last send − first send), ScheduledRate (n−1) / (last scheduled −
+//     first scheduled), and the lag's growth from the first quarter of
+//     the arrivals to the last (by scheduled time). CheckSchedule then
 //     decides ClientLimited.
+//   - The prompt cache (PromptTokensSent, PromptTokensCached,
+//     PromptCacheHitRate, ServerPrefillP50Ms), Turns, and the reasoning
+//     figures (TTFR, TTFA, ReasoningTokens, AnswerTokens): workload.go.
 //
 // Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
 // they do not come from requests. Values that cannot be computed are null.
@@ -263,6 +301,9 @@ func (a *Accumulator) Level() document.Level {
 	}
 	a.schedule(&l)
 	l.Warnings = a.warnings()
+	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
+	l.Turns = a.turns.summaries()
+	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)
 	return l
 }
 
@@ -313,21 +354,30 @@ func (a *Accumulator) schedule(l *document.Level) {
 	lag := sorted(a.lag)
 	l.ScheduleLagP50Ms, l.ScheduleLagP95Ms, l.ScheduleLagP99Ms = pctMs(lag, 50), pctMs(lag, 95), pctMs(lag, 99)
 	l.ScheduleLagMeanMs, l.ScheduleLagMaxMs = meanMs(lag), ptr.To(lag[len(lag)-1]/1e6)
-	if span := a.lastStart - a.firstStart; a.requests > 1 && span > 0 {
-		l.AchievedRate = ptr.To(float64(a.requests-1) / (float64(span) / 1e9))
-	}
 	a.scheduledRate(l)
-	l.PeakInFlight = ptr.To(peakInFlight(a.spansInFlight))
+	l.PeakInFlight = ptr.To(peakInFlight(slices.AppendSeq(slices.Clone(a.spansInFlight), maps.Values(a.sessionSpans))))
 	a.schedLatencies(l)
 }
 
-// scheduledRate sets the schedule's own rate and the lag's growth from
-// the first quarter of the level's requests (by scheduled time) to the
-// last; both need at least two scheduled requests, the growth four.
+// scheduledRate sets, over the level's arrivals (the requests its
+// schedule placed: not a session's later turns), the achieved and the
+// scheduled rate and the lag's growth from the first quarter of them (by
+// scheduled time) to the last; the rates need at least two arrivals, the
+// growth four.
 func (a *Accumulator) scheduledRate(l *document.Level) {
-	s := slices.Clone(a.scheduled)
+	var s []schedSample
+	firstSend, lastSend := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, x := range a.scheduled {
+		if x.arrival {
+			s = append(s, x)
+			firstSend, lastSend = min(firstSend, x.at+x.lag), max(lastSend, x.at+x.lag)
+		}
+	}
 	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
 	n := len(s)
+	if n > 1 && lastSend > firstSend {
+		l.AchievedRate = ptr.To(float64(n-1) / (float64(lastSend-firstSend) / 1e9))
+	}
 	if n > 1 && s[n-1].at > s[0].at {
 		l.ScheduledRate = ptr.To(float64(n-1) / (float64(s[n-1].at-s[0].at) / 1e9))
 	}
@@ -481,8 +531,8 @@ func pctMs(s []float64, p float64) *float64 {
 
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting; and appends src's
-// warnings. Request-derived fields of dst are left alone.
+// preemptions, peak requests running and waiting, the prefix-cache hit
+// rate; and appends src's warnings. Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
@@ -494,5 +544,6 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.Preemptions, src.Preemptions)
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	set(&dst.PrefixCacheHitRate, src.PrefixCacheHitRate)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

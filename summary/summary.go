@@ -117,6 +117,7 @@ func runDocument(h *record.Run) document.Run {
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings),
 		Trace:    h.Trace, Mix: slices.Clone(h.Mix),
+		Turns: h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
 	}
 }
 

@@ -45,6 +45,13 @@ type Sample struct {
 	KVTokensMax  *float64
 	// Cache holds the KV-cache settings from an info metric's labels.
 	Cache CacheConfig
+	// PrefixCacheQueries and PrefixCacheHits are the prefix cache's
+	// counters (tokens queried, tokens hit), summed over series;
+	// PrefixCacheHitRate its hit-rate gauge, averaged over series, nil
+	// when negative (caching off).
+	PrefixCacheQueries *float64
+	PrefixCacheHits    *float64
+	PrefixCacheHitRate *float64
 }
 
 // CacheConfig is the KV-cache configuration a server exports as labels of
@@ -76,7 +83,33 @@ func Extract(fams Families, names MetricNames) Sample {
 		KVTokensUsed: combine(fams, names.KVTokensUsed, sum),
 		KVTokensMax:  combine(fams, names.KVTokensMax, sum),
 		Cache:        cacheConfig(fams, names.CacheInfo),
+
+		PrefixCacheQueries: combine(fams, names.PrefixCacheQueries, sum),
+		PrefixCacheHits:    combine(fams, names.PrefixCacheHits, sum),
+		PrefixCacheHitRate: hitRate(fams, names.PrefixCacheHitRate),
 	}
+}
+
+// hitRate is the mean of a hit-rate gauge's series in [0, 1]; nil when
+// none is (a negative value means the cache is off).
+func hitRate(fams Families, names []string) *float64 {
+	mf := first(fams, names)
+	if mf == nil {
+		return nil
+	}
+	var total float64
+	n := 0
+	for _, m := range mf.GetMetric() {
+		if v, ok := scalar(m); ok && v >= 0 && v <= 1 {
+			total += v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	mean := total / float64(n)
+	return &mean
 }
 
 func sum(a, b float64) float64 { return a + b }
