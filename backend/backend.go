@@ -147,8 +147,44 @@ type Config struct {
 	// with record.ReasonTimeout.
 	Timeout time.Duration
 	// HTTPClient is used for requests; nil means a client tuned for many
-	// concurrent streams.
+	// concurrent streams. Whichever it is, redirects are never followed.
 	HTTPClient *http.Client
+	// Connection is how requests use connections, and so where their
+	// clock starts; empty means KeepAlive.
+	Connection Connection
+}
+
+// Connection is how generation requests use connections, which decides
+// where their clock starts (docs/metrics.md, "The request clock").
+type Connection string
+
+// Connection modes.
+const (
+	// KeepAlive (the default): connections are pooled and reused, and a
+	// request's clock starts when the request has been written, so
+	// neither connection set-up nor a wait for a free connection is
+	// measured.
+	KeepAlive Connection = "keep-alive"
+	// PerRequest: every request opens a new connection (and closes it
+	// after), and its clock starts at the call, before the connection is
+	// opened: TTFT and E2E include the TCP (and TLS) set-up. This is the
+	// convention of vLLM's benchmark client (benchmark_serving.py), so a
+	// user can reproduce its figures.
+	PerRequest Connection = "per-request"
+)
+
+// Connections lists the modes in the order help texts show them.
+var Connections = []Connection{KeepAlive, PerRequest}
+
+// ParseConnection returns the Connection named s, or an error listing
+// the valid names.
+func ParseConnection(s string) (Connection, error) {
+	for _, c := range Connections {
+		if string(c) == s {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("unknown connection mode %q (want one of %v)", s, Connections)
 }
 
 // ErrUnsupported is returned by Client methods a server family lacks.

@@ -70,7 +70,7 @@ func BenchmarkSSEStream(b *testing.B) {
 		lr := newLineReader(io.Reader(r))
 		st := newStream(&record.Result{}, 128)
 		st.t0 = time.Now()
-		if err := readStream(lr, sseFrame{}, &openAIDecoder{}, st); err != nil {
+		if err := readStream(lr, &sseFrame{}, &openAIDecoder{}, st); err != nil {
 			b.Fatal(err)
 		}
 		lr.release()

@@ -64,12 +64,17 @@ func isTimeout(err error) bool {
 }
 
 // statusFailure reads a short excerpt of an error response's body and
-// classifies the status: 429 → ReasonHTTP429, 5xx → ReasonHTTP5xx, any other
-// non-2xx → ReasonHTTP4xx. The API key is redacted (excerpt).
+// classifies the status: 3xx → ReasonRedirect (never followed: see
+// noRedirects; the excerpt names the Location), 429 → ReasonHTTP429, 5xx →
+// ReasonHTTP5xx, any other non-2xx → ReasonHTTP4xx. The API key is
+// redacted (excerpt).
 func statusFailure(resp *http.Response, apiKey string) *failure {
-	buf := make([]byte, maxExcerpt+len(apiKey))
+	buf := make([]byte, excerptWindow(apiKey))
 	n, _ := io.ReadFull(resp.Body, buf)
 	body := excerpt(buf[:n], apiKey)
+	if resp.StatusCode/100 == 3 {
+		return redirectFailure(resp, body, apiKey)
+	}
 	reason := record.ReasonHTTP4xx
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
@@ -81,6 +86,20 @@ func statusFailure(resp *http.Response, apiKey string) *failure {
 		return failf(reason, "HTTP %d", resp.StatusCode)
 	}
 	return failf(reason, "HTTP %d: %s", resp.StatusCode, body)
+}
+
+// redirectFailure is the failure of a 3xx answer: its Location (or that
+// it had none) and the body excerpt.
+func redirectFailure(resp *http.Response, body, apiKey string) *failure {
+	where := "without a Location header"
+	if loc := resp.Header.Get("Location"); loc != "" {
+		where = "to " + excerpt([]byte(loc), apiKey)
+	}
+	msg := fmt.Sprintf("HTTP %d redirect %s, not followed (requests to the server under test never follow redirects)", resp.StatusCode, where)
+	if body != "" {
+		msg += ": " + body
+	}
+	return failf(record.ReasonRedirect, "%s", msg)
 }
 
 // sanitize makes b one printable line of valid UTF-8 for an error message.
@@ -95,25 +114,23 @@ func sanitize(b []byte) string {
 	return strings.TrimSpace(s)
 }
 
+// excerptWindow is how many bytes of a server's answer excerpt looks at
+// for a key: maxExcerpt, and room for a key that starts before the cut in
+// its longest encoded form (see redact).
+func excerptWindow(key string) int { return maxExcerpt + maxEncodedKeyFactor*len(key) }
+
 // excerpt returns at most maxExcerpt bytes of b, sanitized, with the API
-// key redacted before the cut: a key the server echoed across the cut
-// cannot leak in part. Only the first maxExcerpt+len(key) bytes are looked
-// at; a key starting later is cut off anyway.
+// key redacted (in every form redact knows) before the cut: a key the
+// server echoed across the cut cannot leak in part. Only the first
+// excerptWindow(key) bytes are looked at; a key starting later is cut off
+// anyway.
 func excerpt(b []byte, key string) string {
-	if len(b) > maxExcerpt+len(key) {
-		b = b[:maxExcerpt+len(key)]
+	if w := excerptWindow(key); len(b) > w {
+		b = b[:w]
 	}
 	b = []byte(redact(string(b), key))
 	if len(b) > maxExcerpt {
 		b = b[:maxExcerpt]
 	}
 	return sanitize(b)
-}
-
-// redact removes the API key from msg, in case a server or proxy echoed it.
-func redact(msg, key string) string {
-	if key == "" || !strings.Contains(msg, key) {
-		return msg
-	}
-	return strings.ReplaceAll(msg, key, "[redacted]")
 }

@@ -330,3 +330,61 @@ func TestChunkKeyCutAtExcerptEdge(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectionPerRequest: with Connection PerRequest every request opens
+// its own connection and its clock starts at the call, so a 300 ms dial is
+// inside TTFT and E2E (vLLM's benchmark client's convention); with the
+// default KeepAlive one connection serves all and the dial is outside.
+func TestConnectionPerRequest(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		serveFault(w, r, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	const dialDelay = 300 * time.Millisecond
+	d := &net.Dialer{}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		time.Sleep(dialDelay)
+		return d.DialContext(ctx, network, addr)
+	}}}
+	defer hc.CloseIdleConnections()
+	for _, mode := range []Connection{PerRequest, KeepAlive} {
+		conns.Store(0)
+		c, err := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", HTTPClient: hc, Connection: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 4
+		var withDial int
+		for range n {
+			var res record.Result
+			c.Do(t.Context(), &Request{Prompt: "ok", MaxTokens: 8}, &res)
+			if !res.OK() || res.TTFTNS == nil {
+				t.Fatalf("%s: Reason=%q Error=%q", mode, res.Reason, res.Error)
+			}
+			if *res.TTFTNS >= int64(dialDelay) && res.E2ENS >= int64(dialDelay) {
+				withDial++
+			}
+		}
+		got := conns.Load()
+		switch mode {
+		case PerRequest:
+			if got != n || withDial != n {
+				t.Errorf("per-request: %d connections, %d of %d TTFTs include the dial; want %d and all", got, withDial, n, n)
+			}
+		case KeepAlive:
+			if got > 1 || withDial != 0 { // the first dial may be before this mode's requests
+				t.Errorf("keep-alive: %d connections, %d TTFTs include the dial; want 1 and none", got, withDial)
+			}
+		}
+	}
+	if _, err := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", Connection: "pooled"}); err == nil || !strings.Contains(err.Error(), "Config.Connection") {
+		t.Errorf("unknown mode: err = %v", err)
+	}
+}

@@ -24,7 +24,8 @@ const MaxIdleConnsPerHost = 16384
 //   - no transparent gzip, which would buffer a stream and hide chunk timing;
 //   - no client-wide timeout (each request carries its own deadline, see
 //     Config.Timeout) and no response-header timeout, since some servers send
-//     headers only with the first token.
+//     headers only with the first token;
+//   - no redirects followed (see noRedirects).
 func NewHTTPClient() *http.Client {
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	tr := &http.Transport{
@@ -42,5 +43,20 @@ func NewHTTPClient() *http.Client {
 		ReadBufferSize:        4 << 10,
 		WriteBufferSize:       4 << 10,
 	}
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: tr, CheckRedirect: refuseRedirect}
 }
+
+// noRedirects returns a client like c that never follows a redirect: a 3xx
+// answer comes back as it is, for the caller to count as
+// record.ReasonRedirect or a probe warning. Following one would turn a
+// POST into a GET (302, 303) and send the API key to wherever the server
+// points (net/http keeps the Authorization header for the same host on
+// another port). c itself is left alone (it may be shared); the copy
+// shares its Transport, so its connection pool.
+func noRedirects(c *http.Client) *http.Client {
+	cc := *c
+	cc.CheckRedirect = refuseRedirect
+	return &cc
+}
+
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

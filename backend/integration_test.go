@@ -82,6 +82,31 @@ func checkVerified(t *testing.T, res *record.Result, want int) {
 	if res.FinishReason != "length" {
 		t.Errorf("finish_reason = %q, want length", res.FinishReason)
 	}
+	checkChunkTokens(t, res)
+	if res.Warnings != nil {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// checkChunkTokens: per-chunk token counts, where a request has them, give
+// every content chunk at least one token and add up to the output count.
+// (Ollama's /v1/completions puts "completion_tokens": 0 on every chunk;
+// taken as a running count it once gave [0 0 … 0 128].)
+func checkChunkTokens(t *testing.T, res *record.Result) {
+	t.Helper()
+	if res.ChunkTokens == nil {
+		return
+	}
+	sum := 0
+	for _, k := range res.ChunkTokens {
+		if k < 1 {
+			t.Fatalf("chunk_tokens %v: a content chunk with %d tokens", res.ChunkTokens, k)
+		}
+		sum += k
+	}
+	if len(res.ChunkTokens) != len(res.ChunkOffsetsNS) || res.OutputTokens == nil || sum != *res.OutputTokens {
+		t.Errorf("chunk_tokens %v (%d for %d chunks) do not add up to output %v", res.ChunkTokens, sum, len(res.ChunkOffsetsNS), deref(res.OutputTokens))
+	}
 }
 
 // TestOllamaServerTimings checks that the native adapter records Ollama's

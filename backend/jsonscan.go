@@ -2,7 +2,10 @@ package backend
 
 import (
 	"errors"
+	"math"
 	"strconv"
+
+	"github.com/servebench/servebench/record"
 )
 
 // jsonScan is a small validating JSON reader for the per-chunk hot path.
@@ -360,7 +363,9 @@ func (s *jsonScan) boolean() (bool, error) {
 }
 
 // integer reads a number as an int64; null gives -1. Fractions are
-// truncated (a count sent as 12.0 is 12); negative values give -1.
+// truncated (a duration sent as 12.5 ns is 12); negative values give -1.
+// Token counts are read with count instead, which refuses what cannot be
+// a count.
 func (s *jsonScan) integer() (int64, error) {
 	if s.null() {
 		return -1, nil
@@ -377,6 +382,36 @@ func (s *jsonScan) integer() (int64, error) {
 		return -1, nil
 	}
 	return int64(f), nil
+}
+
+// countInvalid is what count gives for a number that cannot be a count.
+const countInvalid = -2
+
+// count reads a token count: null gives -1; a whole number from 0 to
+// record.MaxTokenCount gives itself (written as an integer, or as a float
+// with no fraction: 12.0, 1e3); anything else (a fraction like 2.7, a
+// negative number, a larger one) gives countInvalid and the number's text
+// in raw, for the warning that says it was left null. It does not
+// allocate.
+func (s *jsonScan) count() (v int64, raw []byte, err error) {
+	if s.null() {
+		return -1, nil, nil
+	}
+	num, err := s.number()
+	if err != nil {
+		return -1, nil, err
+	}
+	if v, err := strconv.ParseInt(string(num), 10, 64); err == nil {
+		if v < 0 || v > record.MaxTokenCount {
+			return countInvalid, num, nil
+		}
+		return v, nil, nil
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || f < 0 || f > record.MaxTokenCount || f != math.Trunc(f) {
+		return countInvalid, num, nil
+	}
+	return int64(f), nil, nil
 }
 
 // float reads a number; null gives -1.

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -47,8 +48,65 @@ type stream struct {
 	// (Request.Answer); nil otherwise.
 	answer *strings.Builder
 
+	// maxOutput is the largest output-token count that can be true of
+	// this request: max_tokens + 1 (a server may count the end token).
+	maxOutput int
+	// warnings are the request's Result.Warnings: counts the server sent
+	// that cannot be true, one per field.
+	warnings []string
+
 	// apiKey is redacted from failure messages (excerpt, finish).
 	apiKey string
+}
+
+// countVal is a token count as a decoder read it (jsonScan.count): v is
+// -1 when the chunk has none and countInvalid, with the number's text in
+// raw, when it cannot be a count. raw points into the chunk.
+type countVal struct {
+	v   int64
+	raw []byte
+}
+
+var noCount = countVal{v: -1}
+
+func (c countVal) present() bool { return c.v != -1 }
+
+// outputCount checks a cumulative output-token count the server sent in
+// field: it returns the count, or -1 when the chunk has none or it cannot
+// be true of this request (not a whole number from 0 to
+// record.MaxTokenCount, or above maxOutput), which a warning then names.
+func (st *stream) outputCount(field string, c countVal) int {
+	switch {
+	case c.v == -1:
+		return -1
+	case c.v == countInvalid:
+		st.warnf(field, "server sent %s %s: not a token count; left null", field, sanitize(c.raw))
+		return -1
+	case c.v > int64(st.maxOutput):
+		st.warnf(field, "server sent %s %d for a request of max_tokens %d (at most %d can be true); left null", field, c.v, st.maxOutput-1, st.maxOutput)
+		return -1
+	}
+	return int(c.v)
+}
+
+// promptCount checks a prompt-token count the server sent in field, as
+// outputCount does, without the max_tokens bound.
+func (st *stream) promptCount(field string, c countVal) int {
+	if c.v == countInvalid {
+		st.warnf(field, "server sent %s %s: not a token count; left null", field, sanitize(c.raw))
+		return -1
+	}
+	return int(c.v)
+}
+
+// warnf adds a warning about field, once per request and field.
+func (st *stream) warnf(field, format string, args ...any) {
+	for _, w := range st.warnings {
+		if strings.HasPrefix(w, "server sent "+field+" ") {
+			return
+		}
+	}
+	st.warnings = append(st.warnings, fmt.Sprintf(format, args...))
 }
 
 // timings are server-reported durations in nanoseconds; -1 when unknown.
@@ -58,7 +116,7 @@ type timings struct {
 
 func newStream(res *record.Result, maxTokens int) *stream {
 	st := &stream{res: res, prompt: -1, output: -1, cached: -1, tokensOK: true,
-		timings: timings{-1, -1, -1, -1}, reasoning: newReasoningTally()}
+		timings: timings{-1, -1, -1, -1}, reasoning: newReasoningTally(), maxOutput: maxTokens + 1}
 	n := maxTokens + 2
 	if n > maxPrealloc || n < 2 {
 		n = maxPrealloc / 16
@@ -81,11 +139,19 @@ func (st *stream) content(now time.Time, cum int, c chunkText) {
 
 // chunkTokens attributes the tokens a cumulative count grew by to the
 // chunk that reported it, or returns -1 once counts are unknown.
+//
+// Per-chunk token counts are kept only while the cumulative count grows
+// with the content: every content chunk must raise it by at least one.
+// A count that stands still (Ollama's /v1/completions puts
+// "completion_tokens": 0 on every chunk and the true count only at the
+// end) is not a running count, and would pile all tokens onto the last
+// chunk; the request then has no ChunkTokens and ITL counts each chunk
+// as one token.
 func (st *stream) chunkTokens(cum int) int {
 	if !st.tokensOK {
 		return -1
 	}
-	if cum < 0 || cum < st.assigned {
+	if cum <= st.assigned {
 		st.tokensOK = false
 		st.tokens = nil
 		return -1
@@ -120,6 +186,9 @@ func (st *stream) finish(f *failure) {
 	st.finishReasoning()
 	res.FinishReason = st.finishReason
 	res.Server = st.timings.record()
+	for _, w := range st.warnings {
+		res.Warnings = append(res.Warnings, redact(w, st.apiKey))
+	}
 	if f != nil {
 		res.Reason = f.reason
 		res.Error = redact(f.msg, st.apiKey)
@@ -130,7 +199,7 @@ func (st *stream) finishTokens() {
 	res := st.res
 	res.PromptTokens, res.OutputTokens = countPtr(st.prompt), countPtr(st.output)
 	res.CachedPromptTokens = countPtr(st.cached)
-	if !st.perChunkTokens() {
+	if !st.perChunkTokens() || st.output < st.assigned {
 		return
 	}
 	// Tokens reported after the last content chunk (a final chunk with

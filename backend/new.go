@@ -38,6 +38,12 @@ func validate(cfg *Config) error {
 	if cfg.API == "" {
 		cfg.API = Chat
 	}
+	if cfg.Connection == "" {
+		cfg.Connection = KeepAlive
+	}
+	if _, err := ParseConnection(string(cfg.Connection)); err != nil {
+		return fmt.Errorf("backend: Config.Connection: %w", err)
+	}
 	return validateAPI(cfg.Kind, cfg.API)
 }
 

@@ -89,8 +89,8 @@ type ollamaLine struct {
 	text               chunkText
 	done               bool
 	doneReason         []byte
-	promptEvalCount    int64
-	evalCount          int64
+	promptEvalCount    countVal
+	evalCount          countVal
 	promptEvalDuration int64
 	evalDuration       int64
 	loadDuration       int64
@@ -98,7 +98,7 @@ type ollamaLine struct {
 	errRaw             []byte
 }
 
-var emptyOllamaLine = ollamaLine{promptEvalCount: -1, evalCount: -1,
+var emptyOllamaLine = ollamaLine{promptEvalCount: noCount, evalCount: noCount,
 	promptEvalDuration: -1, evalDuration: -1, loadDuration: -1, totalDuration: -1}
 
 // ollamaDecoder decodes NDJSON lines without allocating (see jsonScan).
@@ -122,11 +122,11 @@ func (d *ollamaDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 		return false, nil
 	}
 	st.finishReason = string(l.doneReason)
-	if l.promptEvalCount >= 0 {
-		st.prompt = int(l.promptEvalCount)
+	if l.promptEvalCount.present() {
+		st.prompt = st.promptCount("prompt_eval_count", l.promptEvalCount)
 	}
-	if l.evalCount >= 0 {
-		st.output = int(l.evalCount)
+	if l.evalCount.present() {
+		st.output = st.outputCount("eval_count", l.evalCount)
 	}
 	st.timings = timings{promptEval: l.promptEvalDuration, eval: l.evalDuration,
 		load: l.loadDuration, total: l.totalDuration}
@@ -162,9 +162,9 @@ func (d *ollamaDecoder) lineField(key []byte) (err error) {
 	case "done_reason":
 		l.doneReason, err = s.stringOrNull()
 	case "prompt_eval_count":
-		l.promptEvalCount, err = s.integer()
+		l.promptEvalCount, err = scanCount(s)
 	case "eval_count":
-		l.evalCount, err = s.integer()
+		l.evalCount, err = scanCount(s)
 	case "prompt_eval_duration":
 		l.promptEvalDuration, err = s.integer()
 	case "eval_duration":

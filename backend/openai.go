@@ -25,7 +25,7 @@ func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) 
 	if c.cfg.API == Completions {
 		path = "/v1/completions"
 	}
-	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: sseFrame{}, dec: &openAIDecoder{}}, res)
+	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: &sseFrame{}, dec: &openAIDecoder{}}, res)
 }
 
 // Warnings implements Client: TGI and generic OpenAI endpoints get no
@@ -145,23 +145,23 @@ func dataURL(im Image) string {
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
 }
 
-// openAIChunk holds the only fields of a chunk servebench reads; counts and
-// times are -1 when absent. Byte slices point into the chunk's line and are
-// valid only while it is handled.
+// openAIChunk holds the only fields of a chunk servebench reads; counts are
+// noCount and times -1 when absent. Byte slices point into the chunk's
+// line and are valid only while it is handled.
 type openAIChunk struct {
 	text                  chunkText // first choice's content/text and reasoning
 	finish                []byte    // first choice's finish_reason
-	prompt, completion    int64     // usage
-	cached                int64     // usage.prompt_tokens_details.cached_tokens
-	reasoningTokens       int64     // usage.completion_tokens_details.reasoning_tokens (SGLang: usage.reasoning_tokens)
-	promptN, predictedN   int64     // llama.cpp timings
-	cacheN                int64     // llama.cpp timings.cache_n
+	prompt, completion    countVal  // usage
+	cached                countVal  // usage.prompt_tokens_details.cached_tokens
+	reasoningTokens       countVal  // usage.completion_tokens_details.reasoning_tokens (SGLang: usage.reasoning_tokens)
+	promptN, predictedN   countVal  // llama.cpp timings
+	cacheN                countVal  // llama.cpp timings.cache_n
 	promptMS, predictedMS float64
 	errRaw                []byte // a non-null "error" member
 }
 
-var emptyOpenAIChunk = openAIChunk{prompt: -1, completion: -1, cached: -1, reasoningTokens: -1,
-	promptN: -1, predictedN: -1, cacheN: -1, promptMS: -1, predictedMS: -1}
+var emptyOpenAIChunk = openAIChunk{prompt: noCount, completion: noCount, cached: noCount, reasoningTokens: noCount,
+	promptN: noCount, predictedN: noCount, cacheN: noCount, promptMS: -1, predictedMS: -1}
 
 // openAIDecoder decodes SSE chunks into a stream without allocating:
 // it walks each chunk with a jsonScan and reads only choices[0].delta
@@ -182,29 +182,35 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	if c.errRaw != nil {
 		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw, st.apiKey))
 	}
-	cum := int(c.completion)
-	if cum < 0 {
-		cum = int(c.predictedN)
+	cum := -1
+	switch {
+	case c.completion.present():
+		cum = st.outputCount("completion_tokens", c.completion)
+	case c.predictedN.present():
+		cum = st.outputCount("timings.predicted_n", c.predictedN)
 	}
-	if cum >= 0 {
+	if c.completion.present() || c.predictedN.present() {
 		st.output = cum
 	}
 	switch {
-	case c.prompt >= 0:
-		st.prompt = int(c.prompt)
-	case c.promptN >= 0:
+	case c.prompt.present():
+		st.prompt = st.promptCount("prompt_tokens", c.prompt)
+	case c.promptN.present():
 		// llama.cpp's prompt_n counts only the tokens it evaluated; the
 		// ones it took from its cache are cache_n.
-		st.prompt = int(c.promptN + max(c.cacheN, 0))
+		st.prompt = st.promptCount("timings.prompt_n", c.promptN)
+		if n := st.promptCount("timings.cache_n", c.cacheN); st.prompt >= 0 && n > 0 {
+			st.prompt += n
+		}
 	}
 	switch {
-	case c.cached >= 0:
-		st.cached = int(c.cached)
-	case c.cacheN >= 0:
-		st.cached = int(c.cacheN)
+	case c.cached.present():
+		st.cached = st.promptCount("cached_tokens", c.cached)
+	case c.cacheN.present():
+		st.cached = st.promptCount("timings.cache_n", c.cacheN)
 	}
-	if c.reasoningTokens >= 0 {
-		st.reasoning.reported = int(c.reasoningTokens)
+	if c.reasoningTokens.present() {
+		st.reasoning.reported = st.outputCount("reasoning_tokens", c.reasoningTokens)
 	}
 	if c.promptMS >= 0 {
 		st.timings.promptEval = msToNS(c.promptMS)
@@ -337,15 +343,15 @@ func (d *openAIDecoder) usageField(key []byte) (err error) {
 	s := &d.s
 	switch string(key) {
 	case "prompt_tokens":
-		d.c.prompt, err = s.integer()
+		d.c.prompt, err = scanCount(s)
 	case "completion_tokens":
-		d.c.completion, err = s.integer()
+		d.c.completion, err = scanCount(s)
 	case "prompt_tokens_details":
 		err = s.object(d.promptDetailsField)
 	case "completion_tokens_details":
 		err = s.object(d.completionDetailsField)
 	case "reasoning_tokens": // SGLang puts it in usage itself
-		d.c.reasoningTokens, err = s.integer()
+		d.c.reasoningTokens, err = scanCount(s)
 	default:
 		err = s.skip()
 	}
@@ -355,7 +361,7 @@ func (d *openAIDecoder) usageField(key []byte) (err error) {
 // promptDetailsField reads one member of usage.prompt_tokens_details.
 func (d *openAIDecoder) promptDetailsField(key []byte) (err error) {
 	if string(key) == "cached_tokens" {
-		d.c.cached, err = d.s.integer()
+		d.c.cached, err = scanCount(&d.s)
 		return err
 	}
 	return d.s.skip()
@@ -365,7 +371,7 @@ func (d *openAIDecoder) promptDetailsField(key []byte) (err error) {
 // usage.completion_tokens_details.
 func (d *openAIDecoder) completionDetailsField(key []byte) (err error) {
 	if string(key) == "reasoning_tokens" {
-		d.c.reasoningTokens, err = d.s.integer()
+		d.c.reasoningTokens, err = scanCount(&d.s)
 		return err
 	}
 	return d.s.skip()
@@ -376,11 +382,11 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 	s := &d.s
 	switch string(key) {
 	case "prompt_n":
-		d.c.promptN, err = s.integer()
+		d.c.promptN, err = scanCount(s)
 	case "predicted_n":
-		d.c.predictedN, err = s.integer()
+		d.c.predictedN, err = scanCount(s)
 	case "cache_n":
-		d.c.cacheN, err = s.integer()
+		d.c.cacheN, err = scanCount(s)
 	case "prompt_ms":
 		d.c.promptMS, err = s.float()
 	case "predicted_ms":
@@ -389,6 +395,12 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 		err = s.skip()
 	}
 	return err
+}
+
+// scanCount reads a token count (jsonScan.count) into a countVal.
+func scanCount(s *jsonScan) (countVal, error) {
+	v, raw, err := s.count()
+	return countVal{v: v, raw: raw}, err
 }
 
 func msToNS(ms float64) int64 {

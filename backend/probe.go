@@ -102,7 +102,7 @@ func newProber(ctx context.Context, cfg Config) *prober {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: c, timeout: probeTimeout}
+	return &prober{ctx: ctx, cfg: cfg, root: rootURL(cfg.BaseURL), client: noRedirects(c), timeout: probeTimeout}
 }
 
 // StatusError is a probe request answered with an HTTP status other than
@@ -147,6 +147,10 @@ func (p *prober) call(method, path string, body any, out any) error {
 		return p.redact(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 3 { // an answer, never followed: Status says where it pointed
+		msg := statusFailure(resp, p.cfg.APIKey).msg
+		return &StatusError{Path: path, Code: resp.StatusCode, Status: strings.TrimPrefix(msg, "HTTP ")}
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBytes))
 	if err != nil {
 		return p.redact(err)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,10 +24,11 @@ type base struct {
 }
 
 func newBase(cfg Config) base {
-	b := base{cfg: cfg, hc: cfg.HTTPClient, root: rootURL(cfg.BaseURL)}
-	if b.hc == nil {
-		b.hc = defaultHTTPClient()
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = defaultHTTPClient()
 	}
+	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL)}
 	if cfg.APIKey != "" {
 		b.auth = "Bearer " + cfg.APIKey
 	}
@@ -42,12 +45,6 @@ func defaultHTTPClient() *http.Client {
 	}
 	sharedClient.CompareAndSwap(nil, NewHTTPClient())
 	return sharedClient.Load()
-}
-
-// framing splits a stream into payloads (SSE data lines, NDJSON lines).
-type framing interface {
-	accept() string
-	payload(line []byte) (data []byte, ok, end bool)
 }
 
 // decoder reads the JSON payloads of one server family into a stream.
@@ -121,8 +118,10 @@ type requestScope struct {
 // failure, or nil when the stream ended with its end marker. ctx is the
 // caller's (to tell its cancellation from the request's timeout).
 func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, body []byte, st *stream) *failure {
-	// The clock starts when the request is written (WroteRequest); until
-	// then, and when writing fails, at the call.
+	// With keep-alive connections the clock starts when the request is
+	// written (WroteRequest); until then, and when writing fails, at the
+	// call. Per request (Config.Connection), it starts at the call, before
+	// the connection is opened.
 	var wrote atomic.Int64
 	var t0 time.Time
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
@@ -139,10 +138,12 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	if b.auth != "" {
 		hreq.Header.Set("Authorization", b.auth)
 	}
+	perRequest := b.cfg.Connection == PerRequest
+	hreq.Close = perRequest // a new connection for every request
 	t0 = time.Now()
 	resp, err := b.hc.Do(hreq)
 	st.t0 = t0
-	if d := wrote.Load(); d > 0 {
+	if d := wrote.Load(); d > 0 && !perRequest {
 		st.t0 = t0.Add(time.Duration(d - 1))
 	}
 	if x.rq.RunStart != (time.Time{}) {
@@ -158,7 +159,13 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 		st.end = time.Now()
 		return f
 	}
+	if f := notAStream(resp); f != nil {
+		st.end = time.Now()
+		scope.cancel()
+		return f
+	}
 	lr := newLineReader(resp.Body)
+	lr.crEnds = x.fr.crEnds()
 	defer lr.release()
 	if err := readStream(lr, x.fr, x.dec, st); err != nil {
 		// A stream that failed midway is not worth keeping: stop it now
@@ -171,31 +178,53 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	return nil
 }
 
+// notAStream tells from a 2xx response's headers that its body cannot be
+// a stream to time: a compressed body (Content-Encoding other than
+// identity: the compressor buffers the stream, and servebench asks for
+// none) or an HTML page (a proxy's or a login page). Both are
+// ReasonNotStreamed; nil otherwise.
+func notAStream(resp *http.Response) *failure {
+	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		return failf(record.ReasonNotStreamed, "not streamed: the response is compressed (Content-Encoding: %s), which buffers a stream and hides its timing", sanitize([]byte(enc)))
+	}
+	ct := resp.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+		return failf(record.ReasonNotStreamed, "not streamed: the response is an HTML page (Content-Type: %s), not a stream", sanitize([]byte(mt)))
+	}
+	return nil
+}
+
 // readStream runs the per-chunk loop. It must stay cheap: no allocation per
 // line beyond what the decoder needs.
 func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 	// jsonBody is whether the response opened with "{" before any payload
 	// line: at the end of such a response, it was one JSON document, not a
 	// stream.
-	jsonBody, payloads := false, false
+	jsonBody, opened, payloads := false, false, false
 	for {
 		line, rerr := lr.next()
 		if rerr != nil && rerr != io.EOF {
 			return rerr
 		}
-		if !payloads && !jsonBody {
-			t := bytes.TrimLeft(line, " \t\r")
-			jsonBody = len(t) > 0 && t[0] == '{'
+		eof := rerr == io.EOF
+		if !opened {
+			if t := bytes.TrimLeft(bytes.TrimPrefix(line, sseBOM), " \t"); len(t) > 0 {
+				opened, jsonBody = true, t[0] == '{'
+			}
 		}
-		if data, ok, end := fr.payload(line); end {
+		data, ev := fr.line(line, eof)
+		switch ev {
+		case evEnd:
 			st.end = time.Now()
 			return nil
-		} else if ok {
+		case evError:
+			return failf(record.ReasonStreamError, "server error in stream (event: error): %s", excerpt(data, st.apiKey))
+		case evData:
 			payloads = true
 			now := time.Now()
 			done, f := dec.chunk(data, now, st)
 			if f != nil {
-				if rerr == io.EOF && f.reason == record.ReasonMalformed {
+				if eof && f.reason == record.ReasonMalformed {
 					return errTruncated("last line cut: " + excerpt(data, st.apiKey))
 				}
 				return f
@@ -205,9 +234,12 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 				return nil
 			}
 		}
-		if rerr == io.EOF {
-			if jsonBody && !payloads {
+		if eof {
+			switch p := fr.pending(); {
+			case jsonBody && !payloads:
 				return failf(record.ReasonNotStreamed, "not streamed: the response was one JSON body (the server or a proxy ignored stream: true)")
+			case len(p) > 0:
+				return errTruncated("the stream ended inside an event (no blank line after it): " + excerpt(p, st.apiKey))
 			}
 			return errTruncated("")
 		}
@@ -238,6 +270,7 @@ func resetResult(res *record.Result, rq *Request) {
 	res.CachedPromptTokens = nil
 	res.TTFRNS, res.TTFANS, res.ReasoningTokens, res.ReasoningTokensEstimated = nil, nil, nil, false
 	res.Status, res.Reason, res.Error, res.FinishReason = 0, record.ReasonNone, "", ""
+	res.Warnings = nil
 	if res.ExpectedOutputTokens == 0 {
 		res.ExpectedOutputTokens = rq.MaxTokens
 	}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/servebench/servebench/internal/filecap"
 )
 
 // DecodeError is a result document that could not be read. It names the
@@ -34,9 +36,15 @@ func (e *DecodeError) Error() string {
 	return e.File + ": " + e.Path + ": " + e.Msg
 }
 
-// ReadFile reads and decodes the result document in file path.
+// ReadFile reads and decodes the result document in file path. A file
+// over filecap.Document (512 MiB) is an error that says so: result
+// documents are a few KiB to MiB, and decoding one holds several times its
+// size.
 func ReadFile(path string) (*Document, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.ReadFile(path, filecap.Document, "a result document")
+	if filecap.IsTooLarge(err) {
+		return nil, &DecodeError{File: path, Msg: err.Error() + " (records files, .jsonl, are read line by line without this cap)"}
+	}
 	if err != nil {
 		return nil, &DecodeError{File: path, Msg: "cannot read: " + unwrapPathError(err)}
 	}

@@ -77,6 +77,9 @@ type Run struct {
 	API string `json:"api,omitempty"`
 	// URL is the server's base URL (never carries credentials).
 	URL string `json:"url,omitempty"`
+	// Connection is how requests used connections, which sets where
+	// their clock started: "keep-alive" or "per-request".
+	Connection string `json:"connection,omitempty"`
 	// Runtime is the server's name and version as it reported them.
 	Runtime *string `json:"runtime,omitempty"`
 	// Server is what the server said about itself when probed.
@@ -98,6 +101,13 @@ type Run struct {
 	// request classes mixed, as the records header has them.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	Mix   []MixClass `json:"mix,omitempty"`
+	// SLO is the latency budget the levels' goodput counts against, and
+	// GoodputBudget its per-request bounds (issue 15; record.Run).
+	SLO           string         `json:"slo,omitempty"`
+	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
+	// CIConfidence is the confidence the run asked of its intervals, when
+	// other than the default (record.Run).
+	CIConfidence float64 `json:"ci_confidence,omitempty"`
 	// Sessions and shared prefixes (issue 14): record.Run's fields.
 	Turns              int    `json:"turns,omitempty"`
 	ThinkTime          string `json:"think_time,omitempty"`
@@ -110,6 +120,9 @@ type TraceInfo = record.TraceInfo
 
 // MixClass is one request class of a mix (record.MixClass).
 type MixClass = record.MixClass
+
+// GoodputBudget is the per-request part of an SLO (record.GoodputBudget).
+type GoodputBudget = record.GoodputBudget
 
 // Level is the summary of one concurrency level of a sweep.
 //
@@ -158,6 +171,23 @@ type Level struct {
 	// PeakRequestsRunning and PeakRequestsWaiting come from server metrics.
 	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
+
+	// Means and tails (issue 13): the mean of each latency over the same
+	// samples as its percentiles, p90 beside p95, and the p99s that were
+	// missing, so that a level compares with vLLM's benchmark output
+	// (mean, median, p99).
+	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
+	TTFTP90Ms  *float64 `json:"ttft_p90_ms,omitempty"`
+	TPOTMeanMs *float64 `json:"tpot_mean_ms,omitempty"`
+	TPOTP90Ms  *float64 `json:"tpot_p90_ms,omitempty"`
+	TPOTP99Ms  *float64 `json:"tpot_p99_ms,omitempty"`
+	ITLMeanMs  *float64 `json:"itl_mean_ms,omitempty"`
+	ITLP90Ms   *float64 `json:"itl_p90_ms,omitempty"`
+	ITLP95Ms   *float64 `json:"itl_p95_ms,omitempty"`
+	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
+	E2EP90Ms   *float64 `json:"e2e_p90_ms,omitempty"`
+	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
+
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -178,11 +208,6 @@ type Level struct {
 	E2ESchedP95Ms  *float64 `json:"e2e_sched_p95_ms,omitempty"`
 	E2ESchedP99Ms  *float64 `json:"e2e_sched_p99_ms,omitempty"`
 	E2ESchedMeanMs *float64 `json:"e2e_sched_mean_ms,omitempty"`
-	// TTFTMeanMs, E2EMeanMs and E2EP99Ms complete the send-time latencies
-	// for a side-by-side reading with the scheduled ones (rate levels).
-	TTFTMeanMs *float64 `json:"ttft_mean_ms,omitempty"`
-	E2EMeanMs  *float64 `json:"e2e_mean_ms,omitempty"`
-	E2EP99Ms   *float64 `json:"e2e_p99_ms,omitempty"`
 	// ScheduleLag*Ms is the distribution of actual − scheduled send time
 	// over the level's requests (ScheduleLagP99Ms above is its p99).
 	ScheduleLagP50Ms  *float64 `json:"schedule_lag_p50_ms,omitempty"`
@@ -219,6 +244,56 @@ type Level struct {
 	// level itself is the summary over all of them.
 	Class   string  `json:"class,omitempty"`
 	Classes []Level `json:"classes,omitempty"`
+
+	// Confidence intervals, goodput and saturation (servebench find,
+	// issue 15). Each *_ci_low / *_ci_high pair is the confidence interval
+	// of the figure it is named after, at CIConfidence (docs/metrics.md,
+	// "Confidence intervals"); an absent end could not be bounded at that
+	// confidence (too few samples).
+
+	// CIConfidence is the confidence of the level's intervals (0–1).
+	CIConfidence         *float64 `json:"ci_confidence,omitempty"`
+	ThroughputTokSCILow  *float64 `json:"throughput_tok_s_ci_low,omitempty"`
+	ThroughputTokSCIHigh *float64 `json:"throughput_tok_s_ci_high,omitempty"`
+	TTFTP50MsCILow       *float64 `json:"ttft_p50_ms_ci_low,omitempty"`
+	TTFTP50MsCIHigh      *float64 `json:"ttft_p50_ms_ci_high,omitempty"`
+	TTFTP95MsCILow       *float64 `json:"ttft_p95_ms_ci_low,omitempty"`
+	TTFTP95MsCIHigh      *float64 `json:"ttft_p95_ms_ci_high,omitempty"`
+	TTFTP99MsCILow       *float64 `json:"ttft_p99_ms_ci_low,omitempty"`
+	TTFTP99MsCIHigh      *float64 `json:"ttft_p99_ms_ci_high,omitempty"`
+	TPOTP50MsCILow       *float64 `json:"tpot_p50_ms_ci_low,omitempty"`
+	TPOTP50MsCIHigh      *float64 `json:"tpot_p50_ms_ci_high,omitempty"`
+	TPOTP95MsCILow       *float64 `json:"tpot_p95_ms_ci_low,omitempty"`
+	TPOTP95MsCIHigh      *float64 `json:"tpot_p95_ms_ci_high,omitempty"`
+	TPOTP99MsCILow       *float64 `json:"tpot_p99_ms_ci_low,omitempty"`
+	TPOTP99MsCIHigh      *float64 `json:"tpot_p99_ms_ci_high,omitempty"`
+	E2EP50MsCILow        *float64 `json:"e2e_p50_ms_ci_low,omitempty"`
+	E2EP50MsCIHigh       *float64 `json:"e2e_p50_ms_ci_high,omitempty"`
+	E2EP95MsCILow        *float64 `json:"e2e_p95_ms_ci_low,omitempty"`
+	E2EP95MsCIHigh       *float64 `json:"e2e_p95_ms_ci_high,omitempty"`
+	E2EP99MsCILow        *float64 `json:"e2e_p99_ms_ci_low,omitempty"`
+	E2EP99MsCIHigh       *float64 `json:"e2e_p99_ms_ci_high,omitempty"`
+	// GoodputReqS is vLLM's request goodput: the level's requests that met
+	// every per-request bound of the run's SLO (Run.SLO), per second of
+	// the level's wall time; GoodputFraction is their share of the
+	// level's requests (failed ones count as not meeting it), with its
+	// Clopper–Pearson interval. Null when no SLO was given.
+	GoodputReqS           *float64 `json:"goodput_req_s,omitempty"`
+	GoodputFraction       *float64 `json:"goodput_fraction,omitempty"`
+	GoodputFractionCILow  *float64 `json:"goodput_fraction_ci_low,omitempty"`
+	GoodputFractionCIHigh *float64 `json:"goodput_fraction_ci_high,omitempty"`
+	// Repeats is the number of separate passes pooled into this level:
+	// the batch method's batches, or the passes of a probe find repeated
+	// because its interval straddled a bound; absent for one pass.
+	Repeats int `json:"repeats,omitempty"`
+	// RequestsWaitingRise is how much the server's waiting-requests gauge
+	// rose over the level along its least-squares trend (requests), from
+	// the scrapes of the level; null where the server exports no queue.
+	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
+	// Saturated says why this level counts as saturated (see package
+	// saturation), when a sweep or search checked it and it was.
+	Saturated string `json:"saturated,omitempty"`
+
 	// Sessions, shared prefixes and the server's prefix cache (issue 14).
 
 	// PromptTokensSent is Σ server-reported prompt tokens of the level's
@@ -270,6 +345,72 @@ type TurnSummary struct {
 	MeanPromptTokens   *float64 `json:"mean_prompt_tokens"`
 	MeanCachedTokens   *float64 `json:"mean_cached_prompt_tokens,omitempty"`
 	ServerPrefillP50Ms *float64 `json:"server_prefill_p50_ms,omitempty"`
+}
+
+// Estimate is a level figure with its confidence interval; nil where
+// unknown or unbounded.
+type Estimate struct {
+	Value, Low, High *float64
+}
+
+// Figure names a level figure that carries a confidence interval, by its
+// JSON name.
+type Figure string
+
+// Figures with confidence intervals.
+const (
+	FigThroughput Figure = "throughput_tok_s"
+	FigTTFTP50    Figure = "ttft_p50_ms"
+	FigTTFTP95    Figure = "ttft_p95_ms"
+	FigTTFTP99    Figure = "ttft_p99_ms"
+	FigTPOTP50    Figure = "tpot_p50_ms"
+	FigTPOTP95    Figure = "tpot_p95_ms"
+	FigTPOTP99    Figure = "tpot_p99_ms"
+	FigE2EP50     Figure = "e2e_p50_ms"
+	FigE2EP95     Figure = "e2e_p95_ms"
+	FigE2EP99     Figure = "e2e_p99_ms"
+)
+
+// Figures lists every Figure.
+var Figures = []Figure{FigThroughput, FigTTFTP50, FigTTFTP95, FigTTFTP99, FigTPOTP50, FigTPOTP95, FigTPOTP99, FigE2EP50, FigE2EP95, FigE2EP99}
+
+// EstimateFields returns the addresses of the figure's value and interval
+// fields in l, so that one table names them for readers and writers; all
+// nil for an unknown figure.
+func (l *Level) EstimateFields(f Figure) (value, low, high **float64) {
+	switch f {
+	case FigThroughput:
+		return &l.ThroughputTokS, &l.ThroughputTokSCILow, &l.ThroughputTokSCIHigh
+	case FigTTFTP50:
+		return &l.TTFTP50Ms, &l.TTFTP50MsCILow, &l.TTFTP50MsCIHigh
+	case FigTTFTP95:
+		return &l.TTFTP95Ms, &l.TTFTP95MsCILow, &l.TTFTP95MsCIHigh
+	case FigTTFTP99:
+		return &l.TTFTP99Ms, &l.TTFTP99MsCILow, &l.TTFTP99MsCIHigh
+	case FigTPOTP50:
+		return &l.TPOTP50Ms, &l.TPOTP50MsCILow, &l.TPOTP50MsCIHigh
+	case FigTPOTP95:
+		return &l.TPOTP95Ms, &l.TPOTP95MsCILow, &l.TPOTP95MsCIHigh
+	case FigTPOTP99:
+		return &l.TPOTP99Ms, &l.TPOTP99MsCILow, &l.TPOTP99MsCIHigh
+	case FigE2EP50:
+		return &l.E2EP50Ms, &l.E2EP50MsCILow, &l.E2EP50MsCIHigh
+	case FigE2EP95:
+		return &l.E2EP95Ms, &l.E2EP95MsCILow, &l.E2EP95MsCIHigh
+	case FigE2EP99:
+		return &l.E2EP99Ms, &l.E2EP99MsCILow, &l.E2EP99MsCIHigh
+	}
+	return nil, nil, nil
+}
+
+// Estimate returns the figure's value and interval; zero for an unknown
+// figure.
+func (l *Level) Estimate(f Figure) Estimate {
+	v, lo, hi := l.EstimateFields(f)
+	if v == nil {
+		return Estimate{}
+	}
+	return Estimate{*v, *lo, *hi}
 }
 
 // The run's description, its server's identity and settings, its launch

@@ -6,31 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
-
-var (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
-
-// signalGroup sends sig to every process in group pgid.
-func signalGroup(pgid int, sig syscall.Signal) error {
-	if pgid <= 1 {
-		return syscall.EINVAL
-	}
-	return syscall.Kill(-pgid, sig)
-}
-
-// groupAlive reports whether any live (non-zombie) process is in group
-// pgid. Where /proc exists it is read, so zombies left for init to reap
-// do not count; elsewhere kill(-pgid, 0) decides.
-func groupAlive(pgid int) bool {
-	if pids, ok := GroupMembers(pgid); ok {
-		return len(pids) > 0
-	}
-	return syscall.Kill(-pgid, 0) == nil
-}
 
 // GroupMembers lists the live (non-zombie) processes whose process group
 // is pgid, read from /proc; ok is false where /proc is not available.
@@ -57,23 +33,70 @@ func GroupMembers(pgid int) (pids []int, ok bool) {
 
 // procStat reads the state and process group of pid from /proc/pid/stat.
 func procStat(pid int) (state string, pgrp int, ok bool) {
+	st, ok := readStat(pid)
+	return st.state, st.pgrp, ok
+}
+
+// stat is what readStat takes from /proc/pid/stat.
+type stat struct {
+	state      string
+	ppid, pgrp int
+}
+
+// readStat reads /proc/pid/stat: "pid (comm) state ppid pgrp ...", where
+// comm may hold spaces and parentheses.
+func readStat(pid int) (stat, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return "", 0, false
+		return stat{}, false
 	}
-	// The command name (field 2) is in parentheses and may hold spaces.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return "", 0, false
+		return stat{}, false
 	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 3 {
-		return "", 0, false
+		return stat{}, false
 	}
-	pgrp, err = strconv.Atoi(f[2])
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return stat{}, false
+	}
+	return stat{state: f[0], ppid: ppid, pgrp: pgrp}, true
+}
+
+// descendants lists the live (non-zombie) descendants of root, read from
+// /proc; nil where /proc is not available.
+func descendants(root int) []int {
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return "", 0, false
+		return nil
 	}
-	return f[0], pgrp, true
+	children := map[int][]int{}
+	live := map[int]bool{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, ok := readStat(pid); ok {
+			children[st.ppid] = append(children[st.ppid], pid)
+			live[pid] = st.state != "Z" && st.state != "X"
+		}
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if live[c] {
+				out = append(out, c)
+			}
+			queue = append(queue, c)
+		}
+	}
+	return out
 }

@@ -10,39 +10,44 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 )
 
 // Server is a launched server: one process group whose stdout and stderr
-// go to LogPath.
+// go to LogPath, started by a watchdog process that stops the server's
+// whole process tree (watchdog.go).
 type Server struct {
 	// Spec is what was launched.
 	Spec *Spec
 	// LogPath is the file holding the server's stdout and stderr.
 	LogPath string
 
-	cmd  *exec.Cmd
 	pgid int
-	log  *os.File
 	done chan struct{}
 	wd   *watchdog
 
-	// Warnings are findings about the launch itself (no watchdog).
+	// Warnings are findings about the launch itself.
 	Warnings []string
 
-	mu      sync.Mutex
-	state   *os.ProcessState
-	stopped bool // Stop was called: the exit is ours, not a crash
+	mu       sync.Mutex
+	state    string // how the main process exited, once done is closed
+	stopped  bool   // Stop was called: the exit is ours, not a crash
+	stopErr  error  // the watchdog's report on the stop
+	stopDone chan struct{}
+	exitOnce sync.Once
 }
 
 // ErrPortBusy is returned by Start when something already listens on the
 // profile's port; a health check would otherwise pass against it.
 var ErrPortBusy = errors.New("port already in use")
 
-// Start launches s in a new process group, with stdout and stderr
-// appended to a new file at logPath, and returns at once; call
+// Start launches s through a watchdog (watchdog.go): the server runs in
+// a new process group, with stdout and stderr appended to a new file at
+// logPath, and the watchdog stops its whole process tree on Stop or when
+// servebench dies. Start returns once the server's process started; call
 // WaitHealthy next and Stop always (defer it).
 func Start(s *Spec, logPath string) (*Server, error) {
 	if len(s.Argv) == 0 {
@@ -55,28 +60,44 @@ func Start(s *Spec, logPath string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch %s: %v", s.Label, err)
 	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return nil, fmt.Errorf("launch %s: %v", s.Label, err)
+	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("launch %s: log file: %v", s.Label, err)
 	}
-	cmd := &exec.Cmd{
-		Path:        bin,
-		Args:        s.Argv,
-		Env:         s.Environ(os.Environ()),
-		Stdout:      f,
-		Stderr:      f,
-		SysProcAttr: sysProcAttr(),
-	}
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	defer f.Close() // the watchdog and the server hold their own copies
+	wd, pid, reports, err := startWatchdog(bin, s.Argv, s.Environ(os.Environ()), f, s.StopGrace)
+	if err != nil {
 		return nil, fmt.Errorf("launch %s: %v", s.Label, err)
 	}
-	srv := &Server{Spec: s, LogPath: logPath, cmd: cmd, pgid: cmd.Process.Pid, log: f, done: make(chan struct{})}
-	if srv.wd, err = startWatchdog(srv.pgid, s.StopGrace); err != nil {
-		srv.Warnings = append(srv.Warnings, "no watchdog for the server (it may outlive a crash of servebench): "+err.Error())
-	}
-	go srv.wait()
+	srv := &Server{Spec: s, LogPath: logPath, pgid: pid, wd: wd, done: make(chan struct{}), stopDone: make(chan struct{})}
+	go func() {
+		readReports(reports, srv.exited, srv.stopReported)
+		// The watchdog is gone: if it never reported the server's exit,
+		// the server (SIGKILLed with it) is gone too.
+		srv.exited("unknown status (its watchdog ended)")
+	}()
 	return srv, nil
+}
+
+// exited records how the server's main process ended, once.
+func (s *Server) exited(how string) {
+	s.exitOnce.Do(func() {
+		s.mu.Lock()
+		s.state = how
+		s.mu.Unlock()
+		close(s.done)
+	})
+}
+
+// stopReported records the watchdog's report on stopping the tree.
+func (s *Server) stopReported(err error) {
+	s.mu.Lock()
+	s.stopErr = err
+	s.mu.Unlock()
+	close(s.stopDone)
 }
 
 func portFree(port int) error {
@@ -85,15 +106,6 @@ func portFree(port int) error {
 		return ErrPortBusy
 	}
 	return l.Close()
-}
-
-func (s *Server) wait() {
-	_ = s.cmd.Wait()
-	s.mu.Lock()
-	s.state = s.cmd.ProcessState
-	s.mu.Unlock()
-	s.log.Close()
-	close(s.done)
 }
 
 // PID is the server's process id, which is also its process group id.
@@ -112,17 +124,7 @@ func (s *Server) Exited() (bool, string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return true, describeExit(s.state)
-}
-
-func describeExit(st *os.ProcessState) string {
-	if st == nil {
-		return "unknown status"
-	}
-	if c := st.ExitCode(); c >= 0 {
-		return fmt.Sprintf("code %d", c)
-	}
-	return st.String() // "signal: killed"
+	return true, s.state
 }
 
 // ExitError is returned when the server exited before it was healthy.
@@ -226,47 +228,30 @@ func tailFile(path string, n int) []string {
 	return lines
 }
 
-// Stop ends the server: SIGTERM to its process group, then SIGKILL to the
-// group when members remain after the grace period. It returns once no
-// process of the group is left (or after a further 5s, with an error).
-// Stop is safe to call more than once and after the server exited.
+// Stop ends the server's whole process tree through its watchdog:
+// SIGTERM to its process group and to every process it started outside
+// it (daemons that moved to a session of their own), then SIGKILL to all
+// that remain after the grace period. It returns once the watchdog
+// reports the tree gone (or after a further 10s, with an error). Stop is
+// safe to call more than once and after the server exited.
 func (s *Server) Stop() error {
 	s.mu.Lock()
-	already := s.stopped
 	s.stopped = true
 	s.mu.Unlock()
-	defer s.wd.release()
-	if already {
-		return s.waitGroupGone(5 * time.Second)
+	s.wd.stop()
+	limit := s.Spec.StopGrace + 10*time.Second
+	select {
+	case <-s.stopDone:
+	case <-time.After(limit):
+		return fmt.Errorf("stop %s: no report from its watchdog after %s", s.Spec.Label, limit)
 	}
-	_ = signalGroup(s.pgid, sigTerm)
-	if s.waitGroupGone(s.Spec.StopGrace) == nil {
-		return nil
-	}
-	_ = signalGroup(s.pgid, sigKill)
-	if err := s.waitGroupGone(5 * time.Second); err != nil {
+	s.mu.Lock()
+	err := s.stopErr
+	s.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("stop %s: %v", s.Spec.Label, err)
 	}
 	return nil
-}
-
-// waitGroupGone waits until the main process was reaped and no process is
-// left in the group.
-func (s *Server) waitGroupGone(limit time.Duration) error {
-	end := time.Now().Add(limit)
-	for {
-		select {
-		case <-s.done:
-			if !groupAlive(s.pgid) {
-				return nil
-			}
-		default:
-		}
-		if time.Now().After(end) {
-			return fmt.Errorf("process group %d still has members after %s", s.pgid, limit)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // StoppedByUs reports whether Stop was called (so an exit is expected).

@@ -26,8 +26,12 @@ import (
 //	stubborn     like serve, but it and its grandchild ignore SIGTERM
 //	crash        print log lines, exit with code 3
 //	grandchild   sleep forever (ignoring SIGTERM when HELPER_IGNORE=1)
-//	parent       launch a "serve" server with launch.Start, print its pid,
-//	             then wait to be killed (tests the death signal)
+//	parent       launch a server (HELPER_SERVER_MODE, default "serve") with
+//	             launch.Start, print its pid, then wait to be killed
+//	daemonizing  like serve, but first double-fork a stubborn grandchild
+//	             through setsid (its own session and process group, then
+//	             orphaned), as a daemon does; its pid goes to HELPER_PIDFILE
+//	setsid-middle  the middle process of that double fork
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("SERVEBENCH_LAUNCH_HELPER"); mode != "" {
 		helperMain(mode)
@@ -57,8 +61,24 @@ func helperMain(mode string) {
 		os.Exit(3)
 	case "serve", "stubborn":
 		helperServe(mode == "stubborn")
+	case "daemonizing":
+		helperDaemonize()
+		helperServe(false)
+	case "setsid-middle":
+		d := exec.Command(os.Args[0])
+		d.Env = append(os.Environ(), "SERVEBENCH_LAUNCH_HELPER=grandchild", "HELPER_IGNORE=1")
+		if err := d.Start(); err != nil {
+			os.Exit(1)
+		}
+		os.WriteFile(os.Getenv("HELPER_PIDFILE"), []byte(strconv.Itoa(d.Process.Pid)), 0o644)
+		os.Exit(0) // orphan the grandchild
 	case "parent":
-		p := helperSpec("serve", mustAtoi(os.Getenv("HELPER_PORT")))
+		mode := os.Getenv("HELPER_SERVER_MODE")
+		if mode == "" {
+			mode = "serve"
+		}
+		p := helperSpec(mode, mustAtoi(os.Getenv("HELPER_PORT")))
+		p.Env = append(p.Env, "HELPER_PIDFILE="+os.Getenv("HELPER_PIDFILE"))
 		srv, err := Start(p, os.Getenv("HELPER_LOG"))
 		if err != nil {
 			fmt.Println("error", err)
@@ -68,6 +88,19 @@ func helperMain(mode string) {
 		select {}
 	}
 	os.Exit(2)
+}
+
+// helperDaemonize double-forks through setsid: a middle process in a new
+// session starts the grandchild and exits, so the grandchild is orphaned
+// outside the server's process group and session.
+func helperDaemonize() {
+	m := exec.Command(os.Args[0])
+	m.Env = append(os.Environ(), "SERVEBENCH_LAUNCH_HELPER=setsid-middle")
+	m.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := m.Run(); err != nil {
+		fmt.Println("setsid-middle:", err)
+		os.Exit(1)
+	}
 }
 
 func helperServe(stubborn bool) {

@@ -6,8 +6,11 @@
 // maps to each server's own flags or environment variables.
 //
 // A launched server runs in its own process group with its stdout and stderr
-// captured to a log file; Stop sends SIGTERM to the whole group and SIGKILL
-// after a grace period, so no process of the server is left behind.
+// captured to a log file, started by a watchdog process that is its
+// parent and (on Linux) a child subreaper: Stop, or servebench's death,
+// has the watchdog send SIGTERM to the group and to every process the
+// server started outside it, and SIGKILL after a grace period, so no
+// process of the server's tree is left behind (watchdog.go).
 package launch
 
 import (
@@ -19,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +31,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/filecap"
 )
 
 // Profile is one launch profile as read from a file. Pointer fields are
@@ -86,6 +91,13 @@ type Profile struct {
 
 	// Path is the file the profile was read from ("" when built in code).
 	Path string `yaml:"-" json:"-"`
+
+	// shownCommand and shownEnv are what launch --dry-run prints for the
+	// command elements (by index) and env values (by name) that took a
+	// secret-looking variable's value; secretValues are those values.
+	shownCommand map[int]string
+	shownEnv     map[string]string
+	secretValues []string
 }
 
 // Duration is a time.Duration read from a profile as a Go duration string
@@ -144,11 +156,18 @@ func parseDuration(s string) (Duration, error) {
 // Load reads one profile from path: JSON when the name ends in .json,
 // YAML otherwise. Unknown keys are an error naming the key and the file.
 // Relative paths in command[0] (when it contains a slash) and models_dir
-// are taken relative to the profile's directory; ${VAR} in command, env
-// values and models_dir is replaced from servebench's environment, and an
-// unset variable is an error.
+// are taken relative to the profile's directory and made absolute;
+// ${VAR} and $VAR in command, env values and models_dir are replaced from
+// servebench's environment (an unset variable is an error), and $$ is a
+// literal $ (expand.go).
+//
+// A profile file is at most filecap.Config (16 MiB); a larger one is an
+// error naming the file.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := filecap.ReadFile(path, filecap.Config, "a launch profile")
+	if filecap.IsTooLarge(err) {
+		return nil, fmt.Errorf("profile %s: %v", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", path, err)
 	}
@@ -232,40 +251,74 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// expandEnv replaces ${VAR} and $VAR in command, env values and models_dir.
+// expandEnv replaces ${VAR} and $VAR in command, env values and
+// models_dir, and $$ with $ (expand). It keeps what launch --dry-run
+// shows of the strings that took a secret-looking variable's value
+// (${OPENAI_API_KEY} under any name shows as <redacted>), and those
+// values, so that log lines quoting them are redacted too.
 func (p *Profile) expandEnv() error {
-	var missing []string
-	expand := func(s string) string {
-		return os.Expand(s, func(k string) string {
-			v, ok := os.LookupEnv(k)
-			if !ok {
-				missing = append(missing, k)
-			}
-			return v
-		})
+	var firstErr error
+	do := func(where, s string, shown func(string)) string {
+		if firstErr != nil {
+			return s
+		}
+		e, err := expand(s, os.LookupEnv)
+		if err != nil {
+			firstErr = fmt.Errorf("%s: %v", where, err)
+			return s
+		}
+		if len(e.Secrets) > 0 {
+			p.secretValues = append(p.secretValues, e.Secrets...)
+			shown(e.Shown)
+		}
+		return e.Value
 	}
 	for i, a := range p.Command {
-		p.Command[i] = expand(a)
+		p.Command[i] = do(fmt.Sprintf("command[%d]", i), a, func(sh string) {
+			if p.shownCommand == nil {
+				p.shownCommand = map[int]string{}
+			}
+			p.shownCommand[i] = sh
+		})
 	}
-	for k, v := range p.Env {
-		p.Env[k] = expand(v)
+	keys := make([]string, 0, len(p.Env))
+	for k := range p.Env {
+		keys = append(keys, k)
 	}
-	p.ModelsDir = expand(p.ModelsDir)
-	if len(missing) > 0 {
-		return fmt.Errorf("environment variable %s is not set", missing[0])
+	sort.Strings(keys) // the first error is the same on every run
+	for _, k := range keys {
+		p.Env[k] = do("env: "+k, p.Env[k], func(sh string) {
+			if p.shownEnv == nil {
+				p.shownEnv = map[string]string{}
+			}
+			p.shownEnv[k] = sh
+		})
 	}
-	return nil
+	p.ModelsDir = do("models_dir", p.ModelsDir, func(string) {})
+	return firstErr
 }
 
+// resolvePaths takes the profile's relative paths from its folder dir: a
+// command[0] with a slash ("./x.sh", "bin/server") and models_dir become
+// absolute paths, so that the program run is the profile's own file and
+// never one that exec would look up in $PATH ("./x.sh" in a profile of
+// the current folder was joined to "x.sh", a bare name). A command[0]
+// without a slash ("vllm") is a program on $PATH, as in a shell.
 func (p *Profile) resolvePaths(dir string) {
+	abs := func(rel string) string {
+		if a, err := filepath.Abs(filepath.Join(dir, rel)); err == nil {
+			return a
+		}
+		return "." + string(filepath.Separator) + filepath.Join(dir, rel)
+	}
 	if len(p.Command) > 0 {
 		c := p.Command[0]
 		if strings.ContainsRune(c, '/') && !filepath.IsAbs(c) {
-			p.Command[0] = filepath.Join(dir, c)
+			p.Command[0] = abs(c)
 		}
 	}
 	if p.ModelsDir != "" && !filepath.IsAbs(p.ModelsDir) {
-		p.ModelsDir = filepath.Join(dir, p.ModelsDir)
+		p.ModelsDir = abs(p.ModelsDir)
 	}
 	if pm := p.PlanModel; pm != "" && !filepath.IsAbs(pm) {
 		if _, err := os.Stat(filepath.Join(dir, pm)); err == nil {

@@ -145,6 +145,14 @@ type Sweep struct {
 	// the grace period and Result.StartNS; nil means RealClock.
 	Clock Clock
 
+	// Start is the time origin of Result.StartNS; Do sets it to the
+	// clock's now when it is zero. FirstSeq is the sequence number of the
+	// next request prepared; Do advances it past the requests it
+	// prepared. So several Do calls on one Sweep, each with the levels
+	// chosen after the last (servebench find, run --stop-when-saturated),
+	// make one run: one time origin, no prompt sent twice.
+	Start    time.Time
+	FirstSeq int
 	// Sessions, when set, prepares the sessions of levels that plan some
 	// (Level.Sessions > 0): multi-turn levels (session.go). Think is the
 	// pause between a session's turns.
@@ -173,7 +181,11 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 		g.stop()
 	}()
 
-	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: clock.Now(), events: make(chan event, 256)}
+	if s.Start.IsZero() {
+		s.Start = clock.Now()
+	}
+	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
+	defer func() { s.FirstSeq = r.seq }()
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()
@@ -358,7 +370,7 @@ func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) 
 				if i >= len(items) {
 					return
 				}
-				r.send(l, &items[i], seq0+i, 0, warmup, nil)
+				r.send(l, &items[i], seq0+i, l.Pass, warmup, nil)
 			}
 		})
 	}
@@ -404,7 +416,7 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
 	due := func(k int) time.Duration { return items[k].Due }
 	r.paced(l, levelPacer(l, len(items), due, r.s.Seed), len(items), func(k int, scheduledNS int64) {
-		r.send(l, &items[k], seq0+k, 0, false, &scheduledNS)
+		r.send(l, &items[k], seq0+k, l.Pass, false, &scheduledNS)
 	})
 }
 
@@ -485,6 +497,7 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
 		{&dst.PrefixCacheHitRate, &src.PrefixCacheHitRate},
+		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
 	} {
 		if *f.s != nil {
 			*f.d = *f.s

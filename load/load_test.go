@@ -405,3 +405,41 @@ func TestEveryStartedLevelEnds(t *testing.T) {
 		t.Fatalf("events %v, %d results", s.events, len(s.results))
 	}
 }
+
+// TestSweepContinues: several Do calls on one Sweep, one level each (as
+// find and run --stop-when-saturated run them), share one time origin and
+// never reuse a sequence number; a level's Pass numbers its Results'
+// Repeat.
+func TestSweepContinues(t *testing.T) {
+	fc := &fakeClient{delay: 2 * time.Millisecond}
+	s := &sink{t: t}
+	sw := &Sweep{Run: "r", Method: Pool, Warmup: 1, Client: fc, Source: fakeSource{}, Sink: s}
+	for _, l := range []Level{{Level: 2, Concurrency: 2, Requests: 4}, {Level: 2, Concurrency: 2, Requests: 4, Pass: 1}, {Level: 5, Concurrency: 5, Requests: 5}} {
+		sw.Levels = []Level{l}
+		if complete, err := sw.Do(context.Background()); err != nil || !complete {
+			t.Fatalf("Do = %v, %v", complete, err)
+		}
+	}
+	if sw.FirstSeq != 3+4+4+5 {
+		t.Fatalf("FirstSeq %d after 16 requests", sw.FirstSeq)
+	}
+	seen := map[int]bool{}
+	var last int64
+	for i, r := range s.results {
+		if seen[r.Seq] {
+			t.Fatalf("seq %d twice", r.Seq)
+		}
+		seen[r.Seq] = true
+		if i >= 5 && i < 10 && !r.Warmup && r.Repeat != 1 {
+			t.Fatalf("second pass result %+v, want Repeat 1", r)
+		}
+		if r.StartNS < 0 {
+			t.Fatalf("start %d before the sweep's origin", r.StartNS)
+		}
+		last = max(last, r.StartNS)
+	}
+	// One origin: the third Do's requests start after the first's.
+	if first := s.results[0].StartNS; last <= first {
+		t.Fatalf("starts %d … %d share no origin", first, last)
+	}
+}

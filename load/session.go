@@ -167,7 +167,7 @@ func (r *runner) sessions(l Level) error {
 // arrive runs one arrival: its single request, or its whole session.
 func (r *runner) arrive(l Level, a *workload.Arrival, scheduled *int64) {
 	if a.Session == nil {
-		r.send(l, &a.Item, a.Seq, 0, false, scheduled)
+		r.send(l, &a.Item, a.Seq, l.Pass, false, scheduled)
 		return
 	}
 	r.runSession(l, a.Session, a.Seq, scheduled)
@@ -193,7 +193,7 @@ func (r *runner) runSession(l Level, s *workload.Session, seq int, scheduled *in
 			return
 		}
 		it := s.Request(k)
-		ended := r.send(l, &it, seq+k-1, 0, false, sched)
+		ended := r.send(l, &it, seq+k-1, l.Pass, false, sched)
 		s.Answered(k)
 		if k == s.Turns() {
 			return

@@ -3,16 +3,13 @@ package modelspec
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/internal/jsonerr"
 )
-
-// maxConfigBytes bounds the config.json read (real ones are a few KiB).
-const maxConfigBytes = 16 << 20
 
 // hfConfig is the subset of a Hugging Face config.json the planner reads.
 // Pointers distinguish "absent" from zero.
@@ -80,17 +77,13 @@ func readHFConfig(path string) (Spec, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return Spec{}, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
+	// Real config.json files are a few KiB (filecap.Config: 16 MiB).
+	b, err := filecap.ReadFile(path, filecap.Config, "a config.json")
+	if filecap.IsTooLarge(err) {
 		return Spec{}, fmt.Errorf("%s: %v", path, err)
 	}
-	if len(b) > maxConfigBytes {
-		return Spec{}, fmt.Errorf("%s: larger than %d MiB; not a config.json", path, maxConfigBytes>>20)
+	if err != nil {
+		return Spec{}, err
 	}
 	m, err := ParseHFConfig(b)
 	if err != nil {

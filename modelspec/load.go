@@ -2,6 +2,8 @@ package modelspec
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +27,9 @@ func Load(arg string) (Spec, error) {
 	if isGGUF(arg) {
 		return ReadGGUF(arg)
 	}
+	if strings.EqualFold(filepath.Ext(arg), ".gguf") {
+		return Spec{}, notGGUF(arg, fi.Size())
+	}
 	m, err := readHFConfig(arg)
 	if err == nil && m.Name == arg {
 		m.Name = filepath.Base(filepath.Dir(arg))
@@ -33,6 +38,22 @@ func Load(arg string) (Spec, error) {
 		}
 	}
 	return m, err
+}
+
+// notGGUF is the error for a file named .gguf that lacks the GGUF magic:
+// it says what the file starts with instead of trying it as JSON.
+func notGGUF(path string, size int64) error {
+	if size == 0 {
+		return fmt.Errorf("%s: not a GGUF file: the file is empty", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	b := make([]byte, 4)
+	n, _ := io.ReadFull(f, b)
+	return fmt.Errorf("%s: not a GGUF file: it starts with %q, not the magic \"GGUF\"", path, b[:n])
 }
 
 // isGGUF reports whether the file starts with the GGUF magic.

@@ -14,6 +14,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/internal/jsonerr"
 )
 
@@ -76,20 +77,32 @@ func correctionKey(gpu string, gib float64) string {
 	return fmt.Sprintf("%.2fgib", gib)
 }
 
-// LoadCalibration reads a calibration file; a missing file is an empty one.
+// LoadCalibration reads the calibration file at path (at most
+// filecap.Config, 16 MiB). A missing file is an error: `plan --calibration
+// FILE` must not plan without the corrections it was asked to apply.
 func LoadCalibration(path string) (*CalibrationFile, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &CalibrationFile{}, nil
-	}
+	b, err := filecap.ReadFile(path, filecap.Config, "a calibration file")
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("calibration file %s: %v", path, err)
 	}
 	f, err := parseCalibration(b)
 	if err != nil {
 		return nil, fmt.Errorf("calibration file %s: %v", path, err)
 	}
 	return f, nil
+}
+
+// LoadOrNewCalibration is LoadCalibration, except that a missing file is
+// an empty one: `calibrate --fit --calibration FILE` creates it.
+func LoadOrNewCalibration(path string) (*CalibrationFile, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return &CalibrationFile{}, nil
+	}
+	return LoadCalibration(path)
 }
 
 // parseCalibration decodes and checks a calibration file's bytes.

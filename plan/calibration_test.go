@@ -65,9 +65,19 @@ func TestFitAndApply(t *testing.T) {
 
 func TestLoadCalibrationErrors(t *testing.T) {
 	dir := t.TempDir()
-	missing, err := LoadCalibration(filepath.Join(dir, "none.json"))
+	// A missing file is an error for plan (issue 13, item 13) and an
+	// empty file for calibrate --fit, which creates it.
+	if _, err := LoadCalibration(filepath.Join(dir, "none.json")); err == nil || !strings.Contains(err.Error(), "none.json: no such file or directory") {
+		t.Errorf("missing file: %v", err)
+	}
+	missing, err := LoadOrNewCalibration(filepath.Join(dir, "none.json"))
 	if err != nil || len(missing.Corrections) != 0 {
-		t.Errorf("missing file: %v %v", missing, err)
+		t.Errorf("missing file for --fit: %v %v", missing, err)
+	}
+	huge := filepath.Join(dir, "huge.json")
+	os.WriteFile(huge, make([]byte, 16<<20+1), 0o644)
+	if _, err := LoadCalibration(huge); err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("oversized file: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"corrections":[{"backend":"vllm","factor":-1}]}`), 0o644)

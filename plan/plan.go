@@ -446,16 +446,12 @@ func (in *Inputs) validate() error {
 		return &InputError{FieldCapacityModel, in.CapacityModel, "is unknown (want server or seed)"}
 	}
 	switch {
-	case !(in.GPUGiB > 0) || in.GPUGiB > 1e5:
-		return &InputError{FieldGPUGiB, in.GPUGiB, "must be > 0 and at most 100000"}
-	case !(in.Utilization >= 0 && in.Utilization <= 1):
-		return &InputError{FieldUtilization, in.Utilization, "must be in (0, 1]"}
-	case in.WeightsGiB < 0 || math.IsNaN(in.WeightsGiB):
-		return &InputError{FieldWeightsGiB, in.WeightsGiB, "must be >= 0"}
-	case in.Context <= 0:
-		return &InputError{FieldContext, in.Context, "must be > 0"}
-	case in.BlockSize <= 0:
-		return &InputError{FieldBlockSize, in.BlockSize, "must be > 0"}
+	case in.GPUGiB == 0:
+		return &InputError{FieldGPUGiB, 0.0, "is missing"}
+	case in.Context == 0:
+		return &InputError{FieldContext, 0, "is missing"}
+	case in.BlockSize == 0:
+		return &InputError{FieldBlockSize, 0, "is missing"}
 	}
 	for _, c := range []struct {
 		field Field
@@ -464,6 +460,11 @@ func (in *Inputs) validate() error {
 		if c.v < 0 {
 			return &InputError{c.field, c.v, "must be >= 0"}
 		}
+	}
+	// Every numeric input is finite and within its written limit
+	// (limits.go), so no product of them overflows.
+	if err := in.checkLimits(); err != nil {
+		return err
 	}
 	return in.validateBreadth()
 }

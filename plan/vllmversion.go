@@ -40,10 +40,15 @@ func ParseVLLMVersion(s string) (VLLMVersion, error) {
 		return VLLMVersion{}, fmt.Errorf("vLLM version %q: want MAJOR.MINOR[.PATCH] such as 0.21.0, or latest", s)
 	}
 	var v VLLMVersion
-	v.Major, _ = strconv.Atoi(m[1])
-	v.Minor, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		v.Patch, _ = strconv.Atoi(m[3])
+	for i, dst := range []*int{&v.Major, &v.Minor, &v.Patch} {
+		if m[i+1] == "" {
+			continue // no patch: 0
+		}
+		n, err := strconv.Atoi(m[i+1])
+		if err != nil || n > MaxVersionPart {
+			return VLLMVersion{}, fmt.Errorf("vLLM version %q: part %d is above %d", s, i+1, MaxVersionPart)
+		}
+		*dst = n
 	}
 	if v.latest() {
 		return v, fmt.Errorf("vLLM version %q: there is no vLLM 0.0.0", s)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -72,6 +73,11 @@ type LevelPlan struct {
 	// after it (run's --duration). Requests is then the count the
 	// schedule holds before it.
 	DurationSeconds float64 `json:"duration_seconds,omitempty"`
+	// Pass numbers a further pass of a pool or rate level that was run
+	// again (find repeats a probe whose interval straddles a bound); its
+	// Results carry it as their Repeat, so that each pass keeps its own
+	// wall time. 0 for the first.
+	Pass int `json:"pass,omitempty"`
 	// Sessions (issue 14): a multi-turn level runs Sessions sessions of
 	// Turns turns each (Requests = Sessions × Turns); Concurrency then
 	// counts sessions in flight and Rate sessions started per second.
@@ -93,6 +99,14 @@ type LevelEnd struct {
 	// RepeatGPUMemoryMiB is the GPU memory after each batch repeat (batch
 	// method), null where unknown.
 	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`
+	// Plan is the level's plan when the header could not list it because
+	// the level was chosen as the run went (find's probes, issue 15).
+	Plan *LevelPlan `json:"plan,omitempty"`
+	// Saturated says why the level counts as saturated ("reason: detail",
+	// package saturation), when run --stop-when-saturated or find checked
+	// it after it ended; such a verdict comes as a further level_end line
+	// of the level carrying only it.
+	Saturated string `json:"saturated,omitempty"`
 }
 
 // RunEnd closes a run.
@@ -110,6 +124,10 @@ type File struct {
 	Results   []Result
 	LevelEnds []LevelEnd
 	RunEnds   []RunEnd
+	// Cut is the file's last line when the file ends inside it and it
+	// does not decode (a crash or a full disk cut it short): it was left
+	// out. Nil otherwise.
+	Cut *DecodeError
 }
 
 // EncodeHeader writes a header line and flushes it.
@@ -143,25 +161,124 @@ type fileLine struct {
 // a Result.
 var errNotALine = errors.New(`neither a marker line (header, level_end, run_end) nor a request record ("seq" and "start_ns")`)
 
-// DecodeFile reads a records file: Results, headers and level/run ends.
-// Blank lines are skipped; a malformed line, or a JSON object that is
-// neither a marker nor a Result, is a *DecodeError carrying its line
-// number, returned with everything read before it.
-func DecodeFile(r io.Reader) (*File, error) {
-	f := &File{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+// Line is one line of a records file: exactly one field is set.
+type Line struct {
+	Header   *Header
+	Result   *Result
+	LevelEnd *LevelEnd
+	RunEnd   *RunEnd
+}
+
+// MaxLineBytes bounds one line of a records file (16 MiB): a request
+// record with a million chunk offsets fits, and reading holds at most one
+// line at a time, so a records file of any length reads in bounded
+// memory for its lines.
+const MaxLineBytes = 16 << 20
+
+// errLineTooLong is the error of a line over MaxLineBytes.
+var errLineTooLong = fmt.Errorf("line longer than %d MiB (MaxLineBytes): not a records file line", MaxLineBytes>>20)
+
+// Scan reads a records file line by line and calls fn with each decoded
+// line, in file order; every line is decoded into new values, which fn
+// may keep. Blank lines are skipped. A malformed line, a line over
+// MaxLineBytes, or a JSON object that is neither a marker nor a Result is
+// a *DecodeError carrying its line number, returned after fn saw every
+// line before it — with one exception: a last line the file ends inside
+// of (no newline after it) that does not decode is what a crash or a full
+// disk leaves, so it is returned as cut, not as an error, and Scan
+// succeeds with every complete line.
+func Scan(r io.Reader, fn func(Line)) (cut *DecodeError, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
 	n := 0
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if len(bytes.TrimSpace(b)) == 0 {
+	for {
+		chunk, rerr := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if rerr == bufio.ErrBufferFull {
+			if len(buf) > MaxLineBytes {
+				return nil, &DecodeError{Line: n + 1, Err: errLineTooLong}
+			}
 			continue
 		}
-		var l fileLine
-		if err := json.Unmarshal(b, &l); err != nil {
-			return f, &DecodeError{Line: n, Err: err}
+		if rerr != nil && rerr != io.EOF {
+			return nil, &DecodeError{Line: n + 1, Err: rerr}
 		}
+		if len(buf) > 0 {
+			n++
+			if len(buf) > MaxLineBytes {
+				return nil, &DecodeError{Line: n, Err: errLineTooLong}
+			}
+			terminated := buf[len(buf)-1] == '\n'
+			l, derr := decodeLine(buf)
+			switch {
+			case derr != nil && !terminated:
+				return &DecodeError{Line: n, Err: derr}, nil
+			case derr != nil:
+				return nil, &DecodeError{Line: n, Err: derr}
+			case l != (Line{}):
+				fn(l)
+			}
+		}
+		if rerr == io.EOF {
+			return nil, nil
+		}
+		buf = buf[:0]
+	}
+}
+
+// decodeLine decodes one line; a blank line is the zero Line.
+func decodeLine(b []byte) (Line, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return Line{}, nil
+	}
+	var l fileLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		return Line{}, err
+	}
+	switch {
+	case l.Header != nil:
+		return Line{Header: l.Header}, nil
+	case l.LevelEnd != nil:
+		return Line{LevelEnd: l.LevelEnd}, nil
+	case l.RunEnd != nil:
+		return Line{RunEnd: l.RunEnd}, nil
+	case l.Seq == nil || l.StartNS == nil:
+		return Line{}, errNotALine
+	}
+	res := l.Result
+	res.Seq, res.StartNS = *l.Seq, *l.StartNS
+	if err := checkChunkTokens(res.ChunkTokens); err != nil {
+		return Line{}, err
+	}
+	return Line{Result: &res}, nil
+}
+
+// MaxResponseTokens bounds the tokens one request record's chunk_tokens
+// may claim in all (1 Mi, far beyond any response a benchmark asks
+// for): the summaries count every token's inter-token gap, so a line
+// claiming billions would make a few bytes of a records file take
+// gigabytes.
+const MaxResponseTokens = 1 << 20
+
+// checkChunkTokens checks that per-chunk token counts are not negative
+// and do not sum past MaxResponseTokens.
+func checkChunkTokens(counts []int) error {
+	sum := 0
+	for i, n := range counts {
+		if n < 0 || n > MaxResponseTokens-sum {
+			return fmt.Errorf("chunk_tokens[%d] = %d: counts must be at least 0 and sum to at most %d tokens (MaxResponseTokens)", i, n, MaxResponseTokens)
+		}
+		sum += n
+	}
+	return nil
+}
+
+// DecodeFile reads a whole records file into memory (Scan): Results,
+// headers and level/run ends, and Cut for a cut last line. On an error it
+// returns everything read before the bad line with the *DecodeError.
+func DecodeFile(r io.Reader) (*File, error) {
+	f := &File{}
+	cut, err := Scan(r, func(l Line) {
 		switch {
 		case l.Header != nil:
 			f.Headers = append(f.Headers, *l.Header)
@@ -169,15 +286,10 @@ func DecodeFile(r io.Reader) (*File, error) {
 			f.LevelEnds = append(f.LevelEnds, *l.LevelEnd)
 		case l.RunEnd != nil:
 			f.RunEnds = append(f.RunEnds, *l.RunEnd)
-		case l.Seq == nil || l.StartNS == nil:
-			return f, &DecodeError{Line: n, Err: errNotALine}
-		default:
-			l.Result.Seq, l.Result.StartNS = *l.Seq, *l.StartNS
-			f.Results = append(f.Results, l.Result)
+		case l.Result != nil:
+			f.Results = append(f.Results, *l.Result)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return f, &DecodeError{Line: n + 1, Err: err}
-	}
-	return f, nil
+	})
+	f.Cut = cut
+	return f, err
 }

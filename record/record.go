@@ -38,7 +38,33 @@ const (
 	// SSE stream (the server, or a proxy before it, ignored stream: true),
 	// so there is no time to first token to measure.
 	ReasonNotStreamed Reason = "not_streamed"
+	// ReasonRedirect: the server answered a 3xx. servebench never follows
+	// a redirect from the server under test (a POST would turn into a GET,
+	// and the API key would go to wherever it points); Error names the
+	// Location.
+	ReasonRedirect Reason = "redirect"
 )
+
+// MaxTokenCount is the largest token count servebench takes from a server
+// or a records file (2^31 − 1). A larger one cannot be a real count; it is
+// left null with a warning. Sums of counts held to it cannot wrap an int64
+// in fewer than 2^32 terms.
+const MaxTokenCount = 1<<31 - 1
+
+// PlausibleOutputTokens reports whether n can be a server's count of the
+// output tokens of a request that asked for expected (0: unknown): 0 ≤ n ≤
+// MaxTokenCount, and n ≤ expected + 1 when expected is known (one more
+// than asked, as a server may count the end-of-sequence token).
+func PlausibleOutputTokens(n, expected int) bool {
+	if n < 0 || n > MaxTokenCount {
+		return false
+	}
+	return expected <= 0 || n <= expected+1
+}
+
+// PlausibleTokens reports whether n can be a token count at all:
+// 0 ≤ n ≤ MaxTokenCount.
+func PlausibleTokens(n int) bool { return n >= 0 && n <= MaxTokenCount }
 
 // Result is one request's record.
 //
@@ -109,6 +135,11 @@ type Result struct {
 	// FinishReason is the server's stop/done reason ("length", "stop").
 	FinishReason string `json:"finish_reason,omitempty"`
 
+	// Warnings are findings about a request that did not fail it: a
+	// token count the server sent that cannot be true (not an integer,
+	// negative, above MaxTokenCount, or above max_tokens + 1), left null.
+	// The level's summary counts them.
+	Warnings []string `json:"warnings,omitempty"`
 	// Sessions and shared prefixes (issue 14): which conversation turn
 	// the request was and which shared prefix it began with, and what the
 	// server said it served from its prefix cache.

@@ -25,6 +25,10 @@ type Run struct {
 	API string `json:"api,omitempty"`
 	// URL is the server's base URL (never carries credentials).
 	URL string `json:"url,omitempty"`
+	// Connection is how requests used connections, which sets where
+	// their clock started (docs/metrics.md, "The request clock"):
+	// "keep-alive" or "per-request".
+	Connection string `json:"connection,omitempty"`
 	// Runtime is the server's name and version as it reported them.
 	Runtime *string `json:"runtime,omitempty"`
 	// Server is what the server said about itself when probed.
@@ -57,6 +61,15 @@ type Run struct {
 	// otherwise.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	Mix   []MixClass `json:"mix,omitempty"`
+	// SLO is the latency budget given to run or find (--slo), in its
+	// canonical spelling, and GoodputBudget its per-request bounds: the
+	// ones each level's goodput counts requests against (issue 15). Both
+	// absent without --slo.
+	SLO           string         `json:"slo,omitempty"`
+	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
+	// CIConfidence is the confidence of the levels' intervals when the
+	// run asked for other than the default 0.95 (--confidence).
+	CIConfidence float64 `json:"ci_confidence,omitempty"`
 }
 
 // TraceInfo describes a replayed trace: where it came from and which part
@@ -87,6 +100,16 @@ type MixClass struct {
 	Class string `json:"class"`
 	// Weight is the class's share, 0–1; the weights of a mix sum to 1.
 	Weight float64 `json:"weight"`
+}
+
+// GoodputBudget is the per-request part of an SLO, as vLLM's --goodput
+// defines it: a request is good when it succeeded and each bound given is
+// met by that request's own TTFT, TPOT and E2E latency. Nil fields are
+// not bounded.
+type GoodputBudget struct {
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	TPOTMs *float64 `json:"tpot_ms,omitempty"`
+	E2EMs  *float64 `json:"e2e_ms,omitempty"`
 }
 
 // KVCache is the server's KV-cache configuration as it reported it; every
@@ -199,6 +222,10 @@ type Observations struct {
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
+	// RequestsWaitingRise is the waiting-requests gauge's rise over the
+	// level along its least-squares trend (issue 15: a queue that keeps
+	// growing is a sign of saturation).
+	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
 
 	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
 	// level, from its metrics (issue 14; see document.Level).

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,13 +17,30 @@ var csvHeader = []string{
 	"peak_vram_gib", "peak_kv_cache_usage", "preemptions", "repeat_tok_s",
 }
 
+// csvLatencyFields are the latency statistics appended after csvHeader's
+// columns (means and tails, issue 13): every one not already there.
+var csvLatencyFields = func() []latencyField {
+	var out []latencyField
+	for _, f := range latencyFields() {
+		if !slices.Contains(csvHeader, f.name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}()
+
 // WriteCSV writes one row per run and concurrency level with full
-// precision. A missing value is an empty cell, never 0; repeat_tok_s lists
+// precision: csvHeader's columns, then every latency mean and percentile
+// (ttft_mean_ms … e2e_p99_ms) not among them. A missing value is an empty cell, never 0; repeat_tok_s lists
 // the per-repeat throughputs separated by spaces. Text cells are guarded
 // against formula injection (csvText).
 func WriteCSV(w io.Writer, s *Set) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(csvHeader); err != nil {
+	header := slices.Clone(csvHeader)
+	for _, f := range csvLatencyFields {
+		header = append(header, f.name)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, r := range s.Runs {
@@ -40,6 +58,13 @@ func WriteCSV(w io.Writer, s *Set) error {
 				csvFloat(p.TTFTP50Ms), csvFloat(p.TTFTP95Ms), csvFloat(p.TPOTP50Ms), csvFloat(p.BatchTPOTMs),
 				csvFloat(p.PeakVRAMGiB), csvFloat(p.PeakKVCacheUsage), csvFloat(p.Preemptions), samples,
 			}
+			for _, f := range csvLatencyFields {
+				var v *float64
+				if p.Level != nil {
+					v = f.get(p.Level)
+				}
+				row = append(row, csvFloat(v))
+			}
 			if err := cw.Write(row); err != nil {
 				return err
 			}
@@ -49,13 +74,15 @@ func WriteCSV(w io.Writer, s *Set) error {
 	return cw.Error()
 }
 
-// csvText guards a text cell that comes from a file name, a label or a
-// server (model, backend, workload) against spreadsheet formula injection
-// (OWASP "CSV Injection"): a cell starting with =, +, -, @, a tab or a
-// carriage return gets a leading single quote, so that a spreadsheet shows
-// it as text instead of evaluating it. A cell that is a number (-1.5) is
-// left as it is.
+// csvText makes a text cell that comes from a file name, a label or a
+// server (model, backend, workload) safe: control characters and
+// bidirectional overrides become visible escapes (Clean), and the cell is
+// guarded against spreadsheet formula injection (OWASP "CSV Injection"):
+// a cell starting with =, +, -, @, a tab or a carriage return gets a
+// leading single quote, so that a spreadsheet shows it as text instead of
+// evaluating it. A cell that is a number (-1.5) is left as it is.
 func csvText(s string) string {
+	s = Clean(s)
 	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
 		return s
 	}

@@ -1,11 +1,13 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/internal/safetext"
 )
 
 // Merged returns the set as one result document of the shapes of examples/
@@ -67,9 +69,17 @@ func (s *Set) Merged() *document.Document {
 func WriteJSON(w io.Writer, s *Set) error { return EncodeJSON(w, s.Merged()) }
 
 // EncodeJSON writes v as `report --format json` writes its document: one
-// JSON value, indented by one space, and a newline.
+// JSON value, indented by one space, and a newline. Control characters and
+// bidirectional overrides in strings are written as \uXXXX escapes
+// (safetext.JSON): the document decodes to the same strings, and a
+// terminal or editor showing it shows no raw control.
 func EncodeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", " ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(safetext.JSON(buf.Bytes()))
+	return err
 }

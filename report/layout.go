@@ -37,14 +37,15 @@ type Table struct {
 // Block is one run of the report: a title, details in words, its level
 // table and its warnings.
 type Block struct {
-	Run      *Run
-	Title    string
-	Details  []string
-	Table    Table
+	Run     *Run
+	Title   string
+	Details []string
+	Table   Table
+	// Sections are further tables of the run, written after its level
+	// table: the latency table (means and percentiles per level), and
+	// the turns of multi-turn levels (issue 14).
+	Sections []Section
 	Warnings []string
-	// Tables are further tables of the run, written after its level
-	// table: the turns of multi-turn levels (issue 14).
-	Tables []Section
 }
 
 // Layout is the report's content, independent of the output format.
@@ -179,8 +180,11 @@ func buildBlock(r *Run) Block {
 	case KindSweep:
 		b.Details = sweepDetails(r.Sweep)
 		b.Table = sweepTable(r.Sweep.Levels)
+		if sec := latencySection(r.Sweep.Levels); sec != nil {
+			b.Sections = append(b.Sections, *sec)
+		}
 		if t, ok := turnTable(r.Sweep.Levels); ok {
-			b.Tables = append(b.Tables, Section{Title: "turns: each session's turn k, per level", Table: t})
+			b.Sections = append(b.Sections, Section{Title: "turns: each session's turn k, per level", Table: t})
 		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
@@ -203,6 +207,9 @@ func sweepDetails(r *document.Run) []string {
 	}
 	if r.Method != "" || r.API != "" {
 		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
+	}
+	if c := connectionDetail(r.Connection); c != "" {
+		d = append(d, c)
 	}
 	kv := r.KVCache
 	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
@@ -255,6 +262,12 @@ func sweepDetails(r *document.Run) []string {
 	if r.StartedAt != "" {
 		d = append(d, "started "+r.StartedAt)
 	}
+	if r.SLO != "" {
+		d = append(d, "goodput counts requests against the SLO "+r.SLO)
+	}
+	if conf := levelConfidence(r.Levels); conf != nil {
+		d = append(d, fmt.Sprintf("± is the %s%% confidence interval (docs/metrics.md)", num(*conf*100, -1)))
+	}
 	return d
 }
 
@@ -285,6 +298,30 @@ func mixDetails(m []document.MixClass, maxTokens int) string {
 	return "mix of request classes: " + strings.Join(parts, ", ") + lengths
 }
 
+// connectionDetail says how the run's requests used connections and so
+// where their clock started (docs/metrics.md, "The request clock").
+func connectionDetail(c string) string {
+	switch c {
+	case "":
+		return ""
+	case "keep-alive":
+		return "connection keep-alive: TTFT and E2E from the moment each request was written on a pooled connection"
+	case "per-request":
+		return "connection per-request: a new connection per request, TTFT and E2E from before it was opened (vLLM benchmark client's convention)"
+	}
+	return "connection " + c
+}
+
+// levelConfidence is the confidence of the first level with intervals.
+func levelConfidence(ls []document.Level) *float64 {
+	for _, l := range ls {
+		if l.CIConfidence != nil {
+			return l.CIConfidence
+		}
+	}
+	return nil
+}
+
 func apiPart(api string) string {
 	if api == "" {
 		return ""
@@ -304,22 +341,22 @@ var sweepColumns = []sweepColumn{
 	{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }},
 	{Column{"requests", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Requests) }},
 	{Column{"errors", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Errors) }},
-	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return floatOrNull(l.ThroughputTokS, 1) }},
+	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return withCI(l, document.FigThroughput, 1) }},
 	{Column{"per-request tok/s", Right}, true, func(l document.Level) string {
 		if l.ThroughputTokS == nil {
 			return Null
 		}
 		return num(*l.ThroughputTokS/float64(l.Concurrency), 1)
 	}},
-	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP50Ms, 1) }},
-	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TTFTP95Ms, 1) }},
-	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTP99Ms, 1) }},
-	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return floatOrNull(l.TPOTP50Ms, 2) }},
-	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TPOTP95Ms, 2) }},
+	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP50, 1) }},
+	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP95, 1) }},
+	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTTFTP99, 1) }},
+	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTPOTP50, 2) }},
+	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTPOTP95, 2) }},
 	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP50Ms, 2) }},
 	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP99Ms, 2) }},
-	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP50Ms, 1) }},
-	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EP95Ms, 1) }},
+	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP50, 1) }},
+	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP95, 1) }},
 	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatOrNull(l.PeakVRAMGiB, 2) }},
 	{Column{"peak KV cache %", Right}, true, func(l document.Level) string { return percent(l.PeakKVCacheUsage) }},
 	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatOrNull(l.Preemptions, -1) }},
@@ -360,6 +397,36 @@ var sweepColumns = []sweepColumn{
 	{Column{"TTFA p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP95Ms, 1) }},
 	{Column{"reasoning tok", Right}, false, func(l document.Level) string { return estimated(l.ReasoningTokens, l.ReasoningTokensEstimated) }},
 	{Column{"answer tok", Right}, false, func(l document.Level) string { return estimated(l.AnswerTokens, l.ReasoningTokensEstimated) }},
+	// Goodput and saturation (issue 15).
+	{Column{"goodput req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.GoodputReqS, 2) }},
+	{Column{"good %", Right}, false, func(l document.Level) string { return percent(l.GoodputFraction) }},
+	{Column{"repeats", Right}, false, func(l document.Level) string {
+		if l.Repeats == 0 {
+			return Null
+		}
+		return strconv.Itoa(l.Repeats)
+	}},
+	{Column{"saturated", Left}, false, func(l document.Level) string { return orNull(l.Saturated) }},
+}
+
+// withCI formats a figure with its confidence interval as "v ±h", h the
+// larger distance from v to an end of the interval (so that v ± h holds
+// the whole interval), "v ±∞" when an end is unbounded, and v alone when
+// the level has no intervals (documents from before them).
+func withCI(l document.Level, f document.Figure, prec int) string {
+	e := l.Estimate(f)
+	if e.Value == nil {
+		return Null
+	}
+	v := num(*e.Value, prec)
+	if l.CIConfidence == nil {
+		return v
+	}
+	if e.Low == nil || e.High == nil {
+		return v + " ±∞"
+	}
+	h := max(*e.Value-*e.Low, *e.High-*e.Value, 0)
+	return v + " ±" + num(h, prec)
 }
 
 // sweepTable is the level table of a sweep run: the columns of
@@ -464,8 +531,12 @@ func calibrationTable(cs []document.Calibration) Table {
 	return t
 }
 
-// num formats v with prec decimals (prec < 0: shortest exact form).
+// num formats v with prec decimals (prec < 0: shortest exact form); a
+// value out of range (InRange) is Null.
 func num(v float64, prec int) string {
+	if !InRange(v) {
+		return Null
+	}
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 

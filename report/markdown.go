@@ -28,8 +28,9 @@ func WriteMarkdown(w io.Writer, l *Layout) error {
 			ew.printf("\n")
 		}
 		ew.printf("%s", MarkdownTable(b.Table))
-		for _, sec := range b.Tables {
-			ew.printf("\n### %s\n\n%s", MarkdownEscape(sec.Title), MarkdownTable(sec.Table))
+		for _, sec := range b.Sections {
+			ew.printf("\n### %s\n\n", MarkdownEscape(sec.Title))
+			ew.printf("%s", MarkdownTable(sec.Table))
 		}
 		if len(b.Warnings) > 0 {
 			ew.printf("\n")

@@ -115,6 +115,32 @@ type Point struct {
 	// Samples are per-repeat throughputs (tok/s) where the level was
 	// repeated (batch runs' output_tok_s); empty otherwise.
 	Samples []float64
+
+	// Rate is the requested rate of a rate-method level, requests/s; nil
+	// for closed-loop levels and batch records. Level is the sweep level
+	// the point was made from, for the figures a Point does not copy
+	// (the other percentiles, the confidence intervals, goodput); nil for
+	// batch records. (issue 15)
+	Rate  *float64
+	Level *document.Level
+}
+
+// Load is what the point loaded the server with: its requested rate for
+// a rate-method level, else its concurrency.
+func (p Point) Load() float64 {
+	if p.Rate != nil {
+		return *p.Rate
+	}
+	return float64(p.Concurrency)
+}
+
+// Estimate is the point's figure f with its confidence interval, from its
+// sweep level; zero for batch records.
+func (p Point) Estimate(f document.Figure) document.Estimate {
+	if p.Level == nil {
+		return document.Estimate{}
+	}
+	return p.Level.Estimate(f)
 }
 
 // ErrorRate is Errors / Requests, nil where either is unknown or there were
@@ -289,10 +315,15 @@ func levelIndex(levels []document.Level, c int) int {
 func (r *Run) normalise() {
 	switch r.Kind {
 	case KindSweep:
-		sort.SliceStable(r.Sweep.Levels, func(i, j int) bool { return r.Sweep.Levels[i].Concurrency < r.Sweep.Levels[j].Concurrency })
-		for _, l := range r.Sweep.Levels {
-			r.Points = append(r.Points, sweepPoint(l))
+		sort.SliceStable(r.Sweep.Levels, func(i, j int) bool { return levelLess(&r.Sweep.Levels[i], &r.Sweep.Levels[j]) })
+		for i, l := range r.Sweep.Levels {
+			p := PointOf(l)
+			p.Level = &r.Sweep.Levels[i]
+			r.Points = append(r.Points, p)
 			for _, w := range l.Warnings {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
+			}
+			for _, w := range OutOfRange(l) {
 				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
 			}
 		}
@@ -300,11 +331,24 @@ func (r *Run) normalise() {
 		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
 		for _, rec := range r.Records {
 			r.Points = append(r.Points, batchPoint(rec))
+			for _, w := range OutOfRange(rec) {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", rec.Concurrency, w))
+			}
 		}
 	}
 }
 
-func sweepPoint(l document.Level) Point {
+// levelLess orders levels by concurrency, then by requested rate (the
+// rate method's levels share their cap on requests in flight).
+func levelLess(a, b *document.Level) bool {
+	if a.Concurrency != b.Concurrency {
+		return a.Concurrency < b.Concurrency
+	}
+	return a.RequestedRate != nil && b.RequestedRate != nil && *a.RequestedRate < *b.RequestedRate
+}
+
+// PointOf is the point of a sweep level (Level is a copy of l).
+func PointOf(l document.Level) Point {
 	req, errs := l.Requests, l.Errors
 	p := Point{
 		Concurrency:      l.Concurrency,
@@ -317,6 +361,8 @@ func sweepPoint(l document.Level) Point {
 		PeakVRAMGiB:      l.PeakVRAMGiB,
 		PeakKVCacheUsage: l.PeakKVCacheUsage,
 		Preemptions:      l.Preemptions,
+		Rate:             l.RequestedRate,
+		Level:            &l,
 	}
 	if l.ThroughputTokS != nil {
 		v := *l.ThroughputTokS / float64(l.Concurrency)

@@ -335,3 +335,78 @@ func TestGoBenchParses(t *testing.T) {
 		t.Errorf("found=%v, %d results; want the vllm-fp8kv-chat c=16 line among 31 levels + 6 repeats", found, n)
 	}
 }
+
+// TestMeansAndTailsInEveryFormat: a level's latency means and p90/p99
+// reach every format (issue 13): the table and Markdown latency section,
+// CSV columns, JSON fields and gobench units; documents without means keep
+// their tables as they were.
+func TestMeansAndTailsInEveryFormat(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	lvl := document.Level{Concurrency: 4, Requests: 8, ThroughputTokS: f(100),
+		TTFTP50Ms: f(20), TTFTP95Ms: f(40), TPOTP50Ms: f(5),
+		TTFTMeanMs: f(21.5), TTFTP90Ms: f(35.25), TTFTP99Ms: f(48.5),
+		TPOTMeanMs: f(5.125), TPOTP90Ms: f(6.5), TPOTP95Ms: f(6.75), TPOTP99Ms: f(7.25),
+		ITLMeanMs: f(5.375), ITLP50Ms: f(5), ITLP90Ms: f(8.5), ITLP95Ms: f(9.5), ITLP99Ms: f(12.25),
+		E2EMeanMs: f(700.5), E2EP50Ms: f(690), E2EP90Ms: f(750.5), E2EP95Ms: f(780.5), E2EP99Ms: f(799.5)}
+	doc := &document.Document{Runs: []document.Run{{Label: "r", Backend: "vllm", Levels: []document.Level{lvl}}}}
+	s := NewSet([]Source{{File: "r.json", Doc: doc}}, Options{})
+	render := func(write func(*bytes.Buffer) error) string {
+		var b bytes.Buffer
+		if err := write(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	outs := map[string]string{
+		"table":    render(func(b *bytes.Buffer) error { return WriteText(b, Build(s)) }),
+		"markdown": render(func(b *bytes.Buffer) error { return WriteMarkdown(b, Build(s)) }),
+		"csv":      render(func(b *bytes.Buffer) error { return WriteCSV(b, s) }),
+		"json":     render(func(b *bytes.Buffer) error { return WriteJSON(b, s) }),
+		"gobench":  render(func(b *bytes.Buffer) error { return WriteGoBench(b, s) }),
+	}
+	want := map[string][]string{
+		"table":    {"mean ms", "p90 ms", "p99 ms", "TTFT        21.5    20.0    35.2    40.0    48.5", "TPOT        5.12    5.00    6.50    6.75    7.25", "E2E        700.5   690.0   750.5   780.5   799.5"},
+		"markdown": {"### latency per level: mean and percentiles", "| 4 | ITL | 5.38 | 5.00 | 8.50 | 9.50 | 12.25 |"},
+		"csv":      {"ttft_mean_ms", "tpot_p99_ms", "itl_p90_ms", "e2e_p99_ms", ",21.5,35.25,48.5,5.125,6.5,6.75,7.25,5.375,5,8.5,9.5,12.25,700.5,690,750.5,780.5,799.5"},
+		"json":     {`"ttft_mean_ms": 21.5`, `"tpot_p99_ms": 7.25`, `"itl_mean_ms": 5.375`, `"e2e_p90_ms": 750.5`, `"e2e_p99_ms": 799.5`},
+		"gobench":  {"Unit ttft-mean-ms better=lower", "21.5 ttft-mean-ms", "7.25 tpot-p99-ms", "5.375 itl-mean-ms", "799.5 e2e-p99-ms"},
+	}
+	for format, subs := range want {
+		for _, sub := range subs {
+			if !strings.Contains(outs[format], sub) {
+				t.Errorf("%s lacks %q:\n%s", format, sub, outs[format])
+			}
+		}
+	}
+	// A seed document has no means: its table gets no latency section.
+	var b bytes.Buffer
+	if err := WriteText(&b, Build(loadSeeds(t, "multi-backend-sweep.json"))); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "latency per level") {
+		t.Error("a document without means got a latency section")
+	}
+}
+
+// TestIntervalsInTable: a level with intervals shows each figure as
+// "v ±h", h the larger distance to an end, "±∞" where an end is
+// unbounded, and says the confidence; goodput and saturation get columns
+// where some level has them.
+func TestIntervalsInTable(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	l := document.Level{Concurrency: 4, Requests: 400, CIConfidence: f(0.95),
+		ThroughputTokS: f(1000), ThroughputTokSCILow: f(960), ThroughputTokSCIHigh: f(1010),
+		TTFTP50Ms: f(20), TTFTP50MsCILow: f(19), TTFTP50MsCIHigh: f(22),
+		TTFTP95Ms: f(80), TTFTP95MsCILow: f(70),
+		GoodputReqS: f(12.5), GoodputFraction: f(0.975), Saturated: "throughput_flat: +1.0%"}
+	doc := &document.Document{Runs: []document.Run{{Label: "r", SLO: "ttft_p95=100ms", Levels: []document.Level{l}}}}
+	var out bytes.Buffer
+	if err := WriteText(&out, Build(NewSet([]Source{{File: "x.json", Doc: doc}}, Options{}))); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1000.0 ±40.0", "20.0 ±2.0", "80.0 ±∞", "± is the 95% confidence interval", "goodput counts requests against the SLO ttft_p95=100ms", "goodput req/s", "12.50", "97.5", "throughput_flat: +1.0%"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

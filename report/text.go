@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/servebench/servebench/internal/safetext"
 )
 
 // WriteText writes the report as aligned plain-text tables: a header, one
@@ -25,8 +26,8 @@ func WriteText(w io.Writer, l *Layout) error {
 			ew.printf("   %s\n", Clean(d))
 		}
 		writeAligned(ew, b.Table, "   ")
-		for _, sec := range b.Tables {
-			ew.printf("   %s\n", Clean(sec.Title))
+		for _, sec := range b.Sections {
+			ew.printf("   -- %s\n", Clean(sec.Title))
 			writeAligned(ew, sec.Table, "   ")
 		}
 		for _, wn := range b.Warnings {
@@ -101,22 +102,15 @@ func AlignTable(t Table, indent string) string {
 	return sb.String()
 }
 
-// Clean makes text from a document safe to print on one line: line breaks
-// and tabs become spaces and every other control character (escape
-// sequences included) becomes U+FFFD, so a server-sent name cannot move the
-// terminal's cursor or break a table row. Every text and Markdown writer
-// passes document strings through it.
-func Clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case unicode.IsControl(r):
-			return '\uFFFD'
-		}
-		return r
-	}, s)
-}
+// Clean makes text from a document or a server safe to show on one line
+// (safetext.Line): line breaks and tabs become spaces, and control
+// characters and bidirectional overrides become visible escapes (ESC →
+// `\x1b`, U+202E → `\u202e`), so a server-sent name cannot move the
+// terminal's cursor, reorder what is shown or break a table row. Every
+// human-facing writer passes document strings through it: text and
+// Markdown here, CSV cells (csvText), the HTML page (Layout.Cleaned), chart
+// texts and the warnings on stderr.
+func Clean(s string) string { return safetext.Line(s) }
 
 // errWriter keeps the first write error so writers can print freely.
 type errWriter struct {

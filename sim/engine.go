@@ -46,6 +46,11 @@ const (
 	// EventRejected: the server refused the request (it can never fit:
 	// longer than the context or the whole KV cache); Reason says why.
 	EventRejected
+	// EventScheduled: the scheduler admitted the request (vLLM, SGLang:
+	// it joined the running batch; llama.cpp, Ollama: it took a slot).
+	// The time from EventQueued to the first EventScheduled is its queue
+	// time; a preempted request is scheduled again when it resumes.
+	EventScheduled
 )
 
 // String names the kind.
@@ -61,6 +66,8 @@ func (k EventKind) String() string {
 		return "finished"
 	case EventRejected:
 		return "rejected"
+	case EventScheduled:
+		return "scheduled"
 	}
 	return fmt.Sprintf("event(%d)", uint8(k))
 }
@@ -138,6 +145,8 @@ type Stats struct {
 	// Steps counts engine steps; Generated the tokens sampled.
 	Steps     int
 	Generated int64
+	// Cancelled counts requests withdrawn by Cancel.
+	Cancelled int
 }
 
 // scheduler is one server family's scheduling policy.
@@ -151,6 +160,9 @@ type scheduler interface {
 	finish()
 	// counts returns the running and waiting requests and the KV usage.
 	counts() (running, waiting int, kv float64)
+	// cancel removes a waiting or running request and frees what it
+	// holds; the engine marks it done.
+	cancel(h Handle)
 }
 
 // Engine simulates one server on one GPU in virtual time. It is driven
@@ -251,18 +263,52 @@ func (e *Engine) AdvanceTo(t time.Duration) {
 			e.emit(h, Event{Kind: EventQueued})
 			e.sched.enqueue(h)
 		}
-		if !e.stepping {
-			if sec, ok := e.sched.plan(); ok {
-				e.stepping = true
-				e.stepEnd = e.now + dur(sec)
-				e.stats.Steps++
-			}
-		}
+		e.startStep()
 		e.observe()
 	}
 	if t > e.now {
 		e.now = t
 	}
+}
+
+// startStep plans the next step when none is running.
+func (e *Engine) startStep() {
+	if e.stepping {
+		return
+	}
+	if sec, ok := e.sched.plan(); ok {
+		e.stepping = true
+		e.stepEnd = e.now + dur(sec)
+		e.stats.Steps++
+	}
+}
+
+// Cancel withdraws request h at the engine's current time, as a server
+// aborts a request whose client went away (vLLM's abort_requests, llama.cpp's
+// cancel task, Ollama's closed request context): a request not yet at the
+// server never arrives, a queued one leaves the queue, a running one frees
+// its KV cache or slot at once (a step already under way finishes, without
+// it). Its listener receives no further events. Cancel reports whether h
+// was still in flight (false for an unknown handle or a request that
+// finished or was rejected).
+func (e *Engine) Cancel(h Handle) bool {
+	if h < 0 || int(h) >= len(e.reqs) {
+		return false
+	}
+	r := &e.reqs[h]
+	switch r.state {
+	case stateDone:
+		return false
+	case statePending:
+		e.arrivals.remove(h)
+	default:
+		e.sched.cancel(h)
+	}
+	r.state, r.on = stateDone, nil
+	e.stats.Cancelled++
+	e.startStep()
+	e.observe()
+	return true
 }
 
 // Drain runs the engine until it has nothing left to do and returns the
@@ -321,6 +367,7 @@ func (e *Engine) sampled(h Handle) bool {
 	}
 	r.state = stateDone
 	e.emit(h, Event{Kind: EventFinished})
+	r.on = nil // the listener is done: let it be collected
 	return true
 }
 
@@ -328,6 +375,7 @@ func (e *Engine) sampled(h Handle) bool {
 func (e *Engine) reject(h Handle, why string) {
 	e.reqs[h].state = stateDone
 	e.emit(h, Event{Kind: EventRejected, Reason: why})
+	e.reqs[h].on = nil
 }
 
 // handleHeap is a min-heap of handles by arrival time, then handle.
@@ -363,11 +411,38 @@ func (q *handleHeap) peek() (Handle, bool) {
 
 func (q *handleHeap) pop() Handle {
 	top := q.h[0]
+	q.removeAt(0)
+	return top
+}
+
+// remove takes x out of the heap, wherever it is.
+func (q *handleHeap) remove(x Handle) {
+	for i, h := range q.h {
+		if h == x {
+			q.removeAt(i)
+			return
+		}
+	}
+}
+
+// removeAt deletes the element at i and restores the heap order.
+func (q *handleHeap) removeAt(i int) {
 	n := len(q.h) - 1
-	q.h[0] = q.h[n]
+	moved := q.h[n]
 	q.h = q.h[:n]
-	i := 0
-	for {
+	if i == n {
+		return
+	}
+	q.h[i] = moved
+	for i > 0 { // up
+		p := (i - 1) / 2
+		if !q.less(q.h[i], q.h[p]) {
+			break
+		}
+		q.h[i], q.h[p] = q.h[p], q.h[i]
+		i = p
+	}
+	for { // down
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < n && q.less(q.h[l], q.h[m]) {
 			m = l
@@ -376,7 +451,7 @@ func (q *handleHeap) pop() Handle {
 			m = r
 		}
 		if m == i {
-			return top
+			return
 		}
 		q.h[i], q.h[m] = q.h[m], q.h[i]
 		i = m

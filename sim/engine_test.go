@@ -142,7 +142,7 @@ func TestVLLMSingleRequest(t *testing.T) {
 	for _, ev := range tr.evs {
 		kinds = append(kinds, ev.Kind)
 	}
-	if want := []EventKind{EventQueued, EventToken, EventToken, EventToken, EventFinished}; !slices.Equal(kinds, want) {
+	if want := []EventKind{EventQueued, EventScheduled, EventToken, EventToken, EventToken, EventFinished}; !slices.Equal(kinds, want) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}
 	if end != toks[2].At {

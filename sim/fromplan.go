@@ -191,6 +191,26 @@ func textParams(m *modelspec.Spec) float64 {
 	return float64(m.Layers)*per + emb + h
 }
 
+// ResolvedModel returns the model s names, as the planner describes it
+// (dimensions, trained context), and the weight format it runs in (s.Quant,
+// else the one the name says, else the model's default): what a server
+// that simulates it reports about its model (package simserve).
+func (s Spec) ResolvedModel() (modelspec.Spec, string, error) {
+	m, q, err := resolveModel(s.Model)
+	if err != nil {
+		return modelspec.Spec{}, "", err
+	}
+	if s.Quant != "" {
+		if q, err = plan.ParseQuant(s.Quant); err != nil {
+			return modelspec.Spec{}, "", fmt.Errorf("%w: %v", ErrBadInput, err)
+		}
+	}
+	if q == "" {
+		q = plan.DefaultQuant(&m)
+	}
+	return m, string(q), nil
+}
+
 // Config resolves s into an engine configuration: the GPU from the
 // catalog, the model from the presets, the KV capacity from plan's
 // capacity model for the family (or Server.KVBlocks), the server's

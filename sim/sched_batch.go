@@ -242,6 +242,7 @@ func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	b.pool.take(need)
 	r.shared, r.blocks, r.computed = shared, own+need, hit
 	r.state = stateRunning
+	b.e.emit(h, Event{Kind: EventScheduled})
 	return n, true
 }
 
@@ -315,6 +316,9 @@ func (b *batchScheduler) finish() {
 	done := false
 	for _, en := range b.planned {
 		r := &b.e.reqs[en.h]
+		if r.state == stateDone {
+			continue // cancelled while the step ran
+		}
 		r.computed += en.n
 		b.shareGroup(en.h)
 		if !en.samples {
@@ -467,6 +471,21 @@ func (b *batchScheduler) retract(need int) {
 	}
 }
 
+// cancel withdraws h (vLLM's finish_requests with FINISHED_ABORTED: out
+// of the waiting queue or the running list, its blocks freed at once).
+func (b *batchScheduler) cancel(h Handle) {
+	switch b.e.reqs[h].state {
+	case stateWaiting:
+		b.waiting.remove(h)
+	case stateRunning:
+		b.running = slices.DeleteFunc(b.running, func(x Handle) bool { return x == h })
+		b.release(h, false)
+		if b.chunked == h {
+			b.chunked = -1
+		}
+	}
+}
+
 // deque is a double-ended queue of handles.
 type deque struct {
 	buf        []Handle
@@ -508,4 +527,18 @@ func (d *deque) popFront() Handle {
 	d.head = (d.head + 1) % len(d.buf)
 	d.size--
 	return h
+}
+
+// remove deletes h from the queue, keeping the others' order.
+func (d *deque) remove(h Handle) {
+	for i := range d.size {
+		if d.buf[(d.head+i)%len(d.buf)] != h {
+			continue
+		}
+		for j := i; j < d.size-1; j++ {
+			d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+		}
+		d.size--
+		return
+	}
 }

@@ -93,6 +93,7 @@ func (s *slotScheduler) assign(i int, h Handle) {
 	r := &s.e.reqs[h]
 	r.slot, r.state, r.computed = i, stateRunning, 0
 	s.busy++
+	s.e.emit(h, Event{Kind: EventScheduled})
 }
 
 func (s *slotScheduler) plan() (float64, bool) {
@@ -158,18 +159,39 @@ func (s *slotScheduler) cost() float64 {
 func (s *slotScheduler) finish() {
 	for _, en := range s.planned {
 		r := &s.e.reqs[en.h]
+		if r.state == stateDone {
+			continue // cancelled while the step ran
+		}
 		r.computed += en.n
 		s.cellsUse += en.n
 		if !en.samples || !s.e.sampled(en.h) {
 			continue
 		}
-		i := r.slot
-		s.cellsUse -= r.computed
-		s.slots[i].h = -1
-		s.slots[i].lastUsed = int64(s.e.now)
-		s.busy--
-		if s.queue.len() > 0 {
-			s.assign(i, s.queue.popFront())
-		}
+		s.release(en.h)
+	}
+}
+
+// release frees h's slot and its cells and gives the slot to the next
+// deferred task.
+func (s *slotScheduler) release(h Handle) {
+	r := &s.e.reqs[h]
+	i := r.slot
+	s.cellsUse -= r.computed
+	s.slots[i].h = -1
+	s.slots[i].lastUsed = int64(s.e.now)
+	s.busy--
+	if s.queue.len() > 0 {
+		s.assign(i, s.queue.popFront())
+	}
+}
+
+// cancel withdraws h (llama.cpp's cancel task, Ollama's closed request):
+// out of the deferred queue, or out of its slot with its cells freed.
+func (s *slotScheduler) cancel(h Handle) {
+	switch s.e.reqs[h].state {
+	case stateWaiting:
+		s.queue.remove(h)
+	case stateRunning:
+		s.release(h)
 	}
 }

@@ -12,7 +12,8 @@ import (
 // BatchRuns turns the Results of one batch-method level into one BatchRun
 // per repetition (Result.Repeat, in ascending order), warm-ups excluded:
 // GeneratedTokens = Σ server-reported output tokens of the batch's
-// successful requests; WallSeconds = the batch's first send to its last
+// successful requests (counts that cannot be true, see
+// record.PlausibleOutputTokens, are left out: Level warns of them); WallSeconds = the batch's first send to its last
 // finish; OutputTokS = GeneratedTokens / WallSeconds. GPUMemoryMiBAfter is
 // taken from gpuMiB[repeat] where given (telemetry), else null.
 func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
@@ -32,7 +33,7 @@ func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
 		}
 		a.start = min(a.start, r.StartNS)
 		a.end = max(a.end, r.StartNS+r.E2ENS)
-		if r.OK() && r.OutputTokens != nil {
+		if r.OK() && r.OutputTokens != nil && record.PlausibleOutputTokens(*r.OutputTokens, r.ExpectedOutputTokens) {
 			a.tokens += *r.OutputTokens
 		}
 	}
@@ -72,7 +73,10 @@ func BatchRuns(rs []record.Result, gpuMiB []*float64) []document.BatchRun {
 //   - PeakObservedGPUMemoryMiB = max of the runs' GPUMemoryMiBAfter (null
 //     when none is known).
 //
-// A total that differs from R × C × N is reported in Warnings.
+// A total that differs from R × C × N is reported in Warnings. A run whose
+// GeneratedTokens cannot be a count (negative or above
+// record.MaxTokenCount, as a hand-written document may hold) is left out
+// of the token total with a warning, so the sum cannot wrap.
 func DeriveBatchRecord(workload string, concurrency, outputTokensPerRequest int, runs []document.BatchRun) document.BatchRecord {
 	rec := document.BatchRecord{
 		Workload:               workload,
@@ -82,8 +86,12 @@ func DeriveBatchRecord(workload string, concurrency, outputTokensPerRequest int,
 		Runs:                   runs,
 	}
 	var wall float64
-	for _, r := range runs {
-		rec.TotalVerifiedOutputTokens += r.GeneratedTokens
+	for i, r := range runs {
+		if record.PlausibleTokens(r.GeneratedTokens) {
+			rec.TotalVerifiedOutputTokens += r.GeneratedTokens
+		} else {
+			rec.Warnings = append(rec.Warnings, fmt.Sprintf("run %d: generated_tokens %d cannot be a token count; left out of the total", i+1, r.GeneratedTokens))
+		}
 		wall += r.WallSeconds
 		if m := r.GPUMemoryMiBAfter; m != nil && (rec.PeakObservedGPUMemoryMiB == nil || *m > *rec.PeakObservedGPUMemoryMiB) {
 			rec.PeakObservedGPUMemoryMiB = ptr.To(*m)
@@ -101,8 +109,10 @@ func DeriveBatchRecord(workload string, concurrency, outputTokensPerRequest int,
 	if outputTokensPerRequest > 0 {
 		rec.MeanTPOTMs = rec.MeanCompletionSeconds * 1000 / float64(outputTokensPerRequest)
 	}
-	if want := len(runs) * concurrency * outputTokensPerRequest; rec.TotalVerifiedOutputTokens != want {
-		rec.Warnings = append(rec.Warnings, fmt.Sprintf("verified output tokens %d differ from %d repeats × %d requests × %d tokens = %d",
+	// In floating point: a document's concurrency × tokens may be too
+	// large for an int product.
+	if want := float64(len(runs)) * float64(concurrency) * float64(outputTokensPerRequest); float64(rec.TotalVerifiedOutputTokens) != want {
+		rec.Warnings = append(rec.Warnings, fmt.Sprintf("verified output tokens %d differ from %d repeats × %d requests × %d tokens = %.0f",
 			rec.TotalVerifiedOutputTokens, len(runs), concurrency, outputTokensPerRequest, want))
 	}
 	return rec

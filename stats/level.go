@@ -55,17 +55,68 @@ type Accumulator struct {
 	// (send, last chunk) and every session's (its first turn's send to
 	// its last turn's end) for the peak in flight, and the latencies of
 	// successful ones from the scheduled time, all in nanoseconds.
-	scheduled            []schedSample
-	spansInFlight        []span
-	sessionSpans         map[int]span
-	ttftSched, e2eSched  []float64
-	ttftSent, e2eSentAll []float64
+	scheduled           []schedSample
+	spansInFlight       []span
+	sessionSpans        map[int]span
+	ttftSched, e2eSched []float64
 
 	// Realistic workloads (issue 14, workload.go): the prompt cache,
 	// turns of sessions, reasoning.
 	cache     cacheAcc
 	turns     turns
 	reasoning reasoningAcc
+
+	// implausible counts successful requests whose records hold a token
+	// count that cannot be true (record.PlausibleOutputTokens,
+	// record.PlausibleTokens: a records file written by hand or by an
+	// older servebench); their counts are left out. firstImplausible
+	// describes the first.
+	implausible      int
+	firstImplausible string
+	// warned counts requests whose records carry warnings
+	// (record.Result.Warnings); firstWarning is the first of them.
+	warned       int
+	firstWarning string
+
+	// Options tune the summary: the confidence of its intervals and the
+	// goodput budget. Set them before the first Add.
+	Options Options
+	// rows keep what the intervals and goodput need of every counted
+	// request, in the order added.
+	rows []row
+}
+
+// Options are what a level summary needs beyond its Results.
+type Options struct {
+	// Confidence is the confidence of the intervals (0–1); 0 means
+	// DefaultConfidence.
+	Confidence float64
+	// Budget is the goodput budget; nil leaves goodput null.
+	Budget *record.GoodputBudget
+}
+
+func (o Options) confidence() float64 {
+	if o.Confidence > 0 && o.Confidence < 1 {
+		return o.Confidence
+	}
+	return DefaultConfidence
+}
+
+// row is one counted request as the intervals and goodput see it. Times
+// are nanoseconds; ttft and tpot are NaN where the request has none, out
+// is −1 where the server reported no output count.
+type row struct {
+	repeat     int
+	start      int64
+	scheduled  int64
+	hasSched   bool
+	e2e        float64
+	ttft, tpot float64
+	out        int
+	ok         bool
+	// arrival says the level's schedule placed the request: a single
+	// request, or a session's first turn (issue 14).
+	arrival bool
 }
 
 // schedSample is one scheduled request: when it was due and how late it
@@ -89,6 +140,7 @@ func (a *Accumulator) Add(r *record.Result) {
 		a.level = r.Level
 	}
 	a.addSpan(r.Repeat, r.StartNS, end)
+	a.rows = append(a.rows, newRow(r))
 	a.requests++
 	if r.ScheduledNS != nil {
 		a.addScheduled(r)
@@ -103,8 +155,7 @@ func (a *Accumulator) Add(r *record.Result) {
 
 // addScheduled counts a request the rate method scheduled: its lag, its
 // span in flight and, when it succeeded, its latencies from the scheduled
-// time (the send-time ones beside them, for the means and E2E p99 only
-// rate levels report).
+// time.
 func (a *Accumulator) addScheduled(r *record.Result) {
 	lag := r.StartNS - *r.ScheduledNS
 	a.lag = append(a.lag, float64(lag))
@@ -114,10 +165,8 @@ func (a *Accumulator) addScheduled(r *record.Result) {
 		return
 	}
 	a.e2eSched = append(a.e2eSched, float64(lag+r.E2ENS))
-	a.e2eSentAll = append(a.e2eSentAll, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttftSched = append(a.ttftSched, float64(lag+*r.TTFTNS))
-		a.ttftSent = append(a.ttftSent, float64(*r.TTFTNS))
 	}
 }
 
@@ -136,6 +185,24 @@ func (a *Accumulator) addInFlight(r *record.Result) {
 		sp = span{min(old.start, sp.start), max(old.end, sp.end)}
 	}
 	a.sessionSpans[*r.Session] = sp
+}
+
+func newRow(r *record.Result) row {
+	w := row{repeat: r.Repeat, start: r.StartNS, e2e: float64(r.E2ENS), ttft: math.NaN(), tpot: math.NaN(), out: -1, ok: r.OK(),
+		arrival: r.Turn <= 1}
+	if r.ScheduledNS != nil {
+		w.scheduled, w.hasSched = *r.ScheduledNS, true
+	}
+	if r.TTFTNS != nil {
+		w.ttft = float64(*r.TTFTNS)
+	}
+	if tp, ok := TPOTNS(r); ok {
+		w.tpot = tp
+	}
+	if r.OutputTokens != nil {
+		w.out = *r.OutputTokens
+	}
+	return w
 }
 
 // span is the wall-clock extent of one repeat, in nanoseconds since the
@@ -185,15 +252,27 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
 	}
-	if r.PromptTokens != nil {
-		a.prompt = append(a.prompt, float64(*r.PromptTokens))
+	if len(r.Warnings) > 0 {
+		if a.warned == 0 {
+			a.firstWarning = r.Warnings[0]
+		}
+		a.warned++
+	}
+	if p := r.PromptTokens; p != nil && !record.PlausibleTokens(*p) {
+		a.noteImplausible(r, "prompt_tokens", *p)
+	} else if p != nil {
+		a.prompt = append(a.prompt, float64(*p))
 		if r.ExpectedPromptTokens > 0 {
-			a.promptOnTarget += *r.PromptTokens
+			a.promptOnTarget += *p
 			a.promptTargetSum += r.ExpectedPromptTokens
 			a.promptTargetN++
 		}
 	}
 	a.itl = appendITL(a.itl, r)
+	if o := r.OutputTokens; o != nil && !record.PlausibleOutputTokens(*o, r.ExpectedOutputTokens) {
+		a.noteImplausible(r, "output_tokens", *o)
+		return
+	}
 	if r.OutputTokens == nil {
 		a.noOutput++
 		return
@@ -214,12 +293,22 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 	}
 }
 
+// noteImplausible counts a request whose record holds a token count
+// that cannot be true.
+func (a *Accumulator) noteImplausible(r *record.Result, field string, n int) {
+	if a.implausible == 0 {
+		a.firstImplausible = fmt.Sprintf("request %d: %s %d", r.Seq, field, n)
+	}
+	a.implausible++
+}
+
 // TPOTNS is a request's time per output token after the first, in
 // nanoseconds: (E2E − TTFT) / (output_tokens − 1). It is defined only for a
 // successful request with a TTFT and more than one server-reported output
-// token.
+// token that can be true (record.PlausibleOutputTokens).
 func TPOTNS(r *record.Result) (float64, bool) {
-	if !r.OK() || r.TTFTNS == nil || r.OutputTokens == nil || *r.OutputTokens <= 1 {
+	if !r.OK() || r.TTFTNS == nil || r.OutputTokens == nil || *r.OutputTokens <= 1 ||
+		!record.PlausibleOutputTokens(*r.OutputTokens, r.ExpectedOutputTokens) {
 		return 0, false
 	}
 	return float64(r.E2ENS-*r.TTFTNS) / float64(*r.OutputTokens-1), true
@@ -227,14 +316,15 @@ func TPOTNS(r *record.Result) (float64, bool) {
 
 // appendITL appends r's inter-token latencies: the gaps between
 // consecutive content chunks, each divided by the number of tokens the
-// later chunk carried (ChunkTokens, where the server gave them; else one)
-// and counted once per token.
+// later chunk carried (ChunkTokens, where the server gave them and they
+// can be true: chunkTokens; else one) and counted once per token.
 func appendITL(dst []float64, r *record.Result) []float64 {
 	offs := r.ChunkOffsetsNS
+	tokens := chunkTokens(r)
 	for i := 1; i < len(offs); i++ {
 		k := 1
-		if i < len(r.ChunkTokens) && r.ChunkTokens[i] > 1 {
-			k = r.ChunkTokens[i]
+		if tokens != nil {
+			k = tokens[i]
 		}
 		gap := float64(offs[i]-offs[i-1]) / float64(k)
 		for range k {
@@ -242,6 +332,30 @@ func appendITL(dst []float64, r *record.Result) []float64 {
 		}
 	}
 	return dst
+}
+
+// chunkTokens returns r.ChunkTokens when they can be true: one per content
+// chunk, each at least 1, adding up to at most the plausible output count.
+// Otherwise (a records file written by an older servebench, which took
+// Ollama's constant "completion_tokens": 0 for a running count, or one
+// written by hand) it returns nil, and every chunk counts as one token.
+func chunkTokens(r *record.Result) []int {
+	ks := r.ChunkTokens
+	if len(ks) == 0 || len(ks) != len(r.ChunkOffsetsNS) {
+		return nil
+	}
+	limit := record.MaxTokenCount
+	if r.ExpectedOutputTokens > 0 {
+		limit = r.ExpectedOutputTokens + 1
+	}
+	sum := 0
+	for _, k := range ks {
+		if k < 1 || k > limit-sum {
+			return nil
+		}
+		sum += k
+	}
+	return ks
 }
 
 // Requests is the number of counted (non-warm-up) requests added so far.
@@ -260,8 +374,9 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     batches do not count. WallSeconds and OutputTokens are that wall
 //     time and that sum. A level whose requests all failed has 0
 //     (nothing was generated), not null.
-//   - TTFT p50/p95/p99, TPOT p50/p95 (TPOTNS), E2E p50/p95 and ITL p50/p99
-//     in milliseconds, over successful requests, by Percentile.
+//   - TTFT, TPOT (TPOTNS), E2E and ITL in milliseconds over successful
+//     requests: the mean and the p50, p90, p95 and p99 of each, by Mean
+//     and Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
 //     prompt tokens of successful requests.
 //   - ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
@@ -300,6 +415,11 @@ func (a *Accumulator) Level() document.Level {
 		l.PromptTokensSD = &sd
 	}
 	a.schedule(&l)
+	a.intervals(&l)
+	a.goodput(&l)
+	if n := len(a.spans); n > 1 {
+		l.Repeats = n
+	}
 	l.Warnings = a.warnings()
 	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
 	l.Turns = a.turns.summaries()
@@ -342,11 +462,19 @@ func (a *Accumulator) counts() document.Level {
 func (a *Accumulator) latencies(l *document.Level) {
 	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
-	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
-	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
+	l.TPOTP50Ms, l.TPOTP95Ms, l.TPOTP99Ms = pctMs(tpot, 50), pctMs(tpot, 95), pctMs(tpot, 99)
+	l.E2EP50Ms, l.E2EP95Ms, l.E2EP99Ms = pctMs(e2e, 50), pctMs(e2e, 95), pctMs(e2e, 99)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
+	// Means and tails (issue 13).
+	l.TTFTMeanMs, l.TTFTP90Ms = meanMs(ttft), pctMs(ttft, 90)
+	l.TPOTMeanMs, l.TPOTP90Ms, l.TPOTP99Ms = meanMs(tpot), pctMs(tpot, 90), pctMs(tpot, 99)
+	l.ITLMeanMs, l.ITLP90Ms, l.ITLP95Ms = meanMs(itl), pctMs(itl, 90), pctMs(itl, 95)
+	l.E2EMeanMs, l.E2EP90Ms, l.E2EP99Ms = meanMs(e2e), pctMs(e2e, 90), pctMs(e2e, 99)
 }
 
+// schedule fills the rate method's figures. With several repeats (find's
+// repeated probes) the rates are Σ(n − 1) / Σ(last − first) over the
+// repeats, so the pauses between them do not count.
 func (a *Accumulator) schedule(l *document.Level) {
 	if len(a.lag) == 0 {
 		return
@@ -354,33 +482,59 @@ func (a *Accumulator) schedule(l *document.Level) {
 	lag := sorted(a.lag)
 	l.ScheduleLagP50Ms, l.ScheduleLagP95Ms, l.ScheduleLagP99Ms = pctMs(lag, 50), pctMs(lag, 95), pctMs(lag, 99)
 	l.ScheduleLagMeanMs, l.ScheduleLagMaxMs = meanMs(lag), ptr.To(lag[len(lag)-1]/1e6)
-	a.scheduledRate(l)
+	l.AchievedRate = a.rate(func(w row) (int64, bool) { return w.start, w.arrival })
+	l.ScheduledRate = a.rate(func(w row) (int64, bool) { return w.scheduled, w.hasSched && w.arrival })
+	a.lagGrowth(l)
 	l.PeakInFlight = ptr.To(peakInFlight(slices.AppendSeq(slices.Clone(a.spansInFlight), maps.Values(a.sessionSpans))))
 	a.schedLatencies(l)
 }
 
-// scheduledRate sets, over the level's arrivals (the requests its
-// schedule placed: not a session's later turns), the achieved and the
-// scheduled rate and the lag's growth from the first quarter of them (by
-// scheduled time) to the last; the rates need at least two arrivals, the
-// growth four.
-func (a *Accumulator) scheduledRate(l *document.Level) {
+// rate is Σ(n − 1) / Σ(last − first) in requests/s over the repeats, of
+// the times at picks (the level's arrivals: the requests its schedule
+// placed, not a session's later turns); nil without two times in some
+// repeat.
+func (a *Accumulator) rate(at func(row) (int64, bool)) *float64 {
+	type ext struct {
+		n           int
+		first, last int64
+	}
+	by := map[int]*ext{}
+	for _, w := range a.rows {
+		t, ok := at(w)
+		if !ok {
+			continue
+		}
+		e := by[w.repeat]
+		if e == nil {
+			by[w.repeat] = &ext{1, t, t}
+			continue
+		}
+		e.n++
+		e.first, e.last = min(e.first, t), max(e.last, t)
+	}
+	gaps, span := 0, int64(0)
+	for _, e := range by {
+		gaps += e.n - 1
+		span += e.last - e.first
+	}
+	if gaps < 1 || span <= 0 {
+		return nil
+	}
+	return ptr.To(float64(gaps) / (float64(span) / 1e9))
+}
+
+// lagGrowth sets the lag's growth from the first quarter of the level's
+// arrivals (by scheduled time: the requests its schedule placed, not a
+// session's later turns) to the last; it needs at least four arrivals.
+func (a *Accumulator) lagGrowth(l *document.Level) {
 	var s []schedSample
-	firstSend, lastSend := int64(math.MaxInt64), int64(math.MinInt64)
 	for _, x := range a.scheduled {
 		if x.arrival {
 			s = append(s, x)
-			firstSend, lastSend = min(firstSend, x.at+x.lag), max(lastSend, x.at+x.lag)
 		}
 	}
 	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
 	n := len(s)
-	if n > 1 && lastSend > firstSend {
-		l.AchievedRate = ptr.To(float64(n-1) / (float64(lastSend-firstSend) / 1e9))
-	}
-	if n > 1 && s[n-1].at > s[0].at {
-		l.ScheduledRate = ptr.To(float64(n-1) / (float64(s[n-1].at-s[0].at) / 1e9))
-	}
 	if q := n / 4; q >= 1 {
 		var first, last float64
 		for i := range q {
@@ -391,14 +545,11 @@ func (a *Accumulator) scheduledRate(l *document.Level) {
 	}
 }
 
-// schedLatencies sets TTFT and E2E from the scheduled time, and the
-// send-time means and E2E p99 beside them.
+// schedLatencies sets TTFT and E2E from the scheduled time.
 func (a *Accumulator) schedLatencies(l *document.Level) {
 	ts, es := sorted(a.ttftSched), sorted(a.e2eSched)
 	l.TTFTSchedP50Ms, l.TTFTSchedP95Ms, l.TTFTSchedP99Ms, l.TTFTSchedMeanMs = pctMs(ts, 50), pctMs(ts, 95), pctMs(ts, 99), meanMs(ts)
 	l.E2ESchedP50Ms, l.E2ESchedP95Ms, l.E2ESchedP99Ms, l.E2ESchedMeanMs = pctMs(es, 50), pctMs(es, 95), pctMs(es, 99), meanMs(es)
-	l.TTFTMeanMs, l.E2EMeanMs = meanMs(a.ttftSent), meanMs(a.e2eSentAll)
-	l.E2EP99Ms = pctMs(sorted(a.e2eSentAll), 99)
 }
 
 // peakInFlight is the most spans open at once; a span ending when
@@ -451,6 +602,12 @@ func (a *Accumulator) warnings() []string {
 			w = append(w, fmt.Sprintf("mean prompt length %.1f tokens is %+.1f%% off the %.0f-token target", mean, dev*100, target))
 		}
 	}
+	if a.implausible > 0 {
+		w = append(w, fmt.Sprintf("%d successful requests hold token counts that cannot be true (%s; above 2^31-1, negative, or above max_tokens+1); those counts are left out", a.implausible, a.firstImplausible))
+	}
+	if a.warned > 0 {
+		w = append(w, fmt.Sprintf("%d successful requests carry warnings (first: %s)", a.warned, a.firstWarning))
+	}
 	if n := a.byReason[string(record.ReasonTruncated)]; n > 0 {
 		w = append(w, fmt.Sprintf("%d streams ended without their end marker (counted as errors: %s)", n, record.ReasonTruncated))
 	}
@@ -458,9 +615,15 @@ func (a *Accumulator) warnings() []string {
 }
 
 // SummarizeLevel summarizes the Results of one level (see
-// Accumulator.Level for the definitions). Warm-ups are ignored.
+// Accumulator.Level for the definitions) with the default Options: 95%
+// intervals, no goodput. Warm-ups are ignored.
 func SummarizeLevel(rs []record.Result) document.Level {
-	var a Accumulator
+	return Summarize(rs, Options{})
+}
+
+// Summarize summarizes the Results of one level with opts.
+func Summarize(rs []record.Result, opts Options) document.Level {
+	a := Accumulator{Options: opts}
 	for i := range rs {
 		a.Add(&rs[i])
 	}
@@ -468,9 +631,9 @@ func SummarizeLevel(rs []record.Result) document.Level {
 }
 
 // Levels groups rs by Level, in order of first appearance, leaving out
-// warm-ups, and summarizes each group with SummarizeLevel. rs should hold
+// warm-ups, and summarizes each group with Summarize. rs should hold
 // one run's Results (see summary.Runs for files with several runs).
-func Levels(rs []record.Result) []document.Level {
+func Levels(rs []record.Result, opts Options) []document.Level {
 	var order []int
 	groups := map[int][]record.Result{}
 	for _, r := range rs {
@@ -484,17 +647,17 @@ func Levels(rs []record.Result) []document.Level {
 	}
 	out := make([]document.Level, 0, len(order))
 	for _, lv := range order {
-		l := SummarizeLevel(groups[lv])
-		l.Classes = Classes(groups[lv])
+		l := Summarize(groups[lv], opts)
+		l.Classes = Classes(groups[lv], opts)
 		out = append(out, l)
 	}
 	return out
 }
 
 // Classes summarizes the Results of one level per request class (run
-// --mix: Result.Class), each by SummarizeLevel over that class's Results
+// --mix: Result.Class), each by Summarize over that class's Results
 // alone, in order of class name; nil when no Result has a class.
-func Classes(rs []record.Result) []document.Level {
+func Classes(rs []record.Result, opts Options) []document.Level {
 	groups := map[string][]record.Result{}
 	for _, r := range rs {
 		if r.Class != "" && !r.Warmup {
@@ -507,7 +670,7 @@ func Classes(rs []record.Result) []document.Level {
 	names := slices.Sorted(maps.Keys(groups))
 	out := make([]document.Level, 0, len(names))
 	for _, name := range names {
-		l := SummarizeLevel(groups[name])
+		l := Summarize(groups[name], opts)
 		l.Class = name
 		out = append(out, l)
 	}
@@ -532,7 +695,8 @@ func pctMs(s []float64, p float64) *float64 {
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
 // preemptions, peak requests running and waiting, the prefix-cache hit
-// rate; and appends src's warnings. Request-derived fields of dst are left alone.
+// rate, the waiting gauge's rise; and appends src's warnings.
+// Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
@@ -545,5 +709,6 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
 	set(&dst.PrefixCacheHitRate, src.PrefixCacheHitRate)
+	set(&dst.RequestsWaitingRise, src.RequestsWaitingRise)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

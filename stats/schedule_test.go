@@ -88,7 +88,7 @@ func TestScheduledLatencies(t *testing.T) {
 		pool = append(pool, r)
 	}
 	p := SummarizeLevel(pool)
-	if p.E2ESchedP50Ms != nil || p.ScheduledRate != nil || p.PeakInFlight != nil || p.E2EMeanMs != nil || p.ClientLimited != nil {
+	if p.E2ESchedP50Ms != nil || p.ScheduledRate != nil || p.PeakInFlight != nil || p.ClientLimited != nil {
 		t.Fatalf("pool level has schedule fields: %+v", p)
 	}
 }
@@ -165,7 +165,7 @@ func TestClasses(t *testing.T) {
 		}
 	}
 	rs = append(rs, record.Result{Seq: 99, Warmup: true, Class: "long", StartNS: 0, E2ENS: 1})
-	levels := Levels(rs)
+	levels := Levels(rs, Options{})
 	if len(levels) != 1 {
 		t.Fatalf("%d levels", len(levels))
 	}
@@ -180,7 +180,7 @@ func TestClasses(t *testing.T) {
 	nearMs(t, "image e2e p50", img.E2EP50Ms, 400)
 	nearMs(t, "text e2e p50", txt.E2EP50Ms, 100)
 	nearMs(t, "overall e2e p50", l.E2EP50Ms, 100)
-	if img.Classes != nil || Classes(scheduled(3, 1, func(int) int64 { return 0 }, 1, -1)) != nil {
+	if img.Classes != nil || Classes(scheduled(3, 1, func(int) int64 { return 0 }, 1, -1), Options{}) != nil {
 		t.Fatal("classes without a mix")
 	}
 }

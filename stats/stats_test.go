@@ -185,7 +185,7 @@ func TestLevelsGroupsInFirstAppearanceOrder(t *testing.T) {
 	rs := []record.Result{
 		{Level: 16, Warmup: true}, ok(16, 0, 1, 2, 2, 1), ok(1, 5, 1, 2, 2, 1), ok(16, 1, 1, 2, 2, 1), {Level: 4, Warmup: true},
 	}
-	ls := Levels(rs)
+	ls := Levels(rs, Options{})
 	if len(ls) != 2 || ls[0].Concurrency != 16 || ls[0].Requests != 2 || ls[1].Concurrency != 1 {
 		t.Fatalf("levels %+v", ls)
 	}
@@ -312,4 +312,103 @@ func TestLiveMatchesLevel(t *testing.T) {
 	near(t, "live throughput", live.ThroughputTokS, *full.ThroughputTokS)
 	near(t, "live ttft p50", live.TTFTP50Ms, *full.TTFTP50Ms)
 	near(t, "live wall", live.WallSeconds, *full.WallSeconds)
+}
+
+// TestMeansAndTails: every latency has its mean and its p50, p90, p95 and
+// p99 over the same samples (issue 13: users compare means with vLLM's
+// benchmark output).
+func TestMeansAndTails(t *testing.T) {
+	var rs []record.Result
+	for i := 1; i <= 10; i++ { // TTFT i×10 ms, E2E 1000+i×100 ms, 11 tokens
+		r := ok(2, float64(i), float64(i*10), float64(1000+i*100), 11, 32)
+		r.ChunkOffsetsNS = []int64{ms(float64(i * 10)), ms(float64(i*10 + i))} // one gap of i ms
+		rs = append(rs, r)
+	}
+	l := SummarizeLevel(rs)
+	want := map[string]struct {
+		got  *float64
+		want float64
+	}{
+		"ttft mean": {l.TTFTMeanMs, 55}, "ttft p90": {l.TTFTP90Ms, 91}, "ttft p99": {l.TTFTP99Ms, 99.1},
+		"e2e mean": {l.E2EMeanMs, 1550}, "e2e p90": {l.E2EP90Ms, 1910}, "e2e p99": {l.E2EP99Ms, 1991},
+		// TPOT (E2E−TTFT)/10 = (1000+90i)/10 = 100+9i ms
+		"tpot mean": {l.TPOTMeanMs, 149.5}, "tpot p90": {l.TPOTP90Ms, 181.9}, "tpot p99": {l.TPOTP99Ms, 189.19},
+		// ITL: gaps 1..10 ms
+		"itl mean": {l.ITLMeanMs, 5.5}, "itl p90": {l.ITLP90Ms, 9.1}, "itl p95": {l.ITLP95Ms, 9.55},
+	}
+	for name, w := range want {
+		near(t, name, w.got, w.want)
+	}
+	empty := SummarizeLevel([]record.Result{{Level: 1, Status: 500, Reason: record.ReasonHTTP5xx, Error: "x"}})
+	for _, f := range []*float64{empty.TTFTMeanMs, empty.TPOTMeanMs, empty.ITLMeanMs, empty.E2EMeanMs, empty.TPOTP99Ms, empty.E2EP90Ms} {
+		if f != nil {
+			t.Fatal("a mean or tail of no successful request is not null")
+		}
+	}
+}
+
+// TestCountsThatCannotBeTrue: records holding token counts that cannot be
+// true (an older servebench stored what a hostile server sent) neither
+// wrap the level's sums nor enter TPOT; a warning names them.
+func TestCountsThatCannotBeTrue(t *testing.T) {
+	var rs []record.Result
+	for i := range 4 {
+		r := ok(1, float64(i*10), 10, 100, 128, 32)
+		r.OutputTokens = ip(math.MaxInt64)
+		rs = append(rs, r)
+	}
+	rs = append(rs, ok(1, 50, 10, 100, 128, 32))
+	big := ok(1, 60, 10, 100, 129, 1<<40) // prompt above 2^31−1; output max_tokens+1 is fine
+	rs = append(rs, big)
+	l := SummarizeLevel(rs)
+	if *l.OutputTokens != 128+129 || *l.ThroughputTokS < 0 {
+		t.Errorf("output tokens %d, throughput %v; want 257 and positive", *l.OutputTokens, *l.ThroughputTokS)
+	}
+	near(t, "mean prompt", l.MeanPromptTokens, 32)
+	if l.TPOTP50Ms == nil || *l.TPOTP50Ms < 0.5 {
+		t.Errorf("TPOT p50 %v: a huge count entered TPOT", l.TPOTP50Ms)
+	}
+	if w := strings.Join(l.Warnings, "\n"); !strings.Contains(w, "5 successful requests hold token counts that cannot be true (request 0: output_tokens 9223372036854775807") {
+		t.Errorf("warnings %q", w)
+	}
+	// Batch documents: a run's generated_tokens that cannot be a count is
+	// left out of the total, which cannot wrap.
+	rec := DeriveBatchRecord("text", 2, 4, []document.BatchRun{
+		{GeneratedTokens: 8, WallSeconds: 1}, {GeneratedTokens: math.MaxInt64, WallSeconds: 1}, {GeneratedTokens: math.MaxInt64, WallSeconds: 1},
+	})
+	if rec.TotalVerifiedOutputTokens != 8 || rec.AggregateOutputTokS < 0 || !strings.Contains(strings.Join(rec.Warnings, "\n"), "run 2: generated_tokens 9223372036854775807 cannot be a token count") {
+		t.Errorf("total %d aggregate %v warnings %q", rec.TotalVerifiedOutputTokens, rec.AggregateOutputTokS, rec.Warnings)
+	}
+	huge := DeriveBatchRecord("text", math.MaxInt64/2, math.MaxInt64/2, []document.BatchRun{{GeneratedTokens: 8, WallSeconds: 1}})
+	if !strings.Contains(strings.Join(huge.Warnings, "\n"), "differ from") {
+		t.Errorf("an overflowing expected total went unnoticed: %q", huge.Warnings)
+	}
+}
+
+// TestRequestWarningsReachTheLevel: the warnings the client put on a
+// request's record (a count left null) are counted in the level.
+func TestRequestWarningsReachTheLevel(t *testing.T) {
+	r := ok(1, 0, 10, 100, 8, 32)
+	r.OutputTokens = nil
+	r.Warnings = []string{"server sent completion_tokens 2.7: not a token count; left null"}
+	l := SummarizeLevel([]record.Result{r, ok(1, 0, 10, 100, 8, 32)})
+	if w := strings.Join(l.Warnings, "\n"); !strings.Contains(w, "1 successful requests carry warnings (first: server sent completion_tokens 2.7") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestITLIgnoresChunkTokensThatCannotBeTrue: a record whose chunk_tokens
+// are [0 … 0 N] (Ollama's constant "completion_tokens": 0 taken for a
+// running count by an older servebench) counts every chunk as one token:
+// ITL p50 is the median gap, not the last gap ÷ N.
+func TestITLIgnoresChunkTokensThatCannotBeTrue(t *testing.T) {
+	r := ok(1, 0, 10, 1000, 8, 32)
+	r.ChunkOffsetsNS = []int64{ms(10), ms(20), ms(30), ms(40), ms(50), ms(60), ms(70), ms(80)}
+	r.ChunkTokens = []int{0, 0, 0, 0, 0, 0, 0, 8}
+	l := SummarizeLevel([]record.Result{r})
+	near(t, "itl p50", l.ITLP50Ms, 10)
+	near(t, "itl mean", l.ITLMeanMs, 10)
+	r.ChunkTokens = []int{1, 1, 1, 1, 1, 1, 1, 1 << 40} // more than the request could have
+	l = SummarizeLevel([]record.Result{r})
+	near(t, "itl p50", l.ITLP50Ms, 10)
 }

@@ -149,3 +149,56 @@ func fillValue(t *testing.T, v reflect.Value, k int) {
 		t.Fatalf("fillValue: kind %s", v.Kind())
 	}
 }
+
+// TestLevelsPlannedAsTheyWent: a run whose header lists no levels (find)
+// takes each level's plan from its level_end line; a level run in two
+// passes has two level_end lines, combined (peaks the larger, preemptions
+// summed) and a saturation verdict from a further line; LevelOf reads one
+// level as RunsWith does.
+func TestLevelsPlannedAsTheyWent(t *testing.T) {
+	budget := record.GoodputBudget{TTFTMs: fp(1000)}
+	rate := func(level, pass int, startMs int64) record.Result {
+		r := res("find", level, pass, startMs, 100, 4)
+		r.ScheduledNS = i64(startMs * 1e6)
+		return r
+	}
+	f := &record.File{
+		Headers: []record.Header{{Run: record.Run{Label: "find", Method: "rate", SLO: "ttft_p95=1000ms", GoodputBudget: &budget}}},
+		Results: []record.Result{rate(0, 0, 0), rate(0, 0, 100), rate(1, 0, 1000), rate(1, 0, 1050), rate(1, 1, 5000), rate(1, 1, 5050)},
+		LevelEnds: []record.LevelEnd{
+			{Run: "find", Level: 0, Plan: &record.LevelPlan{Level: 0, Concurrency: 64, Requests: 2, Rate: 10}},
+			{Run: "find", Level: 1, Plan: &record.LevelPlan{Level: 1, Concurrency: 64, Requests: 2, Rate: 20},
+				Fields: &record.Observations{PeakKVCacheUsage: fp(0.5), Preemptions: fp(1)}},
+			{Run: "find", Level: 1, Plan: &record.LevelPlan{Level: 1, Concurrency: 64, Requests: 2, Rate: 20, Pass: 1},
+				Fields: &record.Observations{PeakKVCacheUsage: fp(0.7), Preemptions: fp(2)}},
+			{Run: "find", Level: 1, Saturated: "rate_shortfall: sent 9 req/s of 20"},
+		},
+	}
+	runs := Runs(f)
+	ls := runs[0].Levels
+	if len(ls) != 2 || *ls[0].RequestedRate != 10 || *ls[1].RequestedRate != 20 || ls[1].Concurrency != 64 {
+		t.Fatalf("levels %+v", ls)
+	}
+	l := ls[1]
+	if l.Requests != 4 || l.Repeats != 2 || *l.PeakKVCacheUsage != 0.7 || *l.Preemptions != 3 || l.Saturated != "rate_shortfall: sent 9 req/s of 20" {
+		t.Fatalf("level 1 %+v", l)
+	}
+	if *l.GoodputFraction != 1 || runs[0].SLO != "ttft_p95=1000ms" {
+		t.Fatalf("goodput %v against %q", *l.GoodputFraction, runs[0].SLO)
+	}
+	one, ok := LevelOf(f, "find", 1, Options{})
+	if !ok || !reflect.DeepEqual(one, l) {
+		t.Fatalf("LevelOf = %+v, %v; want %+v", one, ok, l)
+	}
+	if _, ok := LevelOf(f, "find", 7, Options{}); ok {
+		t.Fatal("LevelOf found a level without results")
+	}
+	// Options override the header's SLO: no request (TTFT 25 ms) meets 10 ms.
+	strict := RunsWith(f, Options{SLO: &SLO{Text: "ttft_p95=10ms", Budget: record.GoodputBudget{TTFTMs: fp(10)}}})
+	if got := strict[0].Levels[1]; *got.GoodputFraction != 0 || strict[0].SLO != "ttft_p95=10ms" {
+		t.Fatalf("with another SLO: %v against %q", *got.GoodputFraction, strict[0].SLO)
+	}
+	if f.LevelEnds[1].Fields.Preemptions == nil || *f.LevelEnds[1].Fields.Preemptions != 1 {
+		t.Fatal("combining level_end lines changed the file's lines")
+	}
+}

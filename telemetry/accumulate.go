@@ -28,6 +28,11 @@ type MetricsSummary struct {
 	// level: Δhits / Δqueries of its counters (vLLM V1), else the mean of
 	// its hit-rate gauge over the level's scrapes (SGLang, vLLM V0).
 	PrefixCacheHitRate *float64
+	// WaitingRise is how much the waiting-requests gauge rose over the
+	// level along its least-squares line through the scrapes (slope ×
+	// span, scrapes taken one interval apart); nil with fewer than three
+	// readings of the gauge.
+	WaitingRise *float64
 	// Scrapes and Failures count scrape attempts that succeeded / failed.
 	Scrapes, Failures int
 	// Warnings are findings as data (a counter reset, scrape failures).
@@ -44,6 +49,11 @@ type Accumulator struct {
 	hitRateSum             float64
 	hitRateN               int
 	lastErr                error
+	// dropped counts, per metric, the scrapes whose value was out of
+	// range, in order of first sight, with the first such value.
+	dropped      []Dropped
+	droppedCount map[string]int
+	waiting      []float64
 }
 
 // counterDelta sums a counter's increases between consecutive scrapes; a
@@ -84,6 +94,9 @@ func (a *Accumulator) Observe(s Sample) {
 	a.s.PeakKVUsage = maxPtr(a.s.PeakKVUsage, s.KVUsage)
 	a.s.PeakRunning = maxPtr(a.s.PeakRunning, s.Running)
 	a.s.PeakWaiting = maxPtr(a.s.PeakWaiting, s.Waiting)
+	if s.Waiting != nil {
+		a.waiting = append(a.waiting, *s.Waiting)
+	}
 	a.s.PeakKVTokensUsed = maxPtr(a.s.PeakKVTokensUsed, s.KVTokensUsed)
 	if s.KVTokensMax != nil {
 		a.s.KVTokensMax = ptr.To(*s.KVTokensMax)
@@ -98,6 +111,15 @@ func (a *Accumulator) Observe(s Sample) {
 	if s.PrefixCacheHitRate != nil {
 		a.hitRateSum += *s.PrefixCacheHitRate
 		a.hitRateN++
+	}
+	for _, d := range s.Dropped {
+		if a.droppedCount == nil {
+			a.droppedCount = map[string]int{}
+		}
+		if a.droppedCount[d.Metric] == 0 {
+			a.dropped = append(a.dropped, d)
+		}
+		a.droppedCount[d.Metric]++
 	}
 }
 
@@ -126,6 +148,7 @@ func (a *Accumulator) Fail(err error) {
 // Summary returns the level's summary with its warnings.
 func (a *Accumulator) Summary() MetricsSummary {
 	s := a.s
+	s.WaitingRise = trendRise(a.waiting)
 	s.Warnings = nil
 	s.PrefixCacheHitRate = a.prefixHitRate()
 	if a.preemptions.n == 1 {
@@ -133,6 +156,9 @@ func (a *Accumulator) Summary() MetricsSummary {
 	}
 	if a.preemptions.resets > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: the preemption counter went down %d time(s) during the level (server restarted?); counted from zero after each reset", a.preemptions.resets))
+	}
+	for _, d := range a.dropped {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %s was outside %s in %d scrape(s) (first value %s); those values were dropped", d.Metric, d.Range, a.droppedCount[d.Metric], d.Value))
 	}
 	if a.s.Failures > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %d of %d scrapes failed (last: %v)", a.s.Failures, a.s.Failures+a.s.Scrapes, a.lastErr))
@@ -149,4 +175,26 @@ func maxPtr(cur, v *float64) *float64 {
 		return ptr.To(*v)
 	}
 	return cur
+}
+
+// trendRise is the rise of the least-squares line through ys, taken at
+// x = 0, 1, …: slope × (n − 1); nil for fewer than three values.
+func trendRise(ys []float64) *float64 {
+	n := len(ys)
+	if n < 3 {
+		return nil
+	}
+	mx := float64(n-1) / 2
+	my := 0.0
+	for _, y := range ys {
+		my += y
+	}
+	my /= float64(n)
+	var sxy, sxx float64
+	for i, y := range ys {
+		dx := float64(i) - mx
+		sxy += dx * (y - my)
+		sxx += dx * dx
+	}
+	return ptr.To(sxy / sxx * float64(n-1))
 }

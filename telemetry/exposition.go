@@ -52,7 +52,60 @@ type Sample struct {
 	PrefixCacheQueries *float64
 	PrefixCacheHits    *float64
 	PrefixCacheHitRate *float64
+	// Dropped are the values outside their quantity's range (a negative
+	// gauge, a usage above 1, a block count whose capacity no GPU has):
+	// they were left out of the fields above (issue 13: a negative
+	// kv_cache_usage_perc became a peak of −3, a huge num_gpu_blocks ×
+	// block_size wrapped to a capacity of 1 token).
+	Dropped []Dropped
 }
+
+// Dropped is one value a scrape carried outside its range.
+type Dropped struct {
+	// Metric is the metric, or metric and label, e.g.
+	// "vllm:kv_cache_usage_perc" or "vllm:cache_config_info num_gpu_blocks".
+	Metric string
+	// Value is the value as the server wrote it.
+	Value string
+	// Range is the range it must be in, in words.
+	Range string
+}
+
+// String is "METRIC = VALUE is outside RANGE".
+func (d Dropped) String() string {
+	return fmt.Sprintf("%s = %s is outside %s", d.Metric, d.Value, d.Range)
+}
+
+// empty reports whether s carries nothing, not even a dropped value.
+func (s *Sample) empty() bool {
+	return s.KVUsage == nil && s.Preemptions == nil && s.Running == nil && s.Waiting == nil &&
+		s.KVTokensUsed == nil && s.KVTokensMax == nil && s.Cache.empty() && len(s.Dropped) == 0
+}
+
+// valueRange is the range a quantity's value must be in: finite, within
+// [min, max].
+type valueRange struct {
+	min, max float64
+	words    string
+}
+
+// in reports whether v is within r.
+func (r valueRange) in(v float64) bool { return v >= r.min && v <= r.max }
+
+// The ranges of the quantities a Sample carries. Counts and gauges of
+// requests and tokens are at least 0 and at most 2^50 (beyond any server,
+// exactly representable); usage is a fraction.
+var (
+	fractionRange = valueRange{0, 1, "0–1 (a fraction)"}
+	countRange    = valueRange{0, 1 << 50, "0–2^50 (a count)"}
+)
+
+// Cache-configuration label ranges: the capacity Blocks × BlockSize is
+// then at most 2^47 tokens, far from overflowing int.
+const (
+	maxCacheBlocks    = 1 << 31
+	maxCacheBlockSize = 1 << 16
+)
 
 // CacheConfig is the KV-cache configuration a server exports as labels of
 // an info metric (vLLM cache_config_info). Nil fields were absent or not a
@@ -73,21 +126,21 @@ func (c CacheConfig) empty() bool {
 	return c.Dtype == nil && c.Blocks == nil && c.BlockSize == nil && c.GPUMemoryUtilization == nil
 }
 
-// Extract maps parsed families to a Sample through names.
+// Extract maps parsed families to a Sample through names. A value
+// outside its quantity's range is left out and listed in Dropped.
 func Extract(fams Families, names MetricNames) Sample {
-	return Sample{
-		KVUsage:      combine(fams, names.KVUsage, math.Max),
-		Preemptions:  combine(fams, names.Preemptions, sum),
-		Running:      combine(fams, names.Running, sum),
-		Waiting:      combine(fams, names.Waiting, sum),
-		KVTokensUsed: combine(fams, names.KVTokensUsed, sum),
-		KVTokensMax:  combine(fams, names.KVTokensMax, sum),
-		Cache:        cacheConfig(fams, names.CacheInfo),
-
-		PrefixCacheQueries: combine(fams, names.PrefixCacheQueries, sum),
-		PrefixCacheHits:    combine(fams, names.PrefixCacheHits, sum),
-		PrefixCacheHitRate: hitRate(fams, names.PrefixCacheHitRate),
-	}
+	var s Sample
+	s.KVUsage = combine(fams, names.KVUsage, math.Max, fractionRange, &s.Dropped)
+	s.Preemptions = combine(fams, names.Preemptions, sum, countRange, &s.Dropped)
+	s.Running = combine(fams, names.Running, sum, countRange, &s.Dropped)
+	s.Waiting = combine(fams, names.Waiting, sum, countRange, &s.Dropped)
+	s.KVTokensUsed = combine(fams, names.KVTokensUsed, sum, countRange, &s.Dropped)
+	s.KVTokensMax = combine(fams, names.KVTokensMax, sum, countRange, &s.Dropped)
+	s.Cache = cacheConfig(fams, names.CacheInfo, &s.Dropped)
+	s.PrefixCacheQueries = combine(fams, names.PrefixCacheQueries, sum, countRange, &s.Dropped)
+	s.PrefixCacheHits = combine(fams, names.PrefixCacheHits, sum, countRange, &s.Dropped)
+	s.PrefixCacheHitRate = hitRate(fams, names.PrefixCacheHitRate)
+	return s
 }
 
 // hitRate is the mean of a hit-rate gauge's series in [0, 1]; nil when
@@ -124,9 +177,11 @@ func first(fams Families, names []string) *dto.MetricFamily {
 	return nil
 }
 
-// combine folds the finite values of all series of the first present name
-// with op; nil when no name is present or no value is finite.
-func combine(fams Families, names []string, op func(a, b float64) float64) *float64 {
+// combine folds the values of all series of the first present name with
+// op; nil when no name is present or no value is usable. A value that is
+// not finite is skipped; one outside r is skipped and added to dropped.
+// A sum that leaves r (many series near the top) is dropped too.
+func combine(fams Families, names []string, op func(a, b float64) float64, r valueRange, dropped *[]Dropped) *float64 {
 	mf := first(fams, names)
 	if mf == nil {
 		return nil
@@ -137,12 +192,20 @@ func combine(fams Families, names []string, op func(a, b float64) float64) *floa
 		if !ok {
 			continue
 		}
+		if !r.in(v) {
+			*dropped = append(*dropped, Dropped{Metric: mf.GetName(), Value: strconv.FormatFloat(v, 'g', -1, 64), Range: r.words})
+			continue
+		}
 		if acc == nil {
 			acc = &v
 			continue
 		}
-		r := op(*acc, v)
-		acc = &r
+		x := op(*acc, v)
+		acc = &x
+	}
+	if acc != nil && !r.in(*acc) {
+		*dropped = append(*dropped, Dropped{Metric: mf.GetName() + " (all series)", Value: strconv.FormatFloat(*acc, 'g', -1, 64), Range: r.words})
+		return nil
 	}
 	return acc
 }
@@ -167,8 +230,9 @@ func scalar(m *dto.Metric) (float64, bool) {
 }
 
 // cacheConfig reads the labels of the first series of the first present
-// info metric.
-func cacheConfig(fams Families, names []string) CacheConfig {
+// info metric. A label value outside its range is left out (nil) and
+// added to dropped; "None" and an empty value are simply absent.
+func cacheConfig(fams Families, names []string, dropped *[]Dropped) CacheConfig {
 	mf := first(fams, names)
 	if mf == nil {
 		return CacheConfig{}
@@ -181,19 +245,45 @@ func cacheConfig(fams Families, names []string) CacheConfig {
 	if s := strings.TrimSpace(labels["cache_dtype"]); s != "" && s != "None" {
 		c.Dtype = &s
 	}
-	c.Blocks = positiveInt(labels["num_gpu_blocks"])
-	c.BlockSize = positiveInt(labels["block_size"])
-	if f, err := strconv.ParseFloat(strings.TrimSpace(labels["gpu_memory_utilization"]), 64); err == nil && f > 0 && f <= 1 {
-		c.GPUMemoryUtilization = &f
+	label := func(name string, max int) *int {
+		s := strings.TrimSpace(labels[name])
+		if s == "" || s == "None" {
+			return nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n < 1 || n > int64(max) {
+			*dropped = append(*dropped, Dropped{Metric: mf.GetName() + " " + name, Value: strconv.Quote(truncate(s, 40)), Range: "1–" + strconv.Itoa(max)})
+			return nil
+		}
+		v := int(n)
+		return &v
+	}
+	c.Blocks = label("num_gpu_blocks", maxCacheBlocks)
+	c.BlockSize = label("block_size", maxCacheBlockSize)
+	if s := strings.TrimSpace(labels["gpu_memory_utilization"]); s != "" && s != "None" {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f <= 1 {
+			c.GPUMemoryUtilization = &f
+		} else {
+			*dropped = append(*dropped, Dropped{Metric: mf.GetName() + " gpu_memory_utilization", Value: strconv.Quote(truncate(s, 40)), Range: "(0, 1]"})
+		}
 	}
 	return c
 }
 
-// positiveInt parses s as an integer > 0, or returns nil ("None", "", junk).
-func positiveInt(s string) *int {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n <= 0 {
-		return nil
+// Tokens is the KV-cache capacity Blocks × BlockSize; ok is false when
+// either is unknown. Both are bounded when read (at most 2^31 blocks of
+// 2^16 tokens), so the product cannot overflow.
+func (c CacheConfig) Tokens() (tokens int, ok bool) {
+	if c.Blocks == nil || c.BlockSize == nil {
+		return 0, false
 	}
-	return &n
+	return *c.Blocks * *c.BlockSize, true
+}
+
+// truncate shortens s to n bytes for a warning.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

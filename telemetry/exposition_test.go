@@ -251,6 +251,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add("vllm:kv_cache_usage_perc NaN\nvllm:num_preemptions_total +Inf\n")
 	f.Add("# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{num_gpu_blocks=\"-3\",block_size=\"None\",gpu_memory_utilization=\"7\"} 1\n")
 	f.Add("{\"vllm:kv_cache_usage_perc\"} 0.5\n")
+	f.Add("vllm:kv_cache_usage_perc -3\nvllm:num_requests_running -1\n# TYPE vllm:cache_config_info gauge\nvllm:cache_config_info{num_gpu_blocks=\"4611686018427387904\",block_size=\"4\"} 1\n")
 	f.Add("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.38\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{engine=\"0\"} 3.0\n")
 	f.Fuzz(func(t *testing.T, page string) {
 		fams, _ := ParseExposition(strings.NewReader(page))
@@ -268,10 +269,52 @@ func FuzzExtract(f *testing.F) {
 		if sum.Preemptions != nil && *sum.Preemptions < 0 {
 			t.Fatalf("negative preemption delta %v", *sum.Preemptions)
 		}
+		for _, p := range []*float64{s.KVUsage, sum.PeakKVUsage} {
+			if p != nil && !(*p >= 0 && *p <= 1) {
+				t.Fatalf("KV usage %v outside 0–1", *p)
+			}
+		}
+		for _, p := range []*float64{s.Preemptions, s.Running, s.Waiting, s.KVTokensUsed, s.KVTokensMax} {
+			if p != nil && *p < 0 {
+				t.Fatalf("negative gauge %v", *p)
+			}
+		}
+		if tok, ok := s.Cache.Tokens(); ok && tok < 1 {
+			t.Fatalf("capacity %d tokens from %+v", tok, s.Cache)
+		}
 		c := s.Cache
 		if (c.Blocks != nil && *c.Blocks <= 0) || (c.BlockSize != nil && *c.BlockSize <= 0) ||
 			(c.GPUMemoryUtilization != nil && !(*c.GPUMemoryUtilization > 0 && *c.GPUMemoryUtilization <= 1)) {
 			t.Fatalf("cache config out of range: %+v", c)
 		}
 	})
+}
+
+// TestAccumulatorWaitingRise: the waiting gauge's rise along its
+// least-squares line; a queue that grows steadily rises by its growth,
+// one that fluctuates by about nothing.
+func TestAccumulatorWaitingRise(t *testing.T) {
+	cases := []struct {
+		name    string
+		waiting []float64
+		want    *float64
+	}{
+		{"growing", []float64{0, 2, 4, 6, 8, 10}, f64(10)},
+		{"fluctuating", []float64{3, 5, 3, 5, 3, 5, 3}, f64(0)},
+		{"draining", []float64{9, 6, 3, 0}, f64(-9)},
+		{"two readings", []float64{0, 10}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var acc Accumulator
+			for _, w := range c.waiting {
+				acc.Observe(Sample{Waiting: f64(w)})
+			}
+			acc.Observe(Sample{}) // a scrape without the gauge does not count
+			got := acc.Summary().WaitingRise
+			if (got == nil) != (c.want == nil) || got != nil && math.Abs(*got-*c.want) > 1e-9 {
+				t.Fatalf("WaitingRise = %s, want %s", show(got), show(c.want))
+			}
+		})
+	}
 }

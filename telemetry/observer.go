@@ -125,7 +125,7 @@ func (o *Observer) startMetrics(ctx context.Context, cfg Config, info *RunInfo) 
 		return nil
 	case err != nil:
 		info.Warnings = append(info.Warnings, fmt.Sprintf("metrics: first scrape failed (%v); scraping each level anyway", err))
-		if smp == (Sample{}) {
+		if smp.empty() {
 			return s
 		}
 	}
@@ -162,9 +162,12 @@ func firstNames(n MetricNames) []string {
 func applyRunMetrics(info *RunInfo, s Sample, kind backend.Kind) {
 	c := s.Cache
 	info.KVCache = record.KVCache{Dtype: c.Dtype, Blocks: c.Blocks, BlockSize: c.BlockSize, GPUMemoryUtilization: c.GPUMemoryUtilization}
+	for _, d := range s.Dropped {
+		info.Warnings = append(info.Warnings, "metrics: "+d.String()+"; dropped")
+	}
+	tokens, haveTokens := c.Tokens()
 	switch {
-	case c.Blocks != nil && c.BlockSize != nil:
-		tokens := *c.Blocks * *c.BlockSize
+	case haveTokens:
 		info.Capacity = &record.Capacity{Tokens: &tokens, Blocks: ptr.To(*c.Blocks),
 			Source: "/metrics cache_config_info num_gpu_blocks × block_size"}
 	case s.KVTokensMax != nil && *s.KVTokensMax > 0 && *s.KVTokensMax < math.MaxInt32:
@@ -184,7 +187,7 @@ func (o *Observer) Begin(ctx context.Context) {
 
 // End stops watching the level and returns what was observed over it:
 // PeakVRAMGiB, PeakKVCacheUsage, Preemptions, PeakRequestsRunning,
-// PeakRequestsWaiting and Warnings, as its records file's level_end line
+// PeakRequestsWaiting, RequestsWaitingRise and Warnings, as its records file's level_end line
 // carries them; nil if nothing was observed.
 func (o *Observer) End(ctx context.Context) *record.Observations {
 	var out record.Observations
@@ -194,6 +197,7 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 		out.PeakKVCacheUsage, out.Preemptions = m.PeakKVUsage, m.Preemptions
 		out.PeakRequestsRunning, out.PeakRequestsWaiting = m.PeakRunning, m.PeakWaiting
 		out.PrefixCacheHitRate = m.PrefixCacheHitRate
+		out.RequestsWaitingRise = m.WaitingRise
 		out.Warnings = append(out.Warnings, m.Warnings...)
 	}
 	if o.levelGPU != nil {

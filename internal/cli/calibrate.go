@@ -53,6 +53,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.fit && f.calibration == "" {
 		return usagef("calibrate: --fit needs --calibration FILE")
 	}
+	f.calibrationMayBeNew = f.fit
 	if f.model == "" && f.serverModel == "" {
 		return usagef("calibrate: --model is required (or --server-model with --url for Ollama)")
 	}
@@ -119,7 +120,7 @@ func (f *calibrateFlags) report(cal *plan.Calibration, stdout, stderr io.Writer)
 		if cmp.Record.PredictedTokens <= 0 {
 			return fmt.Errorf("calibrate: --fit: the prediction is 0 tokens (the model does not fit), so there is no factor to fit")
 		}
-		cf, err := plan.LoadCalibration(f.calibration)
+		cf, err := plan.LoadOrNewCalibration(f.calibration)
 		if err != nil {
 			return usagef("calibrate: --calibration: %v", err)
 		}
@@ -162,10 +163,14 @@ func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error
 		return fmt.Errorf("calibrate: --url: %v", err)
 	}
 	c := smp.Cache
-	if c.Blocks == nil || c.BlockSize == nil {
-		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size", shown)
+	tokens, ok := c.Tokens()
+	if !ok {
+		why := ""
+		for _, d := range smp.Dropped {
+			why += "; " + d.String()
+		}
+		return fmt.Errorf("calibrate: --url %s: no vllm:cache_config_info with num_gpu_blocks and block_size in range%s", shown, why)
 	}
-	tokens := *c.Blocks * *c.BlockSize
 	obs.Live = plan.Live{Tokens: &tokens, BlockSize: c.BlockSize, Utilization: c.GPUMemoryUtilization}
 	if c.Dtype != nil {
 		obs.Live.KVDtype = *c.Dtype

@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -58,6 +60,11 @@ type Deps struct {
 	// given (backend.LocalServers: the usual loopback port of each
 	// family).
 	LocalServers []backend.Candidate
+	// LibraryLog, when set, is where the process's standard logger writes
+	// (cmd/servebench sets it up): each run takes the lines logged while
+	// it runs (net/http's "Unsolicited response received on idle HTTP
+	// channel") into its warnings. nil leaves the standard logger alone.
+	LibraryLog *liblog.Router
 }
 
 // DefaultDeps are the real parts: backend.New, launch.Start,
@@ -108,12 +115,16 @@ func (d Deps) commands() []command {
 	return []command{
 		{"calibrate", "hold the planner's KV-cache prediction against a server's log or live figures", runCalibrate},
 		{"compare", "set two results side by side per level, with B/A ratios and significance", runCompare},
+		{"find", "find the largest load that meets a latency budget (SLO), with goodput and its interval", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runFind(ctx, d, args, stdout, stderr)
+		}},
 		{"launch", "start a server from a launch profile (or --dry-run: print its command)", runLaunch},
 		{"plan", "predict weights, KV-cache tokens and concurrency per backend and KV dtype", runPlan},
 		{"report", "turn result documents into tables, charts, HTML and the capacity answer", runReport},
 		{"run", "benchmark a running LLM server over a sweep of concurrency levels", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runRun(ctx, d, args, stdout, stderr)
 		}},
+		{"sim", "simulate a server on a GPU you do not own (sim serve: its HTTP API, in real time)", d.runSim},
 		{"testbed", "make the tiny GGUF model the Ollama testbed serves", runTestbed},
 		{"version", "print the servebench module version and Go version", runVersion},
 	}
@@ -177,7 +188,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "servebench: "+strings.TrimSpace(err.Error()))
+	// Errors may quote a server (a body excerpt, a model name, a log
+	// line): control characters and bidi overrides become visible
+	// escapes.
+	fmt.Fprintln(stderr, "servebench: "+safetext.Lines(strings.TrimSpace(err.Error())))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return 2

@@ -61,7 +61,7 @@ func serveUntilInterrupt(ctx context.Context, spec *launch.Spec, logPath string,
 	for _, w := range srv.Warnings {
 		fmt.Fprintln(stdout, "warning: "+w)
 	}
-	fmt.Fprintf(stdout, "started %s (pid %d), log %s; waiting for %s\n", spec.Label, srv.PID(), logPath, spec.HealthURL)
+	fmt.Fprintf(stdout, "started %s (pid %d), log %s; waiting for %s\n", spec.Label, srv.PID(), logPath, launch.RedactText(spec.HealthURL))
 	if err := srv.WaitHealthy(ctx); err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stdout, "interrupted: stopping the server")

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
@@ -27,6 +28,9 @@ type planFlags struct {
 	// breadth are the flags of several GPUs, offload, LoRA, images and
 	// SGLang (issue 16).
 	breadth breadthFlags
+	// calibrationMayBeNew lets --calibration name a file that does not
+	// exist yet (calibrate --fit creates it); for plan it must exist.
+	calibrationMayBeNew bool
 }
 
 func (f *planFlags) register(fs interface {
@@ -39,24 +43,74 @@ func (f *planFlags) register(fs interface {
 	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, sglang, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
 	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), a comma-separated list of different ones, or auto (NVML / nvidia-smi)")
-	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
-	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization (default 0.9)")
-	fs.Float64Var(&f.weightsGiB, "weights-gib", 0, "weight memory in GiB (instead of an estimate)")
+	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, limited("GPU memory in GiB (overrides the catalog's)", "gpu-gib"))
+	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, limited("vLLM gpu_memory_utilization (default 0.9)", "gpu-memory-utilization"))
+	fs.Float64Var(&f.weightsGiB, "weights-gib", 0, limited("weight memory in GiB (instead of an estimate)", "weights-gib"))
 	fs.StringVar(&f.quant, "quant", "", "weight format for the estimate: bf16, fp16, fp8, int8, awq, gptq, q8_0, q4_0, q4_k_m")
 	fs.StringVar(&f.kvDtype, "kv-dtype", "", "KV-cache dtypes, comma-separated (vllm/seed default auto,fp8; llamacpp/ollama f16,q8_0,q4_0)")
-	fs.IntVar(&f.context, "context", 0, "tokens per sequence (vLLM max_model_len; Ollama num_ctx; llama.cpp -c, the total over slots)")
-	fs.IntVar(&f.blockSize, "block-size", 16, "vLLM KV block size in tokens")
-	fs.IntVar(&f.maxSeqs, "max-num-seqs", 0, "vLLM max_num_seqs (default 256)")
-	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "vLLM max_num_batched_tokens (default 2048)")
-	fs.StringVar(&f.vllmVersion, "vllm-version", "latest", "vLLM release whose memory accounting to follow (from 0.21.0 it charges its CUDA-graph estimate to the KV cache)")
+	fs.IntVar(&f.context, "context", 0, limited("tokens per sequence (vLLM max_model_len; Ollama num_ctx; llama.cpp -c, the total over slots)", "context"))
+	fs.IntVar(&f.blockSize, "block-size", 16, limited("vLLM KV block size in tokens", "block-size"))
+	fs.IntVar(&f.maxSeqs, "max-num-seqs", 0, limited("vLLM max_num_seqs (default 256)", "max-num-seqs"))
+	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, limited("vLLM max_num_batched_tokens (default 2048)", "max-num-batched-tokens"))
+	fs.StringVar(&f.vllmVersion, "vllm-version", "latest", "vLLM release whose memory accounting to follow (from 0.21.0 it charges its CUDA-graph estimate to the KV cache); MAJOR.MINOR[.PATCH], each part 0 to "+strconv.Itoa(plan.MaxVersionPart))
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs, so nothing is charged for them")
 	fs.StringVar(&f.graphEstimate, "graph-estimate", "auto", "vLLM VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: auto (on from 0.21.0), on (=1) or off (=0)")
 	fs.StringVar(&f.sampler, "sampler", "", "vLLM sampler in profiling: flashinfer (V1 default) or pytorch (V0, or V1 without FlashInfer)")
-	fs.IntVar(&f.parallel, "parallel", 0, "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 1 / 4)")
-	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
+	fs.IntVar(&f.parallel, "parallel", 0, limited("llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 1 / 4)", "parallel"))
+	fs.IntVar(&f.ubatch, "ubatch", 0, limited("llama.cpp n_ubatch (default 512)", "ubatch"))
 	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp -fa / OLLAMA_FLASH_ATTENTION=1 (needed for quantized KV)")
 	fs.StringVar(&f.calibration, "calibration", "", "calibration `FILE` whose corrections plan applies (calibrate --fit writes it)")
 	f.breadth.register(fs)
+}
+
+// numericFlagLimits are the written limits of the numeric flags of plan
+// and calibrate, plan's limits of the inputs they set. --help lists them
+// (limited) and inputs checks them before anything else (checkLimits).
+var numericFlagLimits = map[string]plan.Limit{
+	"gpu-gib":                plan.LimitGPUGiB,
+	"gpu-memory-utilization": plan.LimitUtilization,
+	"weights-gib":            plan.LimitWeightsGiB,
+	"context":                plan.LimitContext,
+	"block-size":             plan.LimitBlockSize,
+	"max-num-seqs":           plan.LimitMaxNumSeqs,
+	"max-num-batched-tokens": plan.LimitMaxNumBatchedTokens,
+	"parallel":               plan.LimitParallel,
+	"ubatch":                 plan.LimitUBatch,
+}
+
+// limited is a numeric flag's help text with its limit.
+func limited(usage, flagName string) string {
+	l := numericFlagLimits[flagName]
+	switch flagName {
+	case "gpu-gib":
+		return usage + "; " + strings.TrimSuffix(l.Range(), ", or 0 for the default") + ", or 0 for --gpu's"
+	case "weights-gib":
+		return usage + "; " + strings.TrimSuffix(l.Range(), ", or 0 for the default") + ", or 0 for the estimate"
+	}
+	return usage + "; " + l.Range()
+}
+
+// checkLimits checks every numeric flag against its limit: one usage
+// error naming the flag, its value and the range. A flag left at 0 means
+// its default (for --gpu-gib: --gpu's memory).
+func (f *planFlags) checkLimits(cmd string) error {
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{
+		{"gpu-gib", f.gpuGiB}, {"gpu-memory-utilization", f.util}, {"weights-gib", f.weightsGiB},
+		{"context", float64(f.context)}, {"block-size", float64(f.blockSize)}, {"max-num-seqs", float64(f.maxSeqs)},
+		{"max-num-batched-tokens", float64(f.maxBatched)}, {"parallel", float64(f.parallel)}, {"ubatch", float64(f.ubatch)},
+	} {
+		if c.v == 0 {
+			continue
+		}
+		var ie *plan.InputError
+		if err := numericFlagLimits[c.name].Check(c.v); errors.As(err, &ie) {
+			return usagef("%s: --%s %v %s", cmd, c.name, ie.Value, ie.Want)
+		}
+	}
+	return nil
 }
 
 // given says which planner inputs the command line set: what a server
@@ -96,6 +150,9 @@ func (f *planFlags) given(fs *flag.FlagSet) plan.Given {
 // --model.
 func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string]any) (plan.Inputs, error) {
 	var in plan.Inputs
+	if err := f.checkLimits(cmd); err != nil {
+		return in, err
+	}
 	if err := f.breadth.check(cmd); err != nil {
 		return in, err
 	}
@@ -152,7 +209,11 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	in.Context, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
 	in.Parallel, in.UBatch, in.FlashAttention = f.parallel, f.ubatch, f.flashAttn
 	if f.calibration != "" {
-		if in.Corrections, err = plan.LoadCalibration(f.calibration); err != nil {
+		load := plan.LoadCalibration
+		if f.calibrationMayBeNew {
+			load = plan.LoadOrNewCalibration
+		}
+		if in.Corrections, err = load(f.calibration); err != nil {
 			return in, usagef("%s: --calibration: %v", cmd, err)
 		}
 	}
@@ -263,10 +324,7 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 		in.GPUName, in.GPUGiB = g.Name, g.MemoryGiB
 	}
 	if f.gpuGiB != 0 && !strings.Contains(f.gpu, ",") {
-		if !(f.gpuGiB > 0) {
-			return usagef("%s: --gpu-gib %v must be > 0", cmd, f.gpuGiB)
-		}
-		in.GPUGiB = f.gpuGiB
+		in.GPUGiB = f.gpuGiB // checkLimits checked it
 	}
 	return nil
 }

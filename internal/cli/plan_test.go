@@ -153,7 +153,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"bad quant", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--quant", "int3"}, 2, "--quant"},
 		{"bad config field", []string{"--model", bad, "--gpu-gib", "16"}, 2, bad + ": field num_hidden_layers"},
 		{"bad utilization", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpu-memory-utilization", "1.5"}, 2, "--gpu-memory-utilization"},
-		{"bad context", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--context", "-3"}, 2, "--context -3 must be > 0"},
+		{"bad context", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--context", "-3"}, 2, "--context -3 is out of range: want 1 to 16,777,216"},
 		{"server family without a capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "tgi"}, 2, "unknown --backend \"tgi\" (want vllm, sglang, llamacpp or ollama)"},
 		{"seed formula of llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--capacity-model", "seed"}, 2, "--capacity-model seed models vLLM only, not llamacpp"},
 		{"unknown capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--capacity-model", "exact"}, 2, "--capacity-model"},

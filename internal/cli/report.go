@@ -15,6 +15,7 @@ import (
 	"github.com/servebench/servebench/report/chart"
 	"github.com/servebench/servebench/report/html"
 	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/summary"
 )
 
 // reportFormats are the values of report --format.
@@ -42,7 +43,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usagef("report: --slo: %v", err)
 		}
 	}
-	set, err := loadSet(files)
+	// Records files are summarized anew with the SLO's goodput budget;
+	// documents keep the goodput they were written with.
+	var opts summary.Options
+	if b, ok := slo.GoodputBudget(bounds); ok {
+		opts.SLO = &summary.SLO{Text: slo.Text(bounds), Budget: b}
+	}
+	set, err := loadSetWith(files, opts)
 	if err != nil {
 		return err
 	}
@@ -103,7 +110,11 @@ func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *slo.Ans
 		return layout, nil
 	}
 	answer := slo.Evaluate(set, bounds)
-	layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: answer.BestLines()})
+	lines := answer.BestLines()
+	for _, w := range answer.Warnings {
+		lines = append(lines, "warning: "+w)
+	}
+	layout.Sections = append(layout.Sections, report.Section{Title: answer.Title(), Table: answer.Table(), Lines: lines})
 	return layout, answer
 }
 
@@ -126,8 +137,12 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 
 // loadSet reads and merges the input files; a file that is not a result
 // document is a usage error naming it and the JSON path.
-func loadSet(files []string) (*report.Set, error) {
-	srcs, err := report.ReadSources(files)
+func loadSet(files []string) (*report.Set, error) { return loadSetWith(files, summary.Options{}) }
+
+// loadSetWith is loadSet with the options records files are summarized
+// with.
+func loadSetWith(files []string, opts summary.Options) (*report.Set, error) {
+	srcs, err := report.ReadSourcesWith(files, opts)
 	if err != nil {
 		var de *document.DecodeError
 		if errors.As(err, &de) {

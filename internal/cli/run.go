@@ -16,11 +16,13 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
 	"github.com/servebench/servebench/workload"
@@ -83,6 +85,9 @@ type runConfig struct {
 	API     backend.API
 	APIKey  string // never written anywhere
 	Timeout time.Duration
+	// Connection is how requests use connections, which sets where their
+	// clock starts (--connection).
+	Connection backend.Connection
 
 	Scenario     workload.Scenario
 	PromptTokens int
@@ -162,6 +167,13 @@ type runConfig struct {
 	Profiles []string
 	// Telemetry holds the telemetry flags.
 	Telemetry telemetrySettings
+
+	// Confidence is the confidence of the levels' intervals (0: the
+	// default); StopWhenSaturated ends a sweep at its first saturated
+	// level; SLO (above) is also the budget each level's goodput counts
+	// requests against (issue 15).
+	Confidence        float64
+	StopWhenSaturated bool
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
@@ -175,6 +187,14 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	// What the HTTP library logs from here on goes into the warnings of
+	// the runs (libraryLog); what no run took, to stderr at the end.
+	logs := libraryLog(deps, cfg)
+	defer func() {
+		for _, l := range logs.Close() {
+			fmt.Fprintln(stderr, "servebench: warning: "+l)
+		}
+	}()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
 		return err
 	}
@@ -183,7 +203,16 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	return sweepTargets(ctx, deps, cfg, targets, stdout, stderr)
+	return sweepTargets(ctx, deps, cfg, targets, logs, stdout, stderr)
+}
+
+// libraryLog subscribes to deps.LibraryLog for the command, the API key
+// redacted from every line; nil (which takes nothing) without one.
+func libraryLog(deps Deps, cfg runConfig) *liblog.Subscription {
+	if deps.LibraryLog == nil {
+		return nil
+	}
+	return deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
 }
 
 // runTarget is one server to sweep: the server already running at
@@ -206,7 +235,13 @@ func runTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 // sweepTargets sweeps each target in turn into one records file (--records)
 // and one report (--out), built from those records as `servebench report`
 // would. A Ctrl-C or an error stops it and marks the report incomplete.
-func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, stdout, stderr io.Writer) error {
+func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, logs *liblog.Subscription, stdout, stderr io.Writer) error {
+	return sweepTargetsWith(ctx, deps, cfg, targets, runHooks(cfg), logs, stdout, stderr)
+}
+
+// sweepTargetsWith is sweepTargets with hooks that say how each sweep runs
+// its levels and what is written (run's, or find's).
+func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, hooks sweepHooks, logs *liblog.Subscription, stdout, stderr io.Writer) error {
 	rec, err := newRecorder(cfg.Records)
 	if err != nil {
 		return err
@@ -217,7 +252,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
-	env := &runEnv{rec: rec, progress: prog, stderr: stderr}
+	env := &runEnv{rec: rec, progress: prog, stderr: stderr, hooks: hooks, libraryLog: logs}
 	var runErr error
 	for _, t := range targets {
 		if ctx.Err() != nil {
@@ -240,7 +275,7 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 		incomplete := false
 		doc.Complete = &incomplete
 	}
-	if err := writeDocument(out, stdout, &doc); err != nil {
+	if err := writeDocument(out, stdout, hooks.output(&doc)); err != nil {
 		return err
 	}
 	if cfg.Table {
@@ -280,6 +315,10 @@ type runEnv struct {
 	progress *progress
 	// stderr takes warnings that must be seen even with --quiet.
 	stderr io.Writer
+	// libraryLog holds what the HTTP library logged since the last run
+	// took it (nil: not captured); each run_end takes it as warnings.
+	libraryLog *liblog.Subscription
+	hooks      sweepHooks
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
@@ -328,16 +367,17 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: source.requests, Sessions: source.sessions, Think: cfg.Think, Observe: observers, Clock: deps.Clock,
-		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method},
+		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
-	complete, err := sweep.Do(ctx)
-	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil}
+	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
+	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil, Warnings: notes}
 	if err != nil {
 		end.Warnings = append(end.Warnings, "run stopped: "+err.Error())
 	}
 	if ls != nil {
 		end.Warnings = append(end.Warnings, ls.stop(env.stderr, cfg.Label)...)
 	}
+	end.Warnings = append(end.Warnings, env.libraryLog.Drain()...)
 	env.rec.runEnd(end)
 	return err
 }
@@ -433,23 +473,26 @@ func traceSource(ctx context.Context, cfg runConfig, base workload.Spec, client 
 func (cfg *runConfig) clientConfig() backend.Config {
 	return backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
-		APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+		APIKey: cfg.APIKey, Timeout: cfg.Timeout, Connection: cfg.Connection,
 	}
 }
 
 // newRun is the run's description before any level ran; the run
 // starts at now.
 func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
-	return record.Run{
+	r := record.Run{
 		Label: cfg.Label, Backend: string(cfg.Backend), Model: cfg.Model,
 		Scenario: cfg.scenarioName(), PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens,
 		StartedAt: now.UTC().Format("2006-01-02 15:04 UTC"),
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
-		Profile: cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
+		Connection: string(cfg.Connection),
+		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
+	r.SLO, r.GoodputBudget, r.CIConfidence = sloRecord(cfg)
+	return r
 }
 
 // mixClasses is a mix as the records header keeps it.
@@ -555,11 +598,13 @@ func openOut(path string) (*os.File, error) {
 	return f, nil
 }
 
-// writeDocument writes doc as indented JSON to out and closes it, or to
-// stdout when out is nil.
-func writeDocument(out *os.File, stdout io.Writer, doc *document.Document) error {
+// writeDocument writes doc (a document, or a document with more fields
+// beside it) as indented JSON to out and closes it, or to stdout when out
+// is nil. Control characters and bidirectional overrides in strings a
+// server sent are written as \uXXXX escapes (safetext.JSON).
+func writeDocument(out *os.File, stdout io.Writer, doc any) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
-	b = append(b, '\n')
+	b = append(safetext.JSON(b), '\n')
 	if out == nil {
 		if err == nil {
 			_, err = stdout.Write(b)
@@ -609,6 +654,7 @@ func (cfg *runConfig) defaultLabel() {
 // runFlags holds the raw flag values.
 type runFlags struct {
 	backend, url, model, api, apiKey        *string
+	connection                              *string
 	scenario, concurrency, method, rate     *string
 	arrival, label, imageSize, imageFormat  *string
 	out, records, slo                       *string
@@ -621,6 +667,9 @@ type runFlags struct {
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
 	sessions                                sessionFlags
+	// Intervals and saturation (issue 15).
+	confidence        *float64
+	stopWhenSaturated *bool
 }
 
 // shapeFlags are the flags of workloads like real traffic (issue 14):
@@ -646,7 +695,22 @@ func defineShapeFlags(fs *flag.FlagSet) shapeFlags {
 	}
 }
 
+// defineRunFlags defines run's flags: the ones find shares
+// (defineTargetFlags) and the sweep's own.
 func defineRunFlags(fs *flag.FlagSet) *runFlags {
+	f := defineTargetFlags(fs)
+	f.method = fs.String("method", "pool", "load method: pool, batch or rate")
+	f.concurrency = fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)")
+	f.repeats = fs.Int("repeats", 3, "batches per level (batch)")
+	f.rate = fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)")
+	f.stopWhenSaturated = fs.Bool("stop-when-saturated", false, "end the sweep at the first saturated level (see docs/metrics.md, saturation) and say so")
+	return f
+}
+
+// defineTargetFlags defines the flags that say which server to load and
+// with what (server, workload, profiles, telemetry, outputs, the SLO of
+// goodput): run's, shared by find.
+func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
 		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
@@ -654,29 +718,27 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
 		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		connection:     fs.String("connection", string(backend.KeepAlive), "how requests use connections, which sets where TTFT and E2E start: keep-alive (pooled connections; clock from the moment the request is written) or per-request (a new connection per request; clock from before it is opened, as vLLM's benchmark client does)"),
 		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
 		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
 		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
 		seed:           fs.Int64("seed", 1, "seed of prompts, images, mix classes and random arrivals (same seed, same workload)"),
-		method:         fs.String("method", "pool", "load method: pool, batch or rate"),
-		concurrency:    fs.String("concurrency", "1,4,16", "comma-separated concurrency levels, run in the order given (pool, batch)"),
 		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
-		repeats:        fs.Int("repeats", 3, "batches per level (batch)"),
 		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
-		rate:           fs.String("rate", "", "comma-separated request rates in requests/s, one level each (rate; required there)"),
 		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson, constant, gamma (--burstiness) or ramp (--rate-start, --ramp)"),
 		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
 		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
 		out:            fs.String("out", "", "report document `FILE` (\"-\": standard output; default: standard output, or servebench-YYYYMMDD-HHMMSS.json when it is a terminal)"),
-		slo:            fs.String("slo", "", "on a terminal, end with the capacity answer for a latency budget, as report --slo: e.g. ttft_p95=1.5s,tpot_p50=50ms"),
+		slo:            fs.String("slo", "", "latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms: each level's goodput counts the requests that meet it (docs/metrics.md), and on a terminal the run ends with the capacity answer, as report --slo"),
 		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
 		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
 		profiles:       defineProfileFlag(fs),
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
 		sessions:       defineSessionFlags(fs),
+		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 	}
 }
 
@@ -684,7 +746,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	cfg := runConfig{
 		URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey,
-		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests, Repeats: *f.repeats,
+		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests,
 		Warmup: *f.warmup, MaxConcurrency: *f.maxConcurrency, Label: *f.label,
 		Out: *f.out, Records: *f.records, Quiet: *f.quiet,
 	}
@@ -692,7 +754,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -723,6 +785,16 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if cfg.Timeout < 0 {
 		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
 	}
+	return nil
+}
+
+// connectionMode reads --connection; it applies to --profile runs too.
+func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
+	c, err := backend.ParseConnection(*f.connection)
+	if err != nil {
+		return usagef("run: --connection: %v", err)
+	}
+	cfg.Connection = c
 	return nil
 }
 
@@ -815,24 +887,32 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	return nil
 }
 
+// load checks the load flags; find, which has no --method (it chooses
+// the loads), gets only the checks of the flags it shares.
 func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
-	m, err := load.ParseMethod(*f.method)
-	if err != nil {
-		return usagef("run: --method: %v", err)
-	}
-	cfg.Method = m
+	var err error
 	if cfg.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
 		return usagef("run: --arrival: %v", err)
 	}
 	switch {
 	case cfg.Requests < 1:
 		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
-	case cfg.Repeats < 1:
-		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
 	case cfg.Warmup < 0:
 		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
 	case cfg.MaxConcurrency < 1:
 		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
+	}
+	if f.method == nil {
+		return nil
+	}
+	cfg.Repeats, cfg.StopWhenSaturated = *f.repeats, *f.stopWhenSaturated
+	m, err := load.ParseMethod(*f.method)
+	if err != nil {
+		return usagef("run: --method: %v", err)
+	}
+	cfg.Method = m
+	if cfg.Repeats < 1 {
+		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
 	}
 	if m == load.Rate {
 		if set["concurrency"] {

@@ -44,10 +44,10 @@ func findServer(ctx context.Context, deps Deps, cfg *runConfig, stderr io.Writer
 	}
 	if !cfg.Quiet {
 		if line != "" {
-			fmt.Fprintln(stderr, "servebench: "+line)
+			fmt.Fprintln(stderr, "servebench: "+report.Clean(line))
 		}
 		for _, n := range cfg.ServerNotes {
-			fmt.Fprintln(stderr, "servebench: warning: "+n)
+			fmt.Fprintln(stderr, "servebench: warning: "+report.Clean(n))
 		}
 	}
 	return nil

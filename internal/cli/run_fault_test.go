@@ -257,7 +257,7 @@ func TestRunTeardownErrorIsAWarning(t *testing.T) {
 		return &launchedServer{proc: stopFails{errors.New("stop x: process group 42 still has members after 5s")}}, nil
 	}}}
 	var errb bytes.Buffer
-	err = sweepTargets(context.Background(), DefaultDeps(), cfg, targets, io.Discard, &errb)
+	err = sweepTargets(context.Background(), DefaultDeps(), cfg, targets, nil, io.Discard, &errb)
 	stderr := errb.String()
 	if err != nil {
 		t.Fatalf("a teardown error must not fail the run: %v\n%s", err, stderr)

@@ -16,6 +16,7 @@ import (
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
 )
@@ -36,7 +37,8 @@ import (
 //  5. run the sweep (runSweep) with a client that reports requests to a
 //     server that died as "server exited (code N)" and an observer that
 //     warns on the level during which it died;
-//  6. stop the server: SIGTERM to the group, SIGKILL after the grace.
+//  6. stop the server: SIGTERM to its group and every process it started
+//     (its launch watchdog holds the whole tree), SIGKILL after the grace.
 //
 // The server is stopped on success, on error, on Ctrl-C (the context) and
 // on a panic of the sweep (deferred teardown), and by launch's watchdog
@@ -202,7 +204,7 @@ func (ls *launchedServer) stop(stderr io.Writer, label string) []string {
 	ls.stopOnce.Do(func() {
 		if err := ls.proc.Stop(); err != nil {
 			w := "stopping the server: " + err.Error()
-			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, w)
+			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, report.Clean(w))
 			ls.stopWarns = []string{w}
 		}
 	})

@@ -78,6 +78,9 @@ type runSink struct {
 	rec      *recorder
 	progress *progress
 	method   load.Method
+	// planInEnd writes each level's plan into its level_end line (levels
+	// chosen as the run goes: find).
+	planInEnd bool
 }
 
 func (s *runSink) LevelStart(l load.Level) { s.progress.levelStart(l, s.method.Total(l)) }
@@ -87,7 +90,10 @@ func (s *runSink) Result(res *record.Result) {
 	s.progress.add(res)
 }
 
-func (s *runSink) LevelEnd(_ load.Level, end *record.LevelEnd) {
+func (s *runSink) LevelEnd(l load.Level, end *record.LevelEnd) {
+	if s.planInEnd {
+		end.Plan = &l
+	}
 	s.rec.levelEnd(end)
 	s.progress.levelEnd()
 }

@@ -71,7 +71,7 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 	if err != nil {
 		return usagef("run: --think-time: %v", err)
 	}
-	if *f.method == string(load.Batch) {
+	if f.method != nil && *f.method == string(load.Batch) { // find has no --method
 		return usagef("run: --scenario multiturn runs under --method pool or rate, not batch")
 	}
 	cfg.Turns, cfg.FollowupTokens, cfg.Think = *sf.turns, *sf.followupTokens, think

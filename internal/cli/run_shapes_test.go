@@ -329,8 +329,10 @@ func TestRunImageMixOnLoopServer(t *testing.T) {
 }
 
 // TestRunTraceOnLoopServer replays a slice of a trace at double speed:
-// each request is scheduled at its row's time, with the row's lengths and
-// images.
+// each single request and each session's first turn is scheduled at its
+// row's time, with the row's lengths and images; the session's second
+// turn carries the conversation so far and is due at its own row's time,
+// the first turn's answer having come before it.
 func TestRunTraceOnLoopServer(t *testing.T) {
 	srv := newLoopServer(t, 2*time.Millisecond, 0)
 	dir := t.TempDir()
@@ -358,7 +360,7 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		run.Trace.WindowStartSeconds != 0.1 || run.Trace.WindowSeconds != 0.5 || run.Trace.SpanSeconds != 0.15 {
 		t.Fatalf("run %q trace %+v", run.Scenario, run.Trace)
 	}
-	if !strings.Contains(strings.Join(run.Warnings, "\n"), "2 rows name a session or turn") {
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), "1 sessions (2 requests) replayed as conversations") {
 		t.Errorf("warnings %q", run.Warnings)
 	}
 	var counted []record.Result
@@ -369,11 +371,13 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 	}
 	slices.SortFunc(counted, func(a, b record.Result) int { return a.Seq - b.Seq })
 	// Rows at 100, 100 and 400 ms of the trace: 0, 0 and 150 ms after the
-	// level's start at double speed.
+	// level's start at double speed. The session's turns are numbered
+	// one after the other (requests 0 and 1), the single row after them.
 	want := []struct {
 		due           time.Duration
 		in, out, imgs int
-	}{{0, 64, 6, 1}, {0, 90, 5, 0}, {150 * time.Millisecond, 120, 7, 0}}
+		turn          int
+	}{{0, 64, 6, 1, 1}, {150 * time.Millisecond, 120, 7, 0, 2}, {0, 90, 5, 0, 0}}
 	if len(counted) != len(want) {
 		t.Fatalf("%d counted requests, want %d", len(counted), len(want))
 	}
@@ -386,6 +390,17 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		if *r.OutputTokens != w.out || r.ExpectedOutputTokens != w.out {
 			t.Errorf("request %d: %d output tokens, want %d", i, *r.OutputTokens, w.out)
 		}
+		if r.Turn != w.turn || (w.turn > 0) != (r.Session != nil) {
+			t.Errorf("request %d: session %v turn %d, want turn %d", i, r.Session, r.Turn, w.turn)
+		}
+		if w.turn == 2 {
+			// The conversation so far (turn 1's 64-token text and its
+			// answer) and a new message of 120 − 64 − 6 = 50 tokens.
+			if r.ExpectedPromptTokens != 0 || *r.PromptTokens < 64+50 || *r.Session != *counted[0].Session {
+				t.Errorf("turn 2: %d prompt tokens (expected %d), session %d", *r.PromptTokens, r.ExpectedPromptTokens, *r.Session)
+			}
+			continue
+		}
 		// The loop server counts a byte a token and 100 an image:
 		// calibration makes the text exactly its row's length.
 		if *r.PromptTokens != w.in+100*w.imgs {
@@ -393,7 +408,7 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		}
 	}
 	// The warm-up is shaped like the first row replayed (with its image),
-	// then the three rows.
+	// then the three rows (turn 2's conversation carries no image).
 	if seen := srv.seen(); !slices.Equal(seen, []int{1, 1, 0, 0}) && !slices.Equal(seen, []int{1, 0, 1, 0}) {
 		t.Errorf("server saw images %v, want the warm-up's and the first row's", seen)
 	}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
 
@@ -54,13 +55,19 @@ type Series struct {
 	Points []XY
 }
 
-// XY is one point: X is the concurrency, Y the value.
-type XY struct{ X, Y float64 }
+// XY is one point: X is the concurrency, Y the value; Lo and Hi, where
+// set, are the ends of Y's confidence interval, drawn as an error bar.
+type XY struct {
+	X, Y   float64
+	Lo, Hi *float64
+}
 
 // Key explains a line style in the legend.
 type Key struct {
 	Dashed bool
 	Text   string
+	// Bar shows an error bar instead of a line.
+	Bar bool
 }
 
 // palette is Tableau 10: distinct hues that stay apart for most colour
@@ -82,11 +89,16 @@ func ForSet(s *report.Set) []Chart {
 		}
 		return c
 	}
-	line := func(i int, r *report.Run, get func(report.Point) *float64, name string, dashed bool) []Series {
+	line := func(i int, r *report.Run, get func(report.Point) *float64, name string, dashed bool, fig ...document.Figure) []Series {
 		sr := Series{Name: name, Color: colorOf(i), Dashed: dashed}
 		for _, p := range r.Points {
 			if v := get(p); v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) {
-				sr.Points = append(sr.Points, XY{float64(p.Concurrency), *v})
+				xy := XY{X: float64(p.Concurrency), Y: *v}
+				if len(fig) > 0 {
+					e := p.Estimate(fig[0])
+					xy.Lo, xy.Hi = e.Low, e.High
+				}
+				sr.Points = append(sr.Points, xy)
 			}
 		}
 		if len(sr.Points) == 0 {
@@ -98,30 +110,30 @@ func ForSet(s *report.Set) []Chart {
 
 	var out []Chart
 	out = append(out, build("throughput", "Output throughput vs concurrency", "output throughput (tok/s)", func(i int, r *report.Run) []Series {
-		return line(i, r, func(p report.Point) *float64 { return p.ThroughputTokS }, name(r), false)
+		return line(i, r, func(p report.Point) *float64 { return p.ThroughputTokS }, name(r), false, document.FigThroughput)
 	}))
 	ttft := build("ttft", "Time to first token vs concurrency", "TTFT (ms, log scale)", func(i int, r *report.Run) []Series {
-		p50 := line(i, r, func(p report.Point) *float64 { return p.TTFTP50Ms }, name(r), false)
-		p95 := line(i, r, func(p report.Point) *float64 { return p.TTFTP95Ms }, "", true)
+		p50 := line(i, r, func(p report.Point) *float64 { return p.TTFTP50Ms }, name(r), false, document.FigTTFTP50)
+		p95 := line(i, r, func(p report.Point) *float64 { return p.TTFTP95Ms }, "", true, document.FigTTFTP95)
 		if len(p50) == 0 && len(p95) > 0 {
 			p95[0].Name = name(r)
 		}
 		return append(p50, p95...)
 	})
-	ttft.YLog, ttft.Keys = true, []Key{{false, "solid: p50"}, {true, "dashed: p95"}}
+	ttft.YLog, ttft.Keys = true, []Key{{Text: "solid: p50"}, {Dashed: true, Text: "dashed: p95"}}
 	out = append(out, ttft)
 	tpot := build("tpot", "Time per output token vs concurrency", "TPOT (ms)", func(i int, r *report.Run) []Series {
 		if r.Kind == report.KindBatch {
 			return line(i, r, func(p report.Point) *float64 { return p.BatchTPOTMs }, name(r), true)
 		}
-		return line(i, r, func(p report.Point) *float64 { return p.TPOTP50Ms }, name(r), false)
+		return line(i, r, func(p report.Point) *float64 { return p.TPOTP50Ms }, name(r), false, document.FigTPOTP50)
 	})
 	var sweeps, batches bool
 	for _, sr := range tpot.Series {
 		sweeps, batches = sweeps || !sr.Dashed, batches || sr.Dashed
 	}
 	if sweeps && batches {
-		tpot.Keys = []Key{{false, "solid: TPOT p50"}, {true, "dashed: batch mean, incl. prefill"}}
+		tpot.Keys = []Key{{Text: "solid: TPOT p50"}, {Dashed: true, Text: "dashed: batch mean, incl. prefill"}}
 	} else if batches {
 		tpot.YLabel = "mean TPOT of the batch, incl. prefill (ms)"
 	}
@@ -222,6 +234,7 @@ const (
 	lineWidth         = 2.2
 	markerRadius      = 3.6
 	tickSize, lblSize = 12.0, 13.0
+	barWidth, barCap  = 1.2, 4.0
 )
 
 var dashPattern = []float64{7, 5}
@@ -277,9 +290,37 @@ func (c Chart) scene() *scene {
 		for _, p := range pts {
 			s.add(&circle{C: p, R: markerRadius, Color: sr.Color})
 		}
+		for _, p := range sr.Points {
+			if p.Lo != nil && p.Hi != nil {
+				errorBar(s, xmap(p.X), ymap(*p.Lo), ymap(*p.Hi), sr.Color)
+			}
+		}
+	}
+	if c.hasErrorBars() {
+		c.Keys = append(slices.Clone(c.Keys), Key{Text: "bars: confidence interval", Bar: true})
 	}
 	c.legend(s)
 	return s
+}
+
+// errorBar draws a confidence interval at x from y0 to y1 with caps.
+func errorBar(s *scene, x, y0, y1 float64, color string) {
+	s.add(&polyline{Pts: []pt{{x, y0}, {x, y1}}, Color: color, Width: barWidth})
+	for _, y := range []float64{y0, y1} {
+		s.add(&polyline{Pts: []pt{{x - barCap, y}, {x + barCap, y}}, Color: color, Width: barWidth})
+	}
+}
+
+// hasErrorBars reports whether some point has an interval.
+func (c Chart) hasErrorBars() bool {
+	for _, sr := range c.Series {
+		for _, p := range sr.Points {
+			if p.Lo != nil && p.Hi != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // legend lists the named series, then the style keys.
@@ -302,6 +343,12 @@ func (c Chart) legend(s *scene) {
 		y += 8
 	}
 	for _, k := range c.Keys {
+		if k.Bar {
+			errorBar(s, legendX+13, y-7, y+7, mutedColor)
+			s.add(&text{X: legendX + 34, Y: y + 4, S: k.Text, Size: 12, Color: textColor})
+			y += 21
+			continue
+		}
 		pl := &polyline{Pts: []pt{{legendX, y}, {legendX + 26, y}}, Color: mutedColor, Width: lineWidth}
 		if k.Dashed {
 			pl.Dash = dashPattern
@@ -331,6 +378,11 @@ func (c Chart) domain() (xs, ys []float64) {
 				xs = append(xs, p.X)
 			}
 			ys = append(ys, p.Y)
+			for _, e := range []*float64{p.Lo, p.Hi} {
+				if e != nil && p.Lo != nil && p.Hi != nil {
+					ys = append(ys, *e)
+				}
+			}
 		}
 	}
 	sort.Float64s(xs)
@@ -367,11 +419,16 @@ func xTicks(xs []float64) []float64 {
 	return out
 }
 
-// linearAxis maps [0, max] onto [y0, y1] with 1-2-5 ticks.
+// linearAxis maps [0, max] onto [y0, y1] with 1-2-5 ticks. Values out of
+// range (report.InRange) do not widen the axis; every value maps into
+// [y0, y1], so one beyond the axis is drawn at its edge.
 func linearAxis(ys []float64, fixedMax, y0, y1 float64) (func(float64) float64, []float64) {
 	hi := fixedMax
 	lo := 0.0
 	for _, v := range ys {
+		if !report.InRange(v) {
+			continue
+		}
 		lo = math.Min(lo, v)
 		if fixedMax == 0 {
 			hi = math.Max(hi, v)
@@ -386,19 +443,37 @@ func linearAxis(ys []float64, fixedMax, y0, y1 float64) (func(float64) float64, 
 		top += step
 	}
 	bot := math.Floor(lo/step) * step
+	// The axis spans 0 and at most 2×MaxMagnitude, so n is about 5–7; the
+	// bound keeps the loop short whatever rounding does.
+	n := min(int(math.Round((top-bot)/step)), maxTicks)
 	var ticks []float64
-	for v := bot; v <= top+step/1e6; v += step {
-		ticks = append(ticks, math.Round(v/step)*step)
+	for i := 0; i <= n; i++ {
+		ticks = append(ticks, math.Round((bot+float64(i)*step)/step)*step)
 	}
-	return func(v float64) float64 { return y0 + (v-bot)/(top-bot)*(y1-y0) }, ticks
+	return func(v float64) float64 { return clampTo(y0+(v-bot)/(top-bot)*(y1-y0), y0, y1) }, ticks
+}
+
+// maxTicks bounds the ticks of a value axis.
+const maxTicks = 40
+
+// clampTo limits y to the band between a and b (in either order); NaN
+// becomes a.
+func clampTo(y, a, b float64) float64 {
+	lo, hi := math.Min(a, b), math.Max(a, b)
+	if math.IsNaN(y) {
+		return a
+	}
+	return math.Max(lo, math.Min(hi, y))
 }
 
 // logYAxis maps values onto [y0, y1] on a log₁₀ scale spanning whole 1-2-5
-// steps around the data.
+// steps around the data. Only values in (1/MaxMagnitude, MaxMagnitude)
+// place the axis, so it spans at most 30 decades; a value beyond it is
+// drawn at its edge.
 func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range ys {
-		if v > 0 {
+		if v > 1/report.MaxMagnitude && report.InRange(v) {
 			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
@@ -407,11 +482,14 @@ func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	}
 	steps := []float64{1, 2, 5}
 	var ticks []float64
-	start := math.Pow(10, math.Floor(math.Log10(lo)))
-	for d := start; d <= hi*10; d *= 10 {
+	e0 := math.Floor(math.Log10(lo))
+	decades := int(math.Floor(math.Log10(hi))-e0) + 1 // the decade above hi too
+	d := math.Pow(10, e0)
+	for range decades + 1 {
 		for _, m := range steps {
 			ticks = append(ticks, m*d)
 		}
+		d *= 10
 	}
 	// Keep ticks from the last one ≤ lo to the first one ≥ hi.
 	i0, i1 := 0, len(ticks)-1
@@ -430,20 +508,24 @@ func logYAxis(ys []float64, y0, y1 float64) (func(float64) float64, []float64) {
 	}
 	l0, l1 := math.Log10(ticks[0]), math.Log10(ticks[len(ticks)-1])
 	if len(ticks) > 10 {
-		// Too dense: keep powers of ten only.
+		// Too dense: keep powers of ten only, and of those every k-th.
 		var p []float64
 		for _, t := range ticks {
 			if math.Abs(math.Log10(t)-math.Round(math.Log10(t))) < 1e-9 {
 				p = append(p, t)
 			}
 		}
-		ticks = p
+		k := (len(p) + 9) / 10
+		ticks = ticks[:0]
+		for i := 0; i < len(p); i += k {
+			ticks = append(ticks, p[i])
+		}
 	}
 	return func(v float64) float64 {
 		if v <= 0 {
 			return y0
 		}
-		return y0 + (math.Log10(v)-l0)/(l1-l0)*(y1-y0)
+		return clampTo(y0+(math.Log10(v)-l0)/(l1-l0)*(y1-y0), y0, y1)
 	}, ticks
 }
 

@@ -175,3 +175,56 @@ func TestPNGConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorBars: a level with intervals gets a bar from the low to the
+// high end with a cap at each, in its series' colour, and the legend says
+// what the bars are; the axis reaches the ends.
+func TestErrorBars(t *testing.T) {
+	lo, hi := 900.0, 1300.0
+	c := Chart{Name: "t", Title: "t", Series: []Series{{Name: "r", Color: "#4e79a7", Points: []XY{{X: 1, Y: 500}, {X: 4, Y: 1100, Lo: &lo, Hi: &hi}}}}}
+	s := c.scene()
+	bars := 0
+	for _, it := range s.items {
+		if pl, ok := it.(*polyline); ok && pl.Color == "#4e79a7" && pl.Width == barWidth {
+			bars++
+		}
+	}
+	if bars != 3 {
+		t.Fatalf("%d bar strokes in the series colour, want a bar and two caps", bars)
+	}
+	svg := string(c.SVG())
+	if !strings.Contains(svg, "bars: confidence interval") {
+		t.Error("legend does not explain the bars")
+	}
+	_, ys := c.domain()
+	if !containsAll(ys, 900, 1300) {
+		t.Errorf("domain %v lacks the interval's ends", ys)
+	}
+	// Charts of documents with intervals carry them.
+	bars = 0
+	for _, ch := range ForSet(reporttest.LoadRecords(t, "record/testdata/ollama-testbed-pool.jsonl")) {
+		for _, sr := range ch.Series {
+			for _, p := range sr.Points {
+				if p.Lo != nil {
+					bars++
+				}
+			}
+		}
+	}
+	if bars == 0 {
+		t.Error("no error bars from a records file")
+	}
+}
+
+func containsAll(xs []float64, want ...float64) bool {
+	for _, w := range want {
+		found := false
+		for _, x := range xs {
+			found = found || x == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

@@ -1,5 +1,7 @@
 package chart
 
+import "github.com/servebench/servebench/report"
+
 // A scene is a chart laid out as drawing primitives in a W×H pixel space
 // with y pointing down. The SVG and PNG writers draw the same scene, so the
 // two files show the same chart.
@@ -61,4 +63,12 @@ func (*circle) isItem()   {}
 func (*rect) isItem()     {}
 func (*text) isItem()     {}
 
-func (s *scene) add(it item) { s.items = append(s.items, it) }
+// add appends it; a text's string is neutralised first (report.Clean:
+// control characters and bidirectional overrides as visible escapes), so
+// the SVG stays well-formed XML and neither drawing shows a control.
+func (s *scene) add(it item) {
+	if t, ok := it.(*text); ok {
+		t.S = report.Clean(t.S)
+	}
+	s.items = append(s.items, it)
+}

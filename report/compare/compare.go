@@ -3,17 +3,22 @@
 // ratio B/A of throughput, TTFT p50/p95 and TPOT p50 (or a batch run's mean
 // TPOT). Where both sides have repeats, a Welch t-test (benchmath's
 // AssumeNormal) says whether the throughput difference is significant at
-// α = 0.05, so that nobody celebrates noise.
+// α = 0.05; otherwise, where both sides' levels carry confidence
+// intervals, the ratio gets an interval of its own, and a ratio whose
+// interval holds 1 is marked "~" (not shown to differ), so that nobody
+// celebrates noise.
 package compare
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchmath"
 
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/report"
 )
 
@@ -108,15 +113,18 @@ type Metric struct {
 	// Prec is the number of decimals shown.
 	Prec int
 	get  func(report.Point) *float64
+	// fig is the level figure whose confidence interval goes with the
+	// metric; "" for none.
+	fig document.Figure
 }
 
 // Metrics are the compared quantities, in order.
 var Metrics = []Metric{
-	{"throughput tok/s", 1, func(p report.Point) *float64 { return p.ThroughputTokS }},
-	{"TTFT p50 ms", 1, func(p report.Point) *float64 { return p.TTFTP50Ms }},
-	{"TTFT p95 ms", 1, func(p report.Point) *float64 { return p.TTFTP95Ms }},
-	{"TPOT p50 ms", 2, func(p report.Point) *float64 { return p.TPOTP50Ms }},
-	{"mean TPOT ms (batch, incl. prefill)", 2, func(p report.Point) *float64 { return p.BatchTPOTMs }},
+	{"throughput tok/s", 1, func(p report.Point) *float64 { return p.ThroughputTokS }, document.FigThroughput},
+	{"TTFT p50 ms", 1, func(p report.Point) *float64 { return p.TTFTP50Ms }, document.FigTTFTP50},
+	{"TTFT p95 ms", 1, func(p report.Point) *float64 { return p.TTFTP95Ms }, document.FigTTFTP95},
+	{"TPOT p50 ms", 2, func(p report.Point) *float64 { return p.TPOTP50Ms }, document.FigTPOTP50},
+	{"mean TPOT ms (batch, incl. prefill)", 2, func(p report.Point) *float64 { return p.BatchTPOTMs }, ""},
 }
 
 // Row is one metric at one concurrency.
@@ -129,11 +137,49 @@ type Row struct {
 	// Test is the significance test of the throughput repeats; nil when
 	// a side has fewer than two repeats.
 	Test *benchmath.Comparison
+	// RatioLow and RatioHigh are the confidence interval of Ratio where
+	// both sides' levels carry an interval of the metric (RatioInterval)
+	// and there is no Test; Confidence is its confidence.
+	RatioLow, RatioHigh *float64
+	Confidence          float64
 }
 
 // Significant reports whether the row's difference is significant; rows
 // without a test are reported as significant (there is nothing to say).
 func (r Row) Significant() bool { return r.Test == nil || r.Test.P < r.Test.Alpha }
+
+// Similar reports whether the row's ratio interval holds 1: the two sides
+// are not shown to differ ("~").
+func (r Row) Similar() bool {
+	return r.Test == nil && r.RatioLow != nil && r.RatioHigh != nil && *r.RatioLow <= 1 && 1 <= *r.RatioHigh
+}
+
+// RatioInterval is a confidence interval of B/A from the two sides'
+// intervals: each side's interval gives a standard error of its log,
+// (ln high − ln low) / 2z (z the normal quantile of its confidence), and
+// the ratio's is exp(ln(B/A) ± z·√(se_A² + se_B²)) at the lower of the two
+// confidences. It treats each side's (bootstrap or order-statistic)
+// interval as normal on the log scale; nil ends where a side lacks a
+// bounded, positive interval.
+func RatioInterval(a, b document.Estimate, confA, confB float64) (lo, hi *float64, conf float64) {
+	ok := func(e document.Estimate) bool {
+		return e.Value != nil && e.Low != nil && e.High != nil && *e.Value > 0 && *e.Low > 0 && *e.High >= *e.Low
+	}
+	if !ok(a) || !ok(b) || !(confA > 0 && confA < 1) || !(confB > 0 && confB < 1) {
+		return nil, nil, 0
+	}
+	se := func(e document.Estimate, conf float64) float64 {
+		return (math.Log(*e.High) - math.Log(*e.Low)) / (2 * zOf(conf))
+	}
+	conf = min(confA, confB)
+	half := zOf(conf) * math.Hypot(se(a, confA), se(b, confB))
+	mid := math.Log(*b.Value / *a.Value)
+	l, h := math.Exp(mid-half), math.Exp(mid+half)
+	return &l, &h, conf
+}
+
+// zOf is the standard normal quantile of a two-sided confidence.
+func zOf(conf float64) float64 { return math.Sqrt2 * math.Erfinv(conf) }
 
 // Alpha is the significance level of the t-test.
 const Alpha = 0.05
@@ -178,6 +224,10 @@ func Rows(p Pair) []Row {
 				t.Alpha = Alpha
 				row.Test = &t
 			}
+			if row.Test == nil && m.fig != "" && e[0] != nil && e[1] != nil && e[0].Level != nil && e[1].Level != nil &&
+				e[0].Level.CIConfidence != nil && e[1].Level.CIConfidence != nil {
+				row.RatioLow, row.RatioHigh, row.Confidence = RatioInterval(e[0].Estimate(m.fig), e[1].Estimate(m.fig), *e[0].Level.CIConfidence, *e[1].Level.CIConfidence)
+			}
 			rows = append(rows, row)
 		}
 	}
@@ -197,12 +247,15 @@ func Table(rows []Row) report.Table {
 			ratio = strconv.FormatFloat(*r.Ratio, 'f', 3, 64) + "×"
 		}
 		sig := ""
-		if r.Test != nil {
-			if r.Significant() {
-				sig = fmt.Sprintf("significant (Welch t-test %s)", r.Test)
-			} else {
-				sig = fmt.Sprintf("~ not significant (Welch t-test %s)", r.Test)
-			}
+		switch {
+		case r.Test != nil && r.Significant():
+			sig = fmt.Sprintf("significant (Welch t-test %s)", r.Test)
+		case r.Test != nil:
+			sig = fmt.Sprintf("~ not significant (Welch t-test %s)", r.Test)
+		case r.RatioLow != nil && r.Similar():
+			sig = fmt.Sprintf("~ B/A %s%% interval %.3f–%.3f holds 1", strconv.FormatFloat(r.Confidence*100, 'f', -1, 64), *r.RatioLow, *r.RatioHigh)
+		case r.RatioLow != nil:
+			sig = fmt.Sprintf("B/A %s%% interval %.3f–%.3f", strconv.FormatFloat(r.Confidence*100, 'f', -1, 64), *r.RatioLow, *r.RatioHigh)
 		}
 		t.Rows = append(t.Rows, []string{
 			strconv.Itoa(r.Concurrency), r.Metric.Name,

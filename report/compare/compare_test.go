@@ -1,8 +1,11 @@
 package compare
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/document"
 
 	"github.com/servebench/servebench/report/reporttest"
 
@@ -119,5 +122,51 @@ func TestLevelsOnOneSide(t *testing.T) {
 	}
 	if !strings.Contains(report.AlignTable(Table(rows), ""), report.Null) {
 		t.Errorf("missing side not shown as %s", report.Null)
+	}
+}
+
+// sweepRun is a one-level sweep run at concurrency 4 with throughput v and
+// its 95% interval.
+func sweepRun(label string, v, lo, hi float64) *report.Run {
+	l := document.Level{Concurrency: 4, Requests: 400, ThroughputTokS: &v, ThroughputTokSCILow: &lo, ThroughputTokSCIHigh: &hi, CIConfidence: ptr(0.95)}
+	s := report.NewSet([]report.Source{{File: label + ".json", Doc: &document.Document{Runs: []document.Run{{Label: label, Levels: []document.Level{l}}}}}}, report.Options{})
+	return s.Runs[0]
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// TestRatioInterval: without repeats, a B/A ratio whose interval holds 1
+// is marked "~"; one whose interval lies above 1 is not.
+func TestRatioInterval(t *testing.T) {
+	a := sweepRun("a", 1000, 950, 1050)
+	cases := []struct {
+		name    string
+		b       *report.Run
+		similar bool
+		text    string
+	}{
+		{"within the noise", sweepRun("b", 1030, 980, 1080), true, "~ B/A 95% interval"},
+		{"clearly faster", sweepRun("b", 1300, 1240, 1360), false, "B/A 95% interval 1.2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := Rows(Pair{A: a, B: c.b})
+			r := rows[0]
+			if r.Test != nil || r.RatioLow == nil || r.Similar() != c.similar || !(*r.RatioLow < *r.Ratio && *r.Ratio < *r.RatioHigh) {
+				t.Fatalf("row %+v", r)
+			}
+			if table := report.AlignTable(Table(rows), ""); !strings.Contains(table, c.text) {
+				t.Fatalf("table lacks %q:\n%s", c.text, table)
+			}
+		})
+	}
+	// The interval of a ratio of two equal, independent figures: each side
+	// ±5% (se of ln ≈ 0.0255) gives ln-ratio ±1.96·√2·0.0255 ≈ ±0.0707.
+	lo, hi, conf := RatioInterval(document.Estimate{Value: ptr(1000), Low: ptr(950), High: ptr(1050)}, document.Estimate{Value: ptr(1000), Low: ptr(950), High: ptr(1050)}, 0.95, 0.95)
+	if conf != 0.95 || math.Abs(math.Log(*hi)-0.0707) > 0.001 || math.Abs(math.Log(*lo)+0.0707) > 0.001 {
+		t.Fatalf("ratio interval %v–%v", *lo, *hi)
+	}
+	if lo, _, _ := RatioInterval(document.Estimate{Value: ptr(1)}, document.Estimate{Value: ptr(1), Low: ptr(1), High: ptr(1)}, 0.95, 0.95); lo != nil {
+		t.Fatal("an interval from a side without one")
 	}
 }

@@ -39,8 +39,12 @@ type pageData struct {
 	Levels  int
 }
 
-// Write writes the page for l with the given charts.
+// Write writes the page for l with the given charts. Strings from
+// documents are neutralised once, here (report.Layout.Cleaned: control
+// characters and bidirectional overrides become visible escapes), and
+// escaped for HTML by the template.
 func Write(w io.Writer, l *report.Layout, charts []chart.Chart) error {
+	l = l.Cleaned()
 	d := pageData{Layout: l, Title: "servebench report: " + strings.Join(l.Files, ", ")}
 	for _, c := range charts {
 		svg := string(c.SVG())

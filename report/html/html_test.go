@@ -184,3 +184,18 @@ func runChromium(t *testing.T, bin, dir string, args ...string) (stdout, stderr 
 	}
 	return out.String(), errb.String()
 }
+
+// TestLatencySection: a run's latency means and percentiles are a table
+// of the page under the level table.
+func TestLatencySection(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	doc := &document.Document{Runs: []document.Run{{Label: "r", Backend: "vllm", Levels: []document.Level{{
+		Concurrency: 2, Requests: 4, TTFTP50Ms: f(20), TTFTMeanMs: f(21.5), TTFTP90Ms: f(35.25), TPOTMeanMs: f(5.125), E2EP99Ms: f(799.5),
+	}}}}}
+	page := string(render(t, report.NewSet([]report.Source{{File: "r.json", Doc: doc}}, report.Options{}), ""))
+	for _, want := range []string{"<h4>latency per level: mean and percentiles</h4>", "<th>mean ms</th>", ">21.5<", ">35.2<", ">5.12<", ">799.5<"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

@@ -29,3 +29,15 @@ func LoadSeed(t testing.TB, name string) *report.Set {
 	}
 	return report.NewSet([]report.Source{{File: name, Doc: doc}}, report.Options{})
 }
+
+// LoadRecords reads the records file at rel (a path from the repository
+// root, such as "record/testdata/ollama-testbed-pool.jsonl") as a report
+// set, its document rebuilt from the records as `servebench report` does.
+func LoadRecords(t testing.TB, rel string) *report.Set {
+	t.Helper()
+	srcs, err := report.ReadSources([]string{testenv.RepoFile(t, rel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return report.NewSet(srcs, report.Options{})
+}

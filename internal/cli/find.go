@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/find"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/summary"
+	"github.com/servebench/servebench/workload"
+)
+
+const findSynopsis = `find --slo ttft_p95=1.5s,tpot_p50=50ms[,e2e_p99=…][,goodput=0.9] --by concurrency|rate [run's server, workload and profile flags] [--max-time 30m] [--confidence 0.95] [--out find.json]
+
+Finds the largest load (concurrent requests, or requests per second with
+--by rate) at which the server meets every bound of the SLO: it grows the
+load ×2 until a bound fails or the server saturates, then bisects between
+the last pass and the first fail until they are at most 25% of the answer
+apart (one request in flight where that is more). Each probe is a level of
+--requests requests (by default 20 beyond the SLO's highest percentile:
+400 for a p95) after the warm-up; a probe whose confidence interval
+straddles a bound is measured again, at most 3 times, and the loads that
+bound the answer's interval are measured twice before it answers. It prints the
+answer in one line and writes the probes as a servebench document, with
+the answer as its "find" field, that report and compare read.
+
+Flags`
+
+// findSettings are find's own flags, checked.
+type findSettings struct {
+	By         slo.Load
+	Start, Max float64
+	MaxTime    time.Duration
+	MaxRepeats int
+	Requests   int
+}
+
+// config is the search's configuration for the SLO bounds.
+func (f findSettings) config(bounds []slo.Bound) find.Config {
+	return find.Config{By: f.By, Bounds: bounds, Start: f.Start, Max: f.Max, MaxRepeats: find.Repeats(f.MaxRepeats)}
+}
+
+// runFind is `servebench find`: parse the flags (run's target flags and
+// find's own), list the targets as run does, and sweep each with a search
+// choosing its levels.
+func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Writer) error {
+	cfg, fs, err := parseFindFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
+		return renameUsage(err)
+	}
+	cfg.Out, cfg.Table = resultOutput(cfg.Out, deps.IsTerminal(stdout), deps.Clock.Now())
+	targets, err := runTargets(deps, cfg)
+	if err != nil {
+		return err
+	}
+	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout}
+	if cfg.Out == "-" {
+		f.lines = stderr // standard output carries the document
+	}
+	// What the HTTP library logs goes into the runs' warnings, as in run.
+	logs := libraryLog(deps, cfg)
+	defer func() {
+		for _, l := range logs.Close() {
+			fmt.Fprintln(stderr, "servebench: warning: "+l)
+		}
+	}()
+	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
+}
+
+// parseFindFlags parses find's flags into a run configuration (the load
+// method and requests set for the search) and find's settings.
+func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, error) {
+	fs := newFlagSet("find", findSynopsis, stdout)
+	rf := defineTargetFlags(fs)
+	by := fs.String("by", "concurrency", "what to vary: concurrency (requests in flight) or rate (requests/s, open loop, at most --max-concurrency in flight)")
+	start := fs.Float64("start", 1, "first load of the search (concurrency, or requests/s)")
+	maxLoad := fs.Float64("max-load", 0, "highest load to try (default 4096 concurrency, 100000 requests/s)")
+	maxTime := fs.Duration("max-time", 30*time.Minute, "start no probe after this long; the answer says the search was cut short (0: no limit)")
+	maxRepeats := fs.Int("max-repeats", find.DefaultMaxRepeats, "most times a probe whose interval straddles a bound is measured again before its verdict counts (0–3; 0 also skips confirming the answer's bounds)")
+	var fsets findSettings
+	if err := parseFlags(fs, args); err != nil {
+		return runConfig{}, fsets, err
+	}
+	if fs.NArg() > 0 {
+		return runConfig{}, fsets, usagef("find: unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	cfg, err := rf.config(set)
+	if err != nil {
+		return cfg, fsets, renameUsage(err)
+	}
+	if len(cfg.SLO) == 0 {
+		return cfg, fsets, usagef("find: --slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
+	}
+	// A probe is a level of single requests (issue 14's sessions are
+	// run's): find cannot probe sessions, a replayed trace's included.
+	if cfg.Scenario == workload.Multiturn || cfg.TraceSessions > 0 {
+		return cfg, fsets, usagef("find: sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")
+	}
+	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats}
+	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {
+		return cfg, fsets, usagef("find: --max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
+	}
+	switch fsets.By {
+	case slo.ByConcurrency:
+		cfg.Method = load.Pool
+		if set["arrival"] || set["max-concurrency"] {
+			return cfg, fsets, usagef("find: --arrival and --max-concurrency apply only to --by rate")
+		}
+	case slo.ByRate:
+		cfg.Method = load.Rate
+	default:
+		return cfg, fsets, usagef("find: --by %q: want concurrency or rate", *by)
+	}
+	if fsets.MaxTime < 0 {
+		return cfg, fsets, usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
+	}
+	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
+		return cfg, fsets, usagef("find: --start/--max-load: %v", err)
+	}
+	need := slo.MinRequests(cfg.SLO)
+	switch {
+	case set["requests"] && cfg.Requests < need:
+		return cfg, fsets, usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
+	case !set["requests"] && need > 0:
+		cfg.Requests = need
+	}
+	fsets.Requests = cfg.Requests
+	cfg.defaultLabel()
+	return cfg, fsets, nil
+}
+
+// renameUsage makes the shared flags' "run: …" messages find's.
+func renameUsage(err error) error {
+	if ue, ok := err.(*UsageError); ok && len(ue.Msg) > 5 && ue.Msg[:5] == "run: " {
+		return &UsageError{Msg: "find: " + ue.Msg[5:]}
+	}
+	return err
+}
+
+// finder runs the searches of one find invocation, one per target, and
+// keeps their answers.
+type finder struct {
+	deps    Deps
+	cfg     findSettings
+	started time.Time
+	lines   io.Writer
+	answers []find.Answer
+}
+
+// drive searches one target: each probe the search asks for becomes one
+// level of the sweep (a further pass of that level for a repeat), read
+// back from the records as soon as it ended.
+func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg runConfig) (bool, []string, error) {
+	s, err := find.New(f.cfg.config(cfg.SLO))
+	if err != nil {
+		return false, nil, err
+	}
+	pr := &sweepProber{env: env, sweep: sweep, cfg: cfg, keys: map[float64]int{}}
+	outOfTime := func() bool { return f.cfg.MaxTime > 0 && f.deps.Clock.Now().Sub(f.started) >= f.cfg.MaxTime }
+	a, err := find.Drive(ctx, s, pr, outOfTime)
+	a.Label = cfg.Label
+	for _, p := range a.Probes {
+		if p.Saturation != nil {
+			markSaturated(env, cfg.Label, pr.keys[p.Load], *p.Saturation)
+		}
+	}
+	f.answers = append(f.answers, a)
+	line := a.Line()
+	fmt.Fprintln(f.lines, line)
+	return a.Stop != find.Interrupted, []string{"find: " + line}, err
+}
+
+// output is find's document: the probes as runs[].levels[], and the
+// answers beside them as "find".
+func (f *finder) output(doc *document.Document) any {
+	return struct {
+		*document.Document
+		Find []find.Answer `json:"find"`
+	}{doc, f.answers}
+}
+
+// sweepProber measures a search's probes on a prepared sweep: one Do per
+// probe, all on the sweep's time origin and sequence, so the probes make
+// one run of the records file.
+type sweepProber struct {
+	env   *runEnv
+	sweep *load.Sweep
+	cfg   runConfig
+	// keys maps each load to its level key: the concurrency, or for rate
+	// probes their index in the order first probed.
+	keys map[float64]int
+}
+
+// Probe runs the probe's level (pass p.Pass of it) and returns the level
+// pooled over its passes.
+func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level, error) {
+	key, ok := p.keys[pb.Load]
+	if !ok {
+		key = int(pb.Load)
+		if p.cfg.Method == load.Rate {
+			key = len(p.keys)
+		}
+		p.keys[pb.Load] = key
+	}
+	l := load.Level{Level: key, Concurrency: int(pb.Load), Requests: p.cfg.Requests, Pass: pb.Pass}
+	if p.cfg.Method == load.Rate {
+		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
+	}
+	p.sweep.Levels = []load.Level{l}
+	if _, err := p.sweep.Do(ctx); err != nil {
+		return document.Level{}, err
+	}
+	lvl, ok := summary.LevelOf(p.env.rec.file, p.cfg.Label, key, summary.Options{})
+	if !ok {
+		if ctx.Err() != nil {
+			return document.Level{}, nil // interrupted: Drive stops
+		}
+		return document.Level{}, fmt.Errorf("find: the probe at %s: no request was counted", levelName(l))
+	}
+	return lvl, nil
+}

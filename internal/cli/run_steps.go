@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/saturation"
+	"github.com/servebench/servebench/summary"
+)
+
+// How a sweep runs its levels (issue 15): all at once (run), one at a
+// time until one saturates (run --stop-when-saturated), or as a search
+// chooses them (find, in find.go).
+
+// sweepHooks say how sweepTargets runs each target's sweep and what it
+// writes.
+type sweepHooks struct {
+	// drive runs the prepared sweep of one target and returns whether it
+	// completed, and notes for its run_end line.
+	drive func(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg runConfig) (complete bool, notes []string, err error)
+	// output is what --out gets: the document, or it with more beside.
+	output func(doc *document.Document) any
+	// planInEnd writes each level's plan into its level_end line, for
+	// levels the header could not list (find).
+	planInEnd bool
+}
+
+// runHooks are run's: every level in one go, or one at a time with
+// --stop-when-saturated.
+func runHooks(cfg runConfig) sweepHooks {
+	h := sweepHooks{drive: doSweep, output: func(d *document.Document) any { return d }}
+	if cfg.StopWhenSaturated {
+		h.drive = untilSaturated
+	}
+	return h
+}
+
+// doSweep runs every level of the sweep.
+func doSweep(ctx context.Context, _ *runEnv, sweep *load.Sweep, _ runConfig) (bool, []string, error) {
+	complete, err := sweep.Do(ctx)
+	return complete, nil, err
+}
+
+// untilSaturated runs the levels one at a time and ends the sweep after
+// the first saturated one (saturation.Check against the level before it
+// when that one had a lower load), marking it in the records and saying
+// so in the run's warnings and on standard error.
+func untilSaturated(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg runConfig) (bool, []string, error) {
+	planned := sweep.Levels
+	var prev *document.Level
+	prevLoad := 0.0
+	for i, l := range planned {
+		sweep.Levels = []load.Level{l}
+		complete, err := sweep.Do(ctx)
+		if err != nil || !complete {
+			return complete, nil, err
+		}
+		cur, ok := summary.LevelOf(env.rec.file, cfg.Label, l.Level, summary.Options{})
+		if !ok {
+			continue
+		}
+		var base *document.Level
+		if prev != nil && levelLoad(l) > prevLoad {
+			base = prev
+		}
+		if f := saturation.Check(base, &cur); f.Saturated() {
+			markSaturated(env, cfg.Label, l.Level, f)
+			note := fmt.Sprintf("the sweep stopped at the first saturated level, %s (%s: %s); %d later levels not run",
+				levelName(l), f.Reason, f.Detail, len(planned)-i-1)
+			fmt.Fprintln(env.stderr, "servebench: "+note)
+			return true, []string{note}, nil
+		}
+		prev, prevLoad = &cur, levelLoad(l)
+	}
+	return true, nil, nil
+}
+
+// levelLoad is a planned level's load: its rate, or its concurrency.
+func levelLoad(l load.Level) float64 {
+	if l.Rate > 0 {
+		return l.Rate
+	}
+	return float64(l.Concurrency)
+}
+
+// markSaturated records a saturation verdict on a level that ended, as a
+// further level_end line of it.
+func markSaturated(env *runEnv, label string, level int, f saturation.Finding) {
+	env.rec.levelEnd(&record.LevelEnd{Run: label, Level: level, Saturated: string(f.Reason) + ": " + f.Detail})
+}
+
+// intervals checks --confidence into cfg.
+func (f *runFlags) intervals(cfg *runConfig, set map[string]bool) error {
+	c := *f.confidence
+	if !(c >= 0.5 && c <= 0.999) {
+		return usagef("run: --confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", c)
+	}
+	if set["confidence"] {
+		cfg.Confidence = c
+	}
+	return nil
+}
+
+// sloRecord is what a run's header records of its SLO and confidence:
+// the SLO's canonical text and per-request budget (none when it bounds no
+// latency), and the confidence when not the default.
+func sloRecord(cfg runConfig) (text string, budget *record.GoodputBudget, confidence float64) {
+	if len(cfg.SLO) > 0 {
+		text = slo.Text(cfg.SLO)
+		if b, ok := slo.GoodputBudget(cfg.SLO); ok {
+			budget = &b
+		}
+	}
+	return text, budget, cfg.Confidence
+}

@@ -1,0 +1,272 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/servebench/servebench/modelspec"
+	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/simserve"
+)
+
+const simSynopsis = `sim <subcommand> [flags]
+
+Simulates an LLM server on a GPU you do not own (package sim: the
+server's scheduler, its KV cache and a roofline of the GPU).
+
+Subcommands:`
+
+// simCommands are the subcommands of "servebench sim", in help order. A
+// new one (sim fit, ...) is one more case here.
+func (d Deps) simCommands() []command {
+	return []command{
+		{"serve", "run the simulator in real time behind a real server's HTTP API", runSimServe},
+	}
+}
+
+// runSim dispatches "servebench sim <subcommand>".
+func (d Deps) runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := d.simCommands()
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage: servebench %s\n", simSynopsis)
+		for _, c := range cmds {
+			fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		}
+		fmt.Fprintln(w, "\nRun 'servebench sim <subcommand> --help' for its flags.")
+	}
+	if len(args) == 0 {
+		usage(stderr)
+		return usagef("sim: no subcommand given (want one of: %s)", commandNames(cmds))
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return nil
+	}
+	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == args[0] })
+	if i < 0 {
+		return usagef("sim: unknown subcommand %q (want one of: %s)", args[0], commandNames(cmds))
+	}
+	return cmds[i].run(ctx, args[1:], stdout, stderr)
+}
+
+func commandNames(cmds []command) string {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+const simServeSynopsis = `sim serve --as vllm|sglang|llamacpp|tgi|ollama|openai --gpu G --model M [flags]
+
+Runs the simulator in real time behind the HTTP API of the server --as
+names: its streaming endpoints (with usage and timings), /tokenize,
+/v1/models, its identity endpoints and /metrics with its own metric
+families, driven by the simulated KV cache, queue and preemptions. Point
+'servebench run --backend <same> --url <printed URL> --model <model>' (or
+any client) at it. Versions it reports carry "+servebench.sim". Faults
+(429, 5xx, cut streams, stalls, a slow first token) are injected with the
+--fault-* flags, drawn from --seed. Ctrl-C stops it.
+
+Flags`
+
+// simServeFlags are the flags of sim serve.
+type simServeFlags struct {
+	as, scheduler, gpu, model, quant, kvDtype, served, addr string
+	gpuGiB, util                                            float64
+	context, maxSeqs, maxBatched, blockSize, kvBlocks       int
+	parallel, nBatch, ubatch                                int
+	enforceEager, noPrefixCaching, noMetrics                bool
+	seed                                                    uint64
+	grace                                                   time.Duration
+	faults                                                  simserve.Faults
+}
+
+func (f *simServeFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	Float64Var(*float64, string, float64, string)
+	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
+	Uint64Var(*uint64, string, uint64, string)
+	DurationVar(*time.Duration, string, time.Duration, string)
+}) {
+	fs.StringVar(&f.as, "as", "", "the server whose HTTP API to speak: vllm, sglang, llamacpp, tgi, ollama or openai (required)")
+	fs.StringVar(&f.scheduler, "scheduler", "", "the engine's scheduler: vllm, sglang, llamacpp or ollama (default: --as's; vllm for tgi and openai)")
+	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog, e.g. \"RTX 4090\", \"H100\" (required)")
+	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
+	fs.StringVar(&f.model, "model", "", "model: a preset ("+strings.Join(modelspec.PresetNames(), ", ")+") or a name that resolves to one (Qwen/Qwen2.5-7B-Instruct-AWQ, qwen2.5:7b) (required)")
+	fs.StringVar(&f.quant, "quant", "", "weight format: bf16, fp16, fp8, awq, gptq, q8_0, q4_0, q4_k_m (default: the model name's, else its dtype)")
+	fs.StringVar(&f.kvDtype, "kv-dtype", "", "KV-cache dtype: auto, fp8, f16, q8_0, q4_0 (default auto; f16 for llama.cpp and Ollama)")
+	fs.StringVar(&f.served, "served-model-name", "", "model name the server answers to and lists (default: --model as given)")
+	fs.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1 and the server's usual port: vllm/openai 8000, sglang 30000, llamacpp/tgi 8080, ollama 11434; port 0 picks a free one)")
+	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default 0.9 / 0.88)")
+	fs.IntVar(&f.context, "context", 0, "tokens per sequence: vLLM max_model_len, Ollama num_ctx, llama.cpp -c (the total over slots)")
+	fs.IntVar(&f.maxSeqs, "max-num-seqs", 0, "vLLM max_num_seqs / SGLang max_running_requests (default 256)")
+	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "vLLM max_num_batched_tokens / SGLang chunked_prefill_size (default 2048)")
+	fs.IntVar(&f.blockSize, "block-size", 0, "KV block size in tokens (default vLLM 16, SGLang 1)")
+	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "KV blocks the server has (vLLM num_gpu_blocks), instead of the planner's prediction")
+	fs.IntVar(&f.parallel, "parallel", 0, "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 4 / 1)")
+	fs.IntVar(&f.nBatch, "n-batch", 0, "llama.cpp n_batch / Ollama num_batch (default 2048 / 512)")
+	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
+	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
+	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
+	fs.BoolVar(&f.noMetrics, "no-metrics", false, "answer /metrics as a server with metrics off (llama.cpp: 501, others: 404)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the output text and the fault draws")
+	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on Ctrl-C, how long streams in flight may take to finish")
+	fs.Float64Var(&f.faults.TooManyRequests, "fault-429", 0, "fraction of generation requests answered 429 Too Many Requests")
+	fs.Float64Var(&f.faults.ServerError, "fault-5xx", 0, "fraction answered 500 Internal Server Error")
+	fs.Float64Var(&f.faults.CutStream, "fault-cut", 0, "fraction whose connection is dropped mid-stream")
+	fs.IntVar(&f.faults.CutAfter, "fault-cut-after", 1, "tokens sent before a cut")
+	fs.Float64Var(&f.faults.Stall, "fault-stall", 0, "fraction whose stream goes silent (open, no end) until the client gives up")
+	fs.IntVar(&f.faults.StallAfter, "fault-stall-after", 1, "tokens sent before a stall")
+	fs.Float64Var(&f.faults.SlowFirstToken, "fault-slow-first-token", 0, "fraction held --fault-first-token-delay before reaching the scheduler")
+	fs.DurationVar(&f.faults.FirstTokenDelay, "fault-first-token-delay", 0, "how long a slow first token is held")
+}
+
+// defaultPorts are the servers' usual ports.
+func defaultPort(p simserve.Personality) string {
+	switch p {
+	case simserve.SGLang:
+		return "30000"
+	case simserve.LlamaCpp, simserve.TGI:
+		return "8080"
+	case simserve.Ollama:
+		return "11434"
+	}
+	return "8000"
+}
+
+// options turns the flags into simserve.Options; errors are usage errors
+// naming the flag.
+func (f *simServeFlags) options() (simserve.Options, error) {
+	var o simserve.Options
+	if f.as == "" {
+		return o, usagef("sim serve: --as is required (vllm, sglang, llamacpp, tgi, ollama or openai)")
+	}
+	as, err := simserve.ParsePersonality(f.as)
+	if err != nil {
+		return o, usagef("sim serve: --as %q: want one of vllm, sglang, llamacpp, tgi, ollama, openai", f.as)
+	}
+	if f.gpu == "" {
+		return o, usagef("sim serve: --gpu is required (a GPU from the catalog, e.g. \"RTX 4090\")")
+	}
+	if f.model == "" {
+		return o, usagef("sim serve: --model is required (e.g. qwen2.5-7b)")
+	}
+	spec := sim.Spec{GPU: f.gpu, GPUGiB: f.gpuGiB, Model: f.model, Quant: f.quant, KVDtype: f.kvDtype,
+		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
+	if f.scheduler != "" {
+		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {
+			return o, usagef("sim serve: --scheduler %q: want vllm, sglang, llamacpp or ollama", f.scheduler)
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--context", f.context}, {"--max-num-seqs", f.maxSeqs}, {"--max-num-batched-tokens", f.maxBatched},
+		{"--block-size", f.blockSize}, {"--kv-blocks", f.kvBlocks}, {"--parallel", f.parallel}, {"--n-batch", f.nBatch}, {"--ubatch", f.ubatch}} {
+		if n.v < 0 {
+			return o, usagef("sim serve: %s %d must be >= 0", n.flag, n.v)
+		}
+	}
+	fam := spec.Backend
+	if fam == "" {
+		fam = as.Family()
+	}
+	srv := sim.Server{MaxNumSeqs: f.maxSeqs, MaxNumBatchedTokens: f.maxBatched, BlockSize: f.blockSize, KVBlocks: f.kvBlocks,
+		Slots: f.parallel, NBatch: f.nBatch, NUBatch: f.ubatch}
+	switch fam {
+	case sim.VLLM, sim.SGLang:
+		srv.MaxModelLen = f.context
+	case sim.Ollama:
+		srv.SlotContext = f.context
+	case sim.LlamaCpp:
+		if f.context > 0 {
+			slots := max(f.parallel, 1)
+			if f.parallel == 0 {
+				slots = 4
+				srv.Slots = 4
+			}
+			srv.SlotContext = f.context / slots
+		}
+	}
+	spec.Server = srv
+	o = simserve.Options{As: as, Spec: spec, ServedModelName: f.served, Seed: f.seed, Faults: f.faults, NoMetrics: f.noMetrics}
+	return o, nil
+}
+
+// simServeError turns an error of simserve.New into one line naming the
+// flag at fault: a usage error (exit 2) for bad options, an unknown GPU
+// or model, or a model that does not fit.
+func simServeError(err error) error {
+	switch {
+	case errors.Is(err, sim.ErrUnknownGPU):
+		return usagef("sim serve: --gpu: %v", err)
+	case errors.Is(err, sim.ErrUnknownModel):
+		return usagef("sim serve: --model: %v", err)
+	case errors.Is(err, sim.ErrDoesNotFit):
+		return usagef("sim serve: --model/--gpu: %v", err)
+	case errors.Is(err, sim.ErrBadInput), errors.Is(err, simserve.ErrBadOptions):
+		return usagef("sim serve: %v", err)
+	}
+	return fmt.Errorf("sim serve: %w", err)
+}
+
+func runSimServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sim serve", simServeSynopsis, stdout)
+	var f simServeFlags
+	f.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("sim serve: unexpected argument %q", fs.Arg(0))
+	}
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	srv, err := simserve.New(opts)
+	if err != nil {
+		return simServeError(err)
+	}
+	addr := f.addr
+	if addr == "" {
+		addr = "127.0.0.1:" + defaultPort(opts.As)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("sim serve: --addr %s: %v", addr, err)
+	}
+	fmt.Fprintf(stdout, "sim serve: simulated %s API on http://%s (model %q)\n", opts.As, ln.Addr(), srv.ModelName())
+	fmt.Fprintf(stdout, "sim serve: %s\n", describeSim(srv.Config()))
+	fmt.Fprintln(stdout, "sim serve: Ctrl-C stops it")
+	err = srv.Serve(ctx, ln, f.grace)
+	s := srv.Summary()
+	fmt.Fprintf(stderr, "sim serve: served %d requests (%d finished, %d aborted), %d tokens, %d preemptions; tokens written behind schedule: p50 %v, p99 %v, max %v; paused %v (the machine fell behind)\n",
+		s.Requests, s.Finished, s.Aborted, s.GeneratedTokens, s.Preemptions, s.LatenessP50, s.LatenessP99, s.LatenessMax.Round(time.Microsecond), s.Paused.Round(time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("sim serve: %v", err)
+	}
+	return nil
+}
+
+// describeSim is one line on the simulated server.
+func describeSim(c sim.Config) string {
+	s := c.Server
+	kv := fmt.Sprintf("%d KV blocks of %d tokens, max_num_seqs %d, max_num_batched_tokens %d, max_model_len %d",
+		s.KVBlocks, s.BlockSize, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.MaxModelLen)
+	if c.Family == sim.LlamaCpp || c.Family == sim.Ollama {
+		kv = fmt.Sprintf("%d slots of %d cells, n_batch %d, n_ubatch %d", s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
+	}
+	return fmt.Sprintf("%s scheduler, %s on %s (%.0f GB/s, %.0f TFLOP/s fp16): %s", c.Family, c.Model.Name, c.GPU.Name,
+		c.GPU.BandwidthBytesPerS/1e9, c.GPU.PeakFLOPS/1e12, kv)
+}

@@ -1,0 +1,303 @@
+package simserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/servebench/servebench/modelspec"
+	"github.com/servebench/servebench/sim"
+)
+
+// errStopped: the server was closed while a request waited on the engine.
+var errStopped = errors.New("simulated server stopped")
+
+// Server is a simulated LLM server: a sim.Engine driven in real time
+// behind one personality's HTTP surface. Create it with New, serve its
+// Handler, Close it when done.
+type Server struct {
+	as    Personality
+	cfg   sim.Config
+	model modelspec.Spec
+	quant string
+	name  string // served model name
+	// quotedName is name as a JSON string, written raw into chunks.
+	quotedName []byte
+	seed       uint64
+	opts       Options
+	drv        *driver
+	// born is the wall time the server started (created timestamps).
+	born time.Time
+	// ids numbers the generation requests (ids, fault draws, texts).
+	ids   atomic.Uint64
+	fault faultPicker
+	ctr   counters
+	late  lateness
+}
+
+// New resolves opts.Spec into an engine configuration and starts the
+// engine's goroutine. Errors wrap ErrBadOptions (bad options) or one of
+// package sim's errors (sim.ErrUnknownGPU, sim.ErrUnknownModel,
+// sim.ErrDoesNotFit, sim.ErrBadInput).
+func New(opts Options) (*Server, error) {
+	if _, err := ParsePersonality(string(opts.As)); err != nil {
+		return nil, err
+	}
+	if err := opts.Faults.validate(); err != nil {
+		return nil, err
+	}
+	spec := opts.Spec
+	if spec.Backend == "" {
+		spec.Backend = opts.As.Family()
+	}
+	cfg, err := spec.Config()
+	if err != nil {
+		return nil, err
+	}
+	m, q, err := spec.ResolvedModel()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := sim.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	name := opts.ServedModelName
+	if name == "" {
+		name = spec.Model
+	}
+	s := &Server{as: opts.As, cfg: cfg, model: m, quant: q, name: name, seed: opts.Seed, opts: opts,
+		born: time.Now()}
+	s.quotedName, _ = json.Marshal(name)
+	s.fault = faultPicker{f: opts.Faults, rng: rand.New(rand.NewPCG(opts.Seed, 0xfa017))}
+	s.ctr.init()
+	s.drv = newDriver(eng)
+	return s, nil
+}
+
+// Config is the engine's configuration: the simulated GPU, model cost,
+// server settings and calibration.
+func (s *Server) Config() sim.Config { return s.cfg }
+
+// As is the server's personality.
+func (s *Server) As() Personality { return s.as }
+
+// ModelName is the model name the server answers to.
+func (s *Server) ModelName() string { return s.name }
+
+// Close stops the engine; requests still streaming end without their end
+// marker.
+func (s *Server) Close() { s.drv.stop() }
+
+// Serve answers HTTP on ln until ctx is done, then shuts down: new
+// connections are refused, streams in flight get grace to finish, then
+// the listener's connections are closed and the engine stops.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, grace time.Duration) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = hs.Close()
+	}
+	s.Close()
+	if e := <-errc; e != nil && !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
+	return err
+}
+
+// Handler is the personality's routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range s.routes() {
+		mux.HandleFunc(r.pattern, r.fn)
+	}
+	mux.HandleFunc("/", s.notFound)
+	return mux
+}
+
+// route is one endpoint.
+type route struct {
+	pattern string
+	fn      http.HandlerFunc
+}
+
+// routes lists the personality's endpoints.
+func (s *Server) routes() []route {
+	openAI := []route{
+		{"POST /v1/chat/completions", s.handleChat},
+		{"POST /v1/completions", s.handleCompletions},
+	}
+	models := route{"GET /v1/models", s.handleModels}
+	metrics := route{"GET /metrics", s.handleMetrics}
+	switch s.as {
+	case VLLM:
+		return append(openAI, models, metrics,
+			route{"GET /health", s.handleEmptyOK},
+			route{"GET /version", s.handleVersion},
+			route{"POST /tokenize", s.handleTokenize})
+	case SGLang:
+		return append(openAI, models, metrics,
+			route{"GET /health", s.handleEmptyOK},
+			route{"GET /get_server_info", s.handleSGLangServerInfo},
+			route{"GET /get_model_info", s.handleSGLangModelInfo})
+	case LlamaCpp:
+		return append(openAI, models, metrics,
+			route{"GET /health", s.handleLlamaHealth},
+			route{"GET /props", s.handleProps},
+			route{"GET /slots", s.handleSlots},
+			route{"POST /tokenize", s.handleTokenize})
+	case TGI:
+		return append(openAI, metrics,
+			route{"GET /health", s.handleEmptyOK},
+			route{"GET /info", s.handleTGIInfo},
+			route{"POST /generate_stream", s.handleTGIGenerateStream})
+	case Ollama:
+		return append(openAI, models,
+			route{"GET /{$}", s.handleOllamaRoot},
+			route{"GET /api/version", s.handleVersion},
+			route{"GET /api/tags", s.handleOllamaTags},
+			route{"GET /api/ps", s.handleOllamaPS},
+			route{"POST /api/show", s.handleOllamaShow},
+			route{"POST /api/chat", s.handleOllamaChat},
+			route{"POST /api/generate", s.handleOllamaGenerate})
+	}
+	return append(openAI, models, route{"GET /health", s.handleEmptyOK})
+}
+
+// Versions each personality reports, with a build suffix that marks them
+// simulated. They are the versions whose formats the fixtures hold.
+const (
+	simSuffix       = "+servebench.sim"
+	vllmVersion     = "0.11.0" + simSuffix
+	sglangVersion   = "0.5.1" + simSuffix
+	llamaBuild      = 9014
+	llamaBuildInfo  = "b9014-servebench.sim"
+	tgiVersion      = "2.2.0" + simSuffix
+	ollamaVersion   = "0.11.6" + simSuffix
+	openAIOwnedBy   = "servebench-sim"
+	sglangOwnedBy   = "sglang"
+	llamaCppOwnedBy = "llamacpp"
+)
+
+// version is the personality's version string.
+func (s *Server) version() string {
+	switch s.as {
+	case SGLang:
+		return sglangVersion
+	case LlamaCpp:
+		return llamaBuildInfo
+	case TGI:
+		return tgiVersion
+	case Ollama:
+		return ollamaVersion
+	}
+	return vllmVersion
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// apiError answers an error in the personality's error shape.
+func (s *Server) apiError(w http.ResponseWriter, status int, kind, msg string) {
+	switch s.as {
+	case LlamaCpp: // server_common: format_error_response
+		writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "type": kind}})
+	case TGI: // router/src/server.rs ErrorResponse
+		writeJSON(w, status, map[string]any{"error": msg, "error_type": kind})
+	case Ollama:
+		writeJSON(w, status, map[string]any{"error": msg})
+	default: // vLLM and SGLang ErrorResponse
+		writeJSON(w, status, map[string]any{"object": "error", "message": msg, "type": kind, "param": nil, "code": status})
+	}
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.apiError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("%s %s: no such route on a simulated %s server", r.Method, r.URL.Path, s.as))
+}
+
+func (s *Server) handleEmptyOK(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+
+// modelMatches reports whether a request's model names the served one
+// (Ollama adds ":latest" to a name without a tag).
+func (s *Server) modelMatches(m string) bool {
+	if m == "" || m == s.name {
+		return true
+	}
+	if s.as == Ollama {
+		return ollamaTag(m) == ollamaTag(s.name)
+	}
+	return false
+}
+
+func ollamaTag(s string) string {
+	if !strings.Contains(s, ":") {
+		return s + ":latest"
+	}
+	return s
+}
+
+// counters are what the server has served, for /metrics: the totals of
+// finished requests and the histograms of their latencies.
+type counters struct {
+	mu sync.Mutex
+	// requests counts generation requests received; success those that
+	// finished (by reason: length, abort); rejected those refused.
+	requests   int64
+	success    map[string]int64
+	promptToks int64
+	genToks    int64
+	// prefill and decode seconds of finished requests (llama.cpp's
+	// prompt_seconds_total and tokens_predicted_seconds_total).
+	promptSec, decodeSec float64
+	// admitted counts requests the scheduler took (TGI's prefill
+	// batches).
+	admitted int64
+	hist     map[string]*histogram
+	// lastGen and lastAt are the generated tokens and the time of the
+	// previous scrape (SGLang's gen_throughput).
+	lastGen    int64
+	lastAt     time.Time
+	throughput float64
+}
+
+func (c *counters) init() {
+	c.success = map[string]int64{}
+	c.hist = map[string]*histogram{}
+}
+
+// observe adds one histogram observation.
+func (c *counters) observe(name string, bounds []float64, v float64) {
+	h := c.hist[name]
+	if h == nil {
+		h = newHistogram(bounds)
+		c.hist[name] = h
+	}
+	h.observe(v)
+}

@@ -1,0 +1,100 @@
+package simserve
+
+import "hash/fnv"
+
+// The simulated tokenizer. It is not the model's: it is a fixed rule,
+// cheap and deterministic, under which /tokenize, the prompt tokens of
+// usage and Ollama's prompt_eval_count always agree, as they do on a real
+// server. A token is
+//   - a run of letters and digits (bytes ≥ 0x80 count as letters), with
+//     the one space before it, of up to maxPieceBytes bytes (a longer run
+//     is several tokens);
+//   - or any other single byte (punctuation, newlines, extra spaces).
+//
+// English prose comes out near four characters a token, the usual figure
+// for BPE vocabularies.
+const maxPieceBytes = 8
+
+// vocabSize is the range of the token ids /tokenize returns (Qwen2's
+// vocabulary size).
+const vocabSize = 151936
+
+// chatTemplateTokens are the prompt tokens a chat template adds per
+// message (role markers: ChatML's "<|im_start|>user\n" and
+// "<|im_end|>\n"), and replyTemplateTokens those of the assistant turn it
+// opens at the end ("<|im_start|>assistant\n"). Ollama's /api/generate
+// applies the template too (one user message); /v1/completions and TGI's
+// /generate_stream take the prompt raw.
+const (
+	chatTemplateTokens  = 5
+	replyTemplateTokens = 3
+)
+
+func isWordByte(c byte) bool {
+	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+// pieces calls fn with each token's bytes of s, in order.
+func pieces(s string, fn func(piece string)) {
+	for i := 0; i < len(s); {
+		start := i
+		j := i
+		if s[j] == ' ' && j+1 < len(s) && isWordByte(s[j+1]) {
+			j++
+		}
+		if !isWordByte(s[j]) {
+			fn(s[i : i+1])
+			i++
+			continue
+		}
+		for j < len(s) && isWordByte(s[j]) && j-start < maxPieceBytes {
+			j++
+		}
+		fn(s[start:j])
+		i = j
+	}
+}
+
+// countTokens is the number of tokens of s.
+func countTokens(s string) int {
+	n := 0
+	pieces(s, func(string) { n++ })
+	return n
+}
+
+// tokenIDs are the token ids of s: a hash of each piece, so the same text
+// always has the same ids.
+func tokenIDs(s string) []int {
+	ids := make([]int, 0, len(s)/4+1)
+	pieces(s, func(p string) { ids = append(ids, pieceID(p)) })
+	return ids
+}
+
+// tokenPieces are the pieces of s, for tokenizers that return them.
+func tokenPieces(s string) []string {
+	var out []string
+	pieces(s, func(p string) { out = append(out, p) })
+	return out
+}
+
+func pieceID(p string) int {
+	h := fnv.New32a()
+	h.Write([]byte(p))
+	return int(h.Sum32() % vocabSize)
+}
+
+// outputWords are the texts of generated tokens: one word each, with its
+// leading space, so a stream reads as words and every token is one token
+// of the simulated tokenizer.
+var outputWords = []string{
+	" the", " of", " and", " to", " in", " a", " is", " that", " for", " it",
+	" as", " with", " was", " on", " be", " by", " at", " this", " from", " or",
+	" an", " are", " which", " but", " not", " have", " one", " all", " were", " their",
+	" time", " there", " can", " more", " other", " about", " into", " some", " would", " what",
+	" model", " server", " token", " batch", " cache", " memory", " queue", " step", " slot", " block",
+	" fast", " slow", " small", " large", " first", " last", " next", " each", " many", " few",
+	" GPU", " load", " rate", " level",
+}
+
+// outputTokenID is the id /tokenize would give word w.
+func outputTokenID(w int) int { return pieceID(outputWords[w]) }

@@ -1,0 +1,205 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/servebench/servebench/internal/ptr"
+)
+
+// Confidence intervals (docs/metrics.md, "Confidence intervals").
+//
+// Percentiles get distribution-free intervals from order statistics: the
+// number of a sample's n values below the true q-quantile is Binomial(n,
+// q), so a pair of order statistics brackets the quantile with a
+// probability that the binomial law gives exactly, whatever the latency
+// distribution. Proportions (goodput's fraction) get Clopper–Pearson
+// intervals from the same law. Throughput, a ratio of sums, gets a seeded
+// percentile bootstrap, so that the same records always give the same
+// interval.
+
+// DefaultConfidence is the confidence of the intervals when none is given.
+const DefaultConfidence = 0.95
+
+// BootstrapResamples is the number of bootstrap resamples per interval.
+const BootstrapResamples = 1000
+
+// BootstrapSeed seeds every bootstrap; the level's key is mixed in, so
+// levels draw different resamples but a level always draws the same ones.
+const BootstrapSeed = 0x5eb0
+
+// Interval is a confidence interval. A nil end could not be bounded at the
+// confidence asked: too few samples (a p99 of 50 requests has no upper
+// bound at 95%).
+type Interval struct {
+	Low, High *float64
+}
+
+// Contains reports whether v lies in the interval; an unbounded end
+// contains everything on its side.
+func (iv Interval) Contains(v float64) bool {
+	return (iv.Low == nil || *iv.Low <= v) && (iv.High == nil || v <= *iv.High)
+}
+
+// scaled returns the interval with both ends multiplied by f.
+func (iv Interval) scaled(f float64) Interval {
+	mul := func(p *float64) *float64 {
+		if p == nil {
+			return nil
+		}
+		v := *p * f
+		return &v
+	}
+	return Interval{mul(iv.Low), mul(iv.High)}
+}
+
+// hull is the smallest interval holding both; an unbounded end of either
+// stays unbounded.
+func hull(a, b Interval) Interval {
+	lo := func(x, y *float64) *float64 {
+		if x == nil || y == nil {
+			return nil
+		}
+		return ptr.To(min(*x, *y))
+	}
+	hi := func(x, y *float64) *float64 {
+		if x == nil || y == nil {
+			return nil
+		}
+		return ptr.To(max(*x, *y))
+	}
+	return Interval{lo(a.Low, b.Low), hi(a.High, b.High)}
+}
+
+// QuantileRanks returns the 1-based ranks l ≤ u of the order statistics
+// X(l), X(u) of a sample of n that bracket the q-quantile (0 < q < 1) with
+// probability at least confidence: l is the largest rank with
+// P(B < l) ≤ α/2 and u the smallest with P(B < u) ≥ 1 − α/2, where
+// B ~ Binomial(n, q) counts the values below the quantile and α =
+// 1 − confidence. ok reports whether each end exists: lowOK is false when
+// even X(1) is above the quantile too often (l would be 0), highOK when
+// even X(n) is below it too often (u would be n + 1).
+func QuantileRanks(n int, q, confidence float64) (l, u int, lowOK, highOK bool) {
+	if n < 1 || !(q > 0 && q < 1) {
+		return 0, 0, false, false
+	}
+	alpha := 1 - confidence
+	// cdf[k] = P(B ≤ k). The rank-r order statistic lies above the
+	// quantile iff fewer than r values lie below it, so
+	// P(X(r) > ξ) = P(B < r) = cdf[r−1], and P(X(r) < ξ) = 1 − cdf[r−1].
+	cdf := binomialCDF(n, q)
+	l = 0
+	for r := 1; r <= n; r++ {
+		// P(X(r) > ξ) = P(B < r) = cdf[r−1].
+		if cdf[r-1] <= alpha/2 {
+			l = r
+		} else {
+			break
+		}
+	}
+	u = n + 1
+	for r := 1; r <= n; r++ {
+		if cdf[r-1] >= 1-alpha/2 {
+			u = r
+			break
+		}
+	}
+	return l, u, l >= 1, u <= n
+}
+
+// binomialCDF returns P(B ≤ k) for k = 0..n, B ~ Binomial(n, q).
+func binomialCDF(n int, q float64) []float64 {
+	out := make([]float64, n+1)
+	lq, lp := math.Log(q), math.Log1p(-q)
+	ln1, _ := math.Lgamma(float64(n + 1))
+	sum := 0.0
+	for k := 0; k <= n; k++ {
+		lk, _ := math.Lgamma(float64(k + 1))
+		lnk, _ := math.Lgamma(float64(n - k + 1))
+		sum += math.Exp(ln1 - lk - lnk + float64(k)*lq + float64(n-k)*lp)
+		out[k] = min(sum, 1)
+	}
+	return out
+}
+
+// QuantileCI is the order-statistic interval of the p-th percentile
+// (0 < p < 100) of the sorted sample s at confidence (see QuantileRanks).
+// It assumes the values are independent draws of one distribution.
+func QuantileCI(s []float64, p, confidence float64) Interval {
+	l, u, lowOK, highOK := QuantileRanks(len(s), p/100, confidence)
+	var iv Interval
+	if lowOK {
+		iv.Low = ptr.To(s[l-1])
+	}
+	if highOK {
+		iv.High = ptr.To(s[u-1])
+	}
+	return iv
+}
+
+// ProportionCI is the Clopper–Pearson interval of a proportion of k
+// successes in n trials at confidence: the success probabilities p for
+// which P(B ≥ k | p) and P(B ≤ k | p) are both above α/2. It is exact (its
+// coverage is at least confidence for every p); nil ends for n = 0.
+func ProportionCI(k, n int, confidence float64) Interval {
+	if n <= 0 || k < 0 || k > n {
+		return Interval{}
+	}
+	alpha := 1 - confidence
+	lo, hi := 0.0, 1.0
+	if k > 0 {
+		// P(B ≥ k | p) rises with p: the lowest p where it reaches α/2.
+		lo = bisect(func(p float64) bool { return 1-binomialCDFAt(n, k-1, p) >= alpha/2 })
+	}
+	if k < n {
+		// P(B ≤ k | p) falls with p: the highest p where it is still α/2.
+		hi = bisect(func(p float64) bool { return binomialCDFAt(n, k, p) < alpha/2 })
+	}
+	return Interval{ptr.To(lo), ptr.To(hi)}
+}
+
+// bisect returns the smallest p in [0, 1] at which the monotone test turns
+// true, to 1e-9.
+func bisect(test func(float64) bool) float64 {
+	lo, hi := 0.0, 1.0
+	for hi-lo > 1e-9 {
+		mid := (lo + hi) / 2
+		if test(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// binomialCDFAt is P(B ≤ k) for B ~ Binomial(n, p).
+func binomialCDFAt(n, k int, p float64) float64 {
+	switch {
+	case k < 0:
+		return 0
+	case k >= n:
+		return 1
+	case p <= 0:
+		return 1
+	case p >= 1:
+		return 0
+	}
+	return binomialCDF(n, p)[k]
+}
+
+// newRNG is the generator of a seeded bootstrap.
+func newRNG(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+}
+
+// PercentileInterval is the percentile-bootstrap interval of the sorted
+// bootstrap replicates at confidence: their α/2 and 1 − α/2 quantiles.
+// Nil ends for fewer than two replicates.
+func PercentileInterval(reps []float64, confidence float64) Interval {
+	if len(reps) < 2 {
+		return Interval{}
+	}
+	alpha := 1 - confidence
+	return Interval{ptr.To(percentileSorted(reps, 100*alpha/2)), ptr.To(percentileSorted(reps, 100*(1-alpha/2)))}
+}
