@@ -20,9 +20,12 @@ import (
 //     channels it could not see received from.
 //   - load's waits for time are few: the rate method's Sleep until the
 //     Pacer's next due time (one goroutine per rate level, one Sleep at a
-//     time), and, once the sweep's context is cancelled, one AfterFunc for
-//     the grace period of requests in flight, stopped before Do returns.
-//     Pool and batch never wait for time.
+//     time); a multi-turn session's Sleep for the think time before each
+//     turn after the first (one per session in flight, on the session's
+//     goroutine); and, once the sweep's context is cancelled, one
+//     AfterFunc for the grace period of requests in flight, stopped before
+//     Do returns. Pool and batch levels of single requests never wait for
+//     time.
 //   - Besides those, load's goroutines wait only on each other (workers,
 //     the batch gate, the rate method's cap on requests in flight, the one
 //     goroutine that calls the Sink) and on the calls it makes: Client.Do,

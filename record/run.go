@@ -46,6 +46,18 @@ type Run struct {
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
+	// Sessions and shared prefixes (issue 14).
+
+	// Turns is the number of turns of each session (multiturn scenario).
+	Turns int `json:"turns,omitempty"`
+	// ThinkTime is the law of the pause between a session's turns, as
+	// given ("const:1s", "exp:2s", "uniform:0.5s-3s").
+	ThinkTime string `json:"think_time,omitempty"`
+	// SharedPrefixTokens is the length of the system prompt shared by
+	// requests, and PrefixGroups how many different ones there are.
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int `json:"prefix_groups,omitempty"`
+
 	// Workloads like real traffic (issue 14): the trace the run replayed
 	// (run --trace) and the request classes it mixed (run --mix); nil
 	// otherwise.
@@ -248,4 +260,8 @@ type Observations struct {
 	// level along its least-squares trend (issue 15: a queue that keeps
 	// growing is a sign of saturation).
 	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
+
+	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
+	// level, from its metrics (issue 14; see document.Level).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }

@@ -38,8 +38,10 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -230,6 +232,7 @@ const (
 type call struct {
 	seq     int
 	res     *record.Result
+	answer  *strings.Builder // the request's Answer, nil when not wanted
 	req     sim.Request
 	writeAt time.Duration
 	handle  sim.Handle
@@ -240,8 +243,13 @@ type call struct {
 
 func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) {
 	images := len(req.Images)
-	c := &call{seq: res.Seq, res: res, wake: make(chan struct{}),
-		req: sim.Request{PromptTokens: max(simserve.PromptTokens(req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
+	history := make([]string, len(req.History))
+	for i, m := range req.History {
+		history[i] = m.Content
+	}
+	c := &call{seq: res.Seq, res: res, answer: req.Answer, wake: make(chan struct{}),
+		req: sim.Request{PromptTokens: max(simserve.ConversationTokens(history, req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
+	c.req.PrefixGroup, c.req.SharedPrefixTokens = s.sharedPrefix(req)
 	s.mu.Lock()
 	now := s.eng.Now()
 	c.writeAt = now + s.delay(res.Seq, res.Warmup)
@@ -276,6 +284,26 @@ func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) 
 		c.timeout.dead = true
 	}
 	s.tokens++
+}
+
+// sharedPrefix names the prefix req shares with other requests, for the
+// engine's prefix caching: a shared system prompt (run
+// --shared-prefix-tokens, a trace's prefix groups) is a group keyed by its
+// text, its tokens (template included) the shared length; 0, 0 for none.
+// A conversation's earlier turns are not modelled as a shared prefix (the
+// engine's groups share one fixed-length prefix; a session's grows by
+// turn), so simulated multi-turn TTFT counts each turn's whole prompt.
+func (s *Sim) sharedPrefix(req *backend.Request) (group, tokens int) {
+	if len(req.History) == 0 || req.History[0].Role != backend.System {
+		return 0, 0
+	}
+	sys := req.History[0].Content
+	h := fnv.New32a()
+	h.Write([]byte(sys))
+	group = int(h.Sum32()&0x7fffffff) | 1
+	// The system message with its template tokens, as the conversation's
+	// count has it.
+	return group, simserve.ConversationTokens([]string{sys}, "", s.opt.Chat) - simserve.ConversationTokens(nil, "", s.opt.Chat)
 }
 
 // delay is request seq's send delay: exponential of mean s.jitter, drawn
@@ -324,6 +352,10 @@ func (s *Sim) event(c *call, ev sim.Event) {
 		out := ev.Generated
 		prompt := c.req.PromptTokens + c.req.Images*s.eng.Config().Model.ImageTokens
 		r.OutputTokens, r.PromptTokens = &out, &prompt
+		if c.answer != nil {
+			c.answer.Reset()
+			c.answer.WriteString(simserve.OutputText(uint64(s.opt.Seed)^uint64(c.seq)*0x9e3779b97f4a7c15, out))
+		}
 		s.end(c)
 	case sim.EventRejected:
 		r.E2ENS = off

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -227,5 +229,45 @@ func TestAgreesWithRunLevel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestConversationsAndSharedPrefixes: a multi-turn session's later turns
+// send the conversation so far (the simulated answers included), so their
+// prompts grow by turn; a shared system prompt is a prefix group, so with
+// prefix caching TTFT falls against the same prompts without one.
+func TestConversationsAndSharedPrefixes(t *testing.T) {
+	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1, Chat: true, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	runOne := func(rq *backend.Request, r *record.Result) {
+		t.Helper()
+		s.Client().Do(ctx, rq, r)
+		if !r.OK() {
+			t.Fatalf("request failed: %s %s", r.Reason, r.Error)
+		}
+	}
+	first := backend.Request{Prompt: "one two three four", MaxTokens: 8, Answer: &strings.Builder{}}
+	var r1 record.Result
+	runOne(&first, &r1)
+	if first.Answer.Len() == 0 || r1.PromptTokens == nil {
+		t.Fatalf("first turn: answer %q, prompt %v", first.Answer.String(), r1.PromptTokens)
+	}
+	second := backend.Request{Prompt: "five six", MaxTokens: 8, History: []backend.Message{
+		{Role: backend.User, Content: first.Prompt}, {Role: backend.Assistant, Content: first.Answer.String()}}}
+	var r2 record.Result
+	runOne(&second, &r2)
+	if r2.PromptTokens == nil || *r2.PromptTokens <= *r1.PromptTokens+8 {
+		t.Errorf("second turn's prompt %v tokens: want more than the first's %d plus its 8-token answer", r2.PromptTokens, *r1.PromptTokens)
+	}
+	if g, n := s.sharedPrefix(&second); g != 0 || n != 0 {
+		t.Errorf("a conversation is not a shared prefix group: %d, %d", g, n)
+	}
+	sys := backend.Request{Prompt: "x", History: []backend.Message{{Role: backend.System, Content: strings.Repeat("word ", 300)}}}
+	g, n := s.sharedPrefix(&sys)
+	if g == 0 || n < 300 {
+		t.Errorf("shared system prompt: group %d, %d tokens; want a group of at least 300 tokens", g, n)
 	}
 }
