@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/servebench/servebench/record"
@@ -58,10 +59,33 @@ type Image struct {
 	Data []byte
 }
 
+// Role is who said a message of a conversation.
+type Role string
+
+// Message roles.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+)
+
+// Message is one earlier message of a conversation: a shared system
+// prompt, an earlier user turn, or the server's answer to it.
+type Message struct {
+	Role    Role
+	Content string
+}
+
 // Request is one generation request, independent of the server family.
 type Request struct {
-	// Prompt is the user text.
+	// Prompt is the user text: the last user message.
 	Prompt string
+	// History are the messages before Prompt, oldest first: a shared
+	// system prompt, and the earlier turns of a session with the server's
+	// own answers. Chat APIs send them as messages; completion APIs
+	// (completions, generate) send their contents and Prompt joined by
+	// PromptSeparator as one prompt.
+	History []Message
 	// Images are attached to the user message, in order.
 	Images []Image
 	// MaxTokens is the exact number of output tokens asked for; adapters
@@ -69,10 +93,39 @@ type Request struct {
 	MaxTokens int
 	// Seed is passed to servers that take one.
 	Seed int64
+	// ReusePrefix says the workload means requests to share prefixes
+	// (sessions, shared system prompts): adapters then leave the server's
+	// prompt cache on where they would otherwise turn it off (llama.cpp
+	// cache_prompt), so that the cache's effect is measured.
+	ReusePrefix bool
+	// Answer, when non-nil, is reset and receives the generated text as
+	// the server streamed it in its content field (reasoning sent in a
+	// separate field is left out), for a workload that sends it back in
+	// a later turn. Nil keeps the per-chunk path from copying any text.
+	Answer *strings.Builder
 	// RunStart, when set, is the run's start: Do then sets Result.StartNS
 	// to the moment the request was written, measured from RunStart on
 	// the monotonic clock. Zero leaves StartNS to the caller.
 	RunStart time.Time
+}
+
+// PromptSeparator joins History and Prompt into one prompt on completion
+// APIs, which take text rather than messages.
+const PromptSeparator = "\n\n"
+
+// flatPrompt is rq's conversation as one text: History's contents and
+// Prompt joined by PromptSeparator (Prompt alone without History).
+func flatPrompt(rq *Request) string {
+	if len(rq.History) == 0 {
+		return rq.Prompt
+	}
+	var b strings.Builder
+	for _, m := range rq.History {
+		b.WriteString(m.Content)
+		b.WriteString(PromptSeparator)
+	}
+	b.WriteString(rq.Prompt)
+	return b.String()
 }
 
 // Config configures a Client.

@@ -17,11 +17,26 @@ import (
 // continuous_usage_stats (see testdata/vllm-continuous-usage.sse).
 const vllmChunk = `{"id":"chatcmpl-6f1d","object":"chat.completion.chunk","created":1752563089,"model":"m","choices":[{"index":0,"delta":{"content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":32,"total_tokens":40,"completion_tokens":8}}`
 
-// BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
-func BenchmarkOpenAIChunk(b *testing.B) {
-	var d openAIDecoder
+// vllmReasoningChunk is a reasoning chunk of a vLLM stream with a reasoning
+// parser and continuous usage (see testdata/vllm-reasoning-stream.sse).
+const vllmReasoningChunk = `{"id":"chatcmpl-6f1d","object":"chat.completion.chunk","created":1752563089,"model":"m","choices":[{"index":0,"delta":{"reasoning_content":" token"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":32,"total_tokens":40,"completion_tokens":8}}`
+
+// ollamaThinkTagChunk is an Ollama line carrying a think tag in its
+// content, escaped as Ollama sends it (testdata/ollama-think-tags-chat.ndjson).
+const ollamaThinkTagChunk = `{"model":"deepseek-r1:1.5b","created_at":"2026-12-01T09:00:00.100000000Z","message":{"role":"assistant","content":"\u003cthink\u003e"},"done":false}`
+
+// BenchmarkReasoningChunk measures decoding reasoning chunks on the hot
+// path: a reasoning field (vLLM) and a think tag in content (Ollama).
+func BenchmarkReasoningChunk(b *testing.B) {
+	b.Run("vllm-reasoning-field", func(b *testing.B) { benchChunk(b, &openAIDecoder{}, vllmReasoningChunk) })
+	b.Run("ollama-think-tag", func(b *testing.B) { benchChunk(b, &ollamaDecoder{}, ollamaThinkTagChunk) })
+}
+
+// benchChunk decodes data with dec again and again, as the chunks of
+// 128-token streams.
+func benchChunk(b *testing.B, dec decoder, chunk string) {
 	st := newStream(&record.Result{}, 128)
-	data := []byte(vllmChunk)
+	data := []byte(chunk)
 	now := time.Now()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(data)))
@@ -29,11 +44,14 @@ func BenchmarkOpenAIChunk(b *testing.B) {
 		if i%128 == 0 {
 			st.offsets, st.tokens, st.assigned = st.offsets[:0], st.tokens[:0], 0
 		}
-		if _, f := d.chunk(data, now, st); f != nil {
+		if _, f := dec.chunk(data, now, st); f != nil {
 			b.Fatal(f)
 		}
 	}
 }
+
+// BenchmarkOpenAIChunk measures decoding one SSE chunk on the hot path.
+func BenchmarkOpenAIChunk(b *testing.B) { benchChunk(b, &openAIDecoder{}, vllmChunk) }
 
 // BenchmarkSSEStream measures the whole per-chunk loop (line reading,
 // framing, decoding, stamping) over an in-memory 128-chunk stream.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/servebench/servebench/record"
 )
@@ -51,11 +52,39 @@ func checkResult(t *testing.T, res *record.Result) {
 	if res.OK() != (res.Reason == record.ReasonNone) {
 		t.Fatalf("Reason %q with Error %q", res.Reason, res.Error)
 	}
+	for _, v := range []*int64{res.TTFRNS, res.TTFANS} {
+		if v != nil && (res.TTFTNS == nil || *v < *res.TTFTNS) {
+			t.Fatalf("first reasoning/answer token %d before TTFT %v", *v, res.TTFTNS)
+		}
+	}
+	if res.ReasoningTokens != nil && *res.ReasoningTokens < 0 {
+		t.Fatalf("reasoning tokens %d", *res.ReasoningTokens)
+	}
+}
+
+// FuzzAnswerText checks the answer text a multi-turn workload sends back
+// against encoding/json's decoding of the same JSON string.
+func FuzzAnswerText(f *testing.F) {
+	for _, s := range []string{`plain`, `a\nb\"c`, `\u003cthink\u003e`, `\ud83d\ude00 \ud83d`, `é`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var want string
+		if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &want) != nil {
+			return // not the contents of a valid JSON string
+		}
+		var b strings.Builder
+		appendJSONString(&b, raw)
+		if b.String() != want && utf8.ValidString(want) && utf8.Valid(raw) {
+			t.Fatalf("%q decodes to %q, encoding/json says %q", raw, b.String(), want)
+		}
+	})
 }
 
 func FuzzSSE(f *testing.F) {
 	seedTranscripts(f, "testdata/vllm-0.9.0-chat-stream.sse", "testdata/llamacpp-b6497-final-chunk.sse",
-		"testdata/vllm-continuous-usage.sse", "testdata/llamacpp-stream.sse", "testdata/sglang-stream.sse", "testdata/tgi-stream.sse")
+		"testdata/vllm-continuous-usage.sse", "testdata/llamacpp-stream.sse", "testdata/sglang-stream.sse", "testdata/tgi-stream.sse",
+		"testdata/vllm-reasoning-stream.sse", "testdata/llamacpp-reasoning-stream.sse")
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"\\u00e9\"}}]}\r\n\r\ndata:[DONE]"))
 	f.Add([]byte(": keep-alive\nevent: x\ndata: {\"error\":null,\"usage\":{\"completion_tokens\":1e3}}\n"))
 	f.Add([]byte("data: {\"choices\":[[[[[[[[[[[[]]]]]]]]]]]]}\n"))
@@ -66,7 +95,8 @@ func FuzzSSE(f *testing.F) {
 }
 
 func FuzzNDJSON(f *testing.F) {
-	seedTranscripts(f, "testdata/ollama-chat-testbed.ndjson", "testdata/ollama-generate-testbed.ndjson")
+	seedTranscripts(f, "testdata/ollama-chat-testbed.ndjson", "testdata/ollama-generate-testbed.ndjson",
+		"testdata/ollama-thinking-generate.ndjson", "testdata/ollama-think-tags-chat.ndjson")
 	f.Add([]byte("{\"error\":\"model 'x' not found\"}\n"))
 	f.Add([]byte("{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"done\":true,\"eval_count\":-3}"))
 	f.Fuzz(func(t *testing.T, data []byte) {

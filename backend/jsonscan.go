@@ -332,6 +332,15 @@ func (s *jsonScan) nonEmptyString() (bool, error) {
 	return len(v) > 0, err
 }
 
+// stringContents reads a value and returns its raw contents (escapes not
+// decoded) if it is a string; null and other types give nil.
+func (s *jsonScan) stringContents() ([]byte, error) {
+	if s.peek() != '"' {
+		return nil, s.skip()
+	}
+	return s.str()
+}
+
 // stringOrNull reads a string's raw contents; null gives nil.
 func (s *jsonScan) stringOrNull() ([]byte, error) {
 	if s.null() {

@@ -35,8 +35,18 @@ type stream struct {
 	assigned int // completion tokens already attributed to content chunks
 
 	prompt, output int // as reported; -1 when unknown
-	finishReason   string
-	timings        timings
+	// cached is the prompt tokens the server served from its prefix cache
+	// (usage.prompt_tokens_details.cached_tokens, llama.cpp
+	// timings.cache_n); -1 when it did not say.
+	cached       int
+	finishReason string
+	timings      timings
+
+	// reasoning follows reasoning and answer text (reasoning.go).
+	reasoning reasoningTally
+	// answer receives the content text when the request asked for it
+	// (Request.Answer); nil otherwise.
+	answer *strings.Builder
 
 	// maxOutput is the largest output-token count that can be true of
 	// this request: max_tokens + 1 (a server may count the end token).
@@ -105,8 +115,8 @@ type timings struct {
 }
 
 func newStream(res *record.Result, maxTokens int) *stream {
-	st := &stream{res: res, prompt: -1, output: -1, tokensOK: true,
-		timings: timings{-1, -1, -1, -1}, maxOutput: maxTokens + 1}
+	st := &stream{res: res, prompt: -1, output: -1, cached: -1, tokensOK: true,
+		timings: timings{-1, -1, -1, -1}, reasoning: newReasoningTally(), maxOutput: maxTokens + 1}
 	n := maxTokens + 2
 	if n > maxPrealloc || n < 2 {
 		n = maxPrealloc / 16
@@ -115,8 +125,20 @@ func newStream(res *record.Result, maxTokens int) *stream {
 	return st
 }
 
-// content records a content chunk that arrived at now; cum is the
-// cumulative completion-token count the chunk reported, or -1.
+// content records a chunk that arrived at now carrying generated text c
+// (c.any() is true); cum is the cumulative completion-token count the chunk
+// reported, or -1.
+func (st *stream) content(now time.Time, cum int, c chunkText) {
+	off := int64(now.Sub(st.t0))
+	st.offsets = append(st.offsets, off)
+	if st.answer != nil && len(c.content) > 0 {
+		appendJSONString(st.answer, c.content)
+	}
+	st.reasoning.add(c, off, st.chunkTokens(cum))
+}
+
+// chunkTokens attributes the tokens a cumulative count grew by to the
+// chunk that reported it, or returns -1 once counts are unknown.
 //
 // Per-chunk token counts are kept only while the cumulative count grows
 // with the content: every content chunk must raise it by at least one.
@@ -125,21 +147,22 @@ func newStream(res *record.Result, maxTokens int) *stream {
 // end) is not a running count, and would pile all tokens onto the last
 // chunk; the request then has no ChunkTokens and ITL counts each chunk
 // as one token.
-func (st *stream) content(now time.Time, cum int) {
-	st.offsets = append(st.offsets, int64(now.Sub(st.t0)))
+func (st *stream) chunkTokens(cum int) int {
 	if !st.tokensOK {
-		return
+		return -1
 	}
 	if cum <= st.assigned {
 		st.tokensOK = false
 		st.tokens = nil
-		return
+		return -1
 	}
 	// Tokens reported on chunks without visible text (cum grew, no
 	// content) are attributed to this chunk, as assigned lags behind.
 	st.sawCount = true
-	st.tokens = append(st.tokens, cum-st.assigned)
+	n := cum - st.assigned
+	st.tokens = append(st.tokens, n)
 	st.assigned = cum
+	return n
 }
 
 // finish writes the stream into the Result. f is the failure, nil on a
@@ -160,6 +183,7 @@ func (st *stream) finish(f *failure) {
 		res.ChunkOffsetsNS = st.offsets
 	}
 	st.finishTokens()
+	st.finishReasoning()
 	res.FinishReason = st.finishReason
 	res.Server = st.timings.record()
 	for _, w := range st.warnings {
@@ -173,15 +197,9 @@ func (st *stream) finish(f *failure) {
 
 func (st *stream) finishTokens() {
 	res := st.res
-	if st.prompt >= 0 {
-		p := st.prompt
-		res.PromptTokens = &p
-	}
-	if st.output >= 0 {
-		o := st.output
-		res.OutputTokens = &o
-	}
-	if !st.tokensOK || !st.sawCount || len(st.tokens) != len(st.offsets) || st.output < st.assigned {
+	res.PromptTokens, res.OutputTokens = countPtr(st.prompt), countPtr(st.output)
+	res.CachedPromptTokens = countPtr(st.cached)
+	if !st.perChunkTokens() || st.output < st.assigned {
 		return
 	}
 	// Tokens reported after the last content chunk (a final chunk with
@@ -190,6 +208,39 @@ func (st *stream) finishTokens() {
 		st.tokens[len(st.tokens)-1] += st.output - st.assigned
 	}
 	res.ChunkTokens = st.tokens
+}
+
+// perChunkTokens reports whether every content chunk carried a token
+// count.
+func (st *stream) perChunkTokens() bool {
+	return st.tokensOK && st.sawCount && len(st.tokens) == len(st.offsets)
+}
+
+// finishReasoning writes the reasoning fields of a stream that carried
+// reasoning, or whose server counted reasoning tokens: the times to the
+// first reasoning and first answer token and the reasoning token count,
+// marked when it is an estimate.
+func (st *stream) finishReasoning() {
+	t, res := &st.reasoning, st.res
+	tail := 0
+	if st.output > st.assigned {
+		tail = st.output - st.assigned
+	}
+	if n, estimated, ok := t.split(st.output, st.perChunkTokens(), tail); ok {
+		res.ReasoningTokens, res.ReasoningTokensEstimated = &n, estimated
+	}
+	if t.reasoningChunks == 0 {
+		return
+	}
+	res.TTFRNS, res.TTFANS = nsPtr(t.firstReasoning), nsPtr(t.firstAnswer)
+}
+
+// countPtr is a server count for a Result: nil when unknown (negative).
+func countPtr(v int) *int {
+	if v < 0 {
+		return nil
+	}
+	return &v
 }
 
 func (t timings) record() *record.ServerTimings {

@@ -65,9 +65,14 @@ func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
 	b := ollamaBody{Model: c.cfg.Model, Stream: true,
 		Options: ollamaOptions{NumPredict: rq.MaxTokens, Temperature: 0, Seed: rq.Seed}}
 	if c.cfg.API == Generate {
-		b.Prompt, b.Images = &rq.Prompt, images
+		prompt := flatPrompt(rq)
+		b.Prompt, b.Images = &prompt, images
 	} else {
-		b.Messages = []ollamaMessage{{Role: "user", Content: rq.Prompt, Images: images}}
+		b.Messages = make([]ollamaMessage, 0, len(rq.History)+1)
+		for _, m := range rq.History {
+			b.Messages = append(b.Messages, ollamaMessage{Role: string(m.Role), Content: m.Content})
+		}
+		b.Messages = append(b.Messages, ollamaMessage{Role: string(User), Content: rq.Prompt, Images: images})
 	}
 	out, err := json.Marshal(&b)
 	if err != nil {
@@ -79,7 +84,9 @@ func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
 // ollamaLine holds the fields servebench reads from one NDJSON line;
 // counts and durations (nanoseconds) are -1 when absent.
 type ollamaLine struct {
-	content            bool // message.content/thinking, response or thinking non-empty
+	// text is message.content or response, and whether message.thinking
+	// or thinking was non-empty (Ollama from 0.9 with "think": true).
+	text               chunkText
 	done               bool
 	doneReason         []byte
 	promptEvalCount    countVal
@@ -108,8 +115,8 @@ func (d *ollamaDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	if l.errRaw != nil {
 		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw, st.apiKey))
 	}
-	if l.content {
-		st.content(now, -1)
+	if l.text.any() {
+		st.content(now, -1, l.text)
 	}
 	if !l.done {
 		return false, nil
@@ -146,7 +153,9 @@ func (d *ollamaDecoder) lineField(key []byte) (err error) {
 	switch string(key) {
 	case "message":
 		err = s.object(d.messageField)
-	case "response", "thinking":
+	case "response":
+		l.text.content, err = s.stringContents()
+	case "thinking":
 		has, err = s.nonEmptyString()
 	case "done":
 		l.done, err = s.boolean()
@@ -169,7 +178,7 @@ func (d *ollamaDecoder) lineField(key []byte) (err error) {
 	default:
 		err = s.skip()
 	}
-	l.content = l.content || has
+	l.text.reasoning = l.text.reasoning || has
 	return err
 }
 
@@ -178,11 +187,13 @@ func (d *ollamaDecoder) messageField(key []byte) (err error) {
 	s := &d.s
 	var has bool
 	switch string(key) {
-	case "content", "thinking":
+	case "content":
+		d.l.text.content, err = s.stringContents()
+	case "thinking":
 		has, err = s.nonEmptyString()
 	default:
 		err = s.skip()
 	}
-	d.l.content = d.l.content || has
+	d.l.text.reasoning = d.l.text.reasoning || has
 	return err
 }

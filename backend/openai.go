@@ -92,9 +92,14 @@ func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
 		if len(rq.Images) > 0 {
 			return nil, failf(record.ReasonInvalidRequest, "invalid request: images need the chat API, not completions")
 		}
-		b.Prompt = &rq.Prompt
+		prompt := flatPrompt(rq)
+		b.Prompt = &prompt
 	} else {
-		b.Messages = []openAIMessage{{Role: "user", Content: chatContent(rq)}}
+		b.Messages = make([]openAIMessage, 0, len(rq.History)+1)
+		for _, m := range rq.History {
+			b.Messages = append(b.Messages, openAIMessage{Role: string(m.Role), Content: m.Content})
+		}
+		b.Messages = append(b.Messages, openAIMessage{Role: string(User), Content: chatContent(rq)})
 	}
 	yes, n := true, rq.MaxTokens
 	switch c.cfg.Kind {
@@ -102,8 +107,11 @@ func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
 		b.IgnoreEOS, b.MinTokens = &yes, &n
 		b.StreamOptions.ContinuousUsageStats = true
 	case LlamaCpp:
-		no := false
-		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &no
+		// Unique prompts run with llama.cpp's prompt cache off, so a slot's
+		// leftovers cannot flatter a level; a workload that shares prefixes
+		// turns it on to measure the cache.
+		cache := rq.ReusePrefix
+		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &cache
 	case SGLang:
 		b.IgnoreEOS = &yes
 	}
@@ -141,21 +149,26 @@ func dataURL(im Image) string {
 // noCount and times -1 when absent. Byte slices point into the chunk's
 // line and are valid only while it is handled.
 type openAIChunk struct {
-	content               bool     // first choice carries generated text
-	finish                []byte   // first choice's finish_reason
-	prompt, completion    countVal // usage
-	promptN, predictedN   countVal // llama.cpp timings
+	text                  chunkText // first choice's content/text and reasoning
+	finish                []byte    // first choice's finish_reason
+	prompt, completion    countVal  // usage
+	cached                countVal  // usage.prompt_tokens_details.cached_tokens
+	reasoningTokens       countVal  // usage.completion_tokens_details.reasoning_tokens (SGLang: usage.reasoning_tokens)
+	promptN, predictedN   countVal  // llama.cpp timings
+	cacheN                countVal  // llama.cpp timings.cache_n
 	promptMS, predictedMS float64
 	errRaw                []byte // a non-null "error" member
 }
 
-var emptyOpenAIChunk = openAIChunk{prompt: noCount, completion: noCount,
-	promptN: noCount, predictedN: noCount, promptMS: -1, predictedMS: -1}
+var emptyOpenAIChunk = openAIChunk{prompt: noCount, completion: noCount, cached: noCount, reasoningTokens: noCount,
+	promptN: noCount, predictedN: noCount, cacheN: noCount, promptMS: -1, predictedMS: -1}
 
 // openAIDecoder decodes SSE chunks into a stream without allocating:
 // it walks each chunk with a jsonScan and reads only choices[0].delta
 // (content, reasoning_content, reasoning), choices[0].text,
-// choices[0].finish_reason, usage, llama.cpp's timings and error.
+// choices[0].finish_reason, usage (with its prompt_tokens_details
+// .cached_tokens and completion_tokens_details.reasoning_tokens), llama.cpp's
+// timings and error.
 type openAIDecoder struct {
 	s jsonScan
 	c openAIChunk
@@ -183,7 +196,21 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	case c.prompt.present():
 		st.prompt = st.promptCount("prompt_tokens", c.prompt)
 	case c.promptN.present():
+		// llama.cpp's prompt_n counts only the tokens it evaluated; the
+		// ones it took from its cache are cache_n.
 		st.prompt = st.promptCount("timings.prompt_n", c.promptN)
+		if n := st.promptCount("timings.cache_n", c.cacheN); st.prompt >= 0 && n > 0 {
+			st.prompt += n
+		}
+	}
+	switch {
+	case c.cached.present():
+		st.cached = st.promptCount("cached_tokens", c.cached)
+	case c.cacheN.present():
+		st.cached = st.promptCount("timings.cache_n", c.cacheN)
+	}
+	if c.reasoningTokens.present() {
+		st.reasoning.reported = st.outputCount("reasoning_tokens", c.reasoningTokens)
 	}
 	if c.promptMS >= 0 {
 		st.timings.promptEval = msToNS(c.promptMS)
@@ -194,8 +221,8 @@ func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *fa
 	if len(c.finish) > 0 && string(c.finish) != st.finishReason {
 		st.finishReason = string(c.finish)
 	}
-	if c.content {
-		st.content(now, cum)
+	if c.text.any() {
+		st.content(now, cum, c.text)
 	}
 	return false, nil
 }
@@ -280,32 +307,34 @@ func (d *openAIDecoder) choices() error {
 // choiceField reads one member of the first choice.
 func (d *openAIDecoder) choiceField(key []byte) (err error) {
 	s := &d.s
-	var has bool
 	switch string(key) {
 	case "delta":
 		err = s.object(d.deltaField)
 	case "text": // /v1/completions
-		has, err = s.nonEmptyString()
+		d.c.text.content, err = s.stringContents()
 	case "finish_reason":
 		d.c.finish, err = s.stringOrNull()
 	default:
 		err = s.skip()
 	}
-	d.c.content = d.c.content || has
 	return err
 }
 
-// deltaField reads one member of a chat delta.
+// deltaField reads one member of a chat delta: the answer's content, and
+// reasoning in its own field (reasoning_content: SGLang, llama.cpp, vLLM up
+// to 0.10; reasoning: vLLM from 0.11).
 func (d *openAIDecoder) deltaField(key []byte) (err error) {
 	s := &d.s
 	var has bool
 	switch string(key) {
-	case "content", "reasoning_content", "reasoning":
+	case "content":
+		d.c.text.content, err = s.stringContents()
+	case "reasoning_content", "reasoning":
 		has, err = s.nonEmptyString()
 	default:
 		err = s.skip()
 	}
-	d.c.content = d.c.content || has
+	d.c.text.reasoning = d.c.text.reasoning || has
 	return err
 }
 
@@ -317,10 +346,35 @@ func (d *openAIDecoder) usageField(key []byte) (err error) {
 		d.c.prompt, err = scanCount(s)
 	case "completion_tokens":
 		d.c.completion, err = scanCount(s)
+	case "prompt_tokens_details":
+		err = s.object(d.promptDetailsField)
+	case "completion_tokens_details":
+		err = s.object(d.completionDetailsField)
+	case "reasoning_tokens": // SGLang puts it in usage itself
+		d.c.reasoningTokens, err = scanCount(s)
 	default:
 		err = s.skip()
 	}
 	return err
+}
+
+// promptDetailsField reads one member of usage.prompt_tokens_details.
+func (d *openAIDecoder) promptDetailsField(key []byte) (err error) {
+	if string(key) == "cached_tokens" {
+		d.c.cached, err = scanCount(&d.s)
+		return err
+	}
+	return d.s.skip()
+}
+
+// completionDetailsField reads one member of
+// usage.completion_tokens_details.
+func (d *openAIDecoder) completionDetailsField(key []byte) (err error) {
+	if string(key) == "reasoning_tokens" {
+		d.c.reasoningTokens, err = scanCount(&d.s)
+		return err
+	}
+	return d.s.skip()
 }
 
 // timingsField reads one member of llama.cpp's timings object.
@@ -331,6 +385,8 @@ func (d *openAIDecoder) timingsField(key []byte) (err error) {
 		d.c.promptN, err = scanCount(s)
 	case "predicted_n":
 		d.c.predictedN, err = scanCount(s)
+	case "cache_n":
+		d.c.cacheN, err = scanCount(s)
 	case "prompt_ms":
 		d.c.promptMS, err = s.float()
 	case "predicted_ms":

@@ -99,6 +99,10 @@ func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Re
 
 	st := newStream(res, x.rq.MaxTokens)
 	st.apiKey = b.cfg.APIKey
+	if x.rq.Answer != nil {
+		x.rq.Answer.Reset()
+		st.answer = x.rq.Answer
+	}
 	f := b.roundTrip(ctx, requestScope{ctx: reqCtx, cancel: cancel}, x, body, st)
 	st.finish(f)
 }
@@ -263,6 +267,8 @@ func resetResult(res *record.Result, rq *Request) {
 	res.TTFTNS, res.E2ENS = nil, 0
 	res.ChunkOffsetsNS, res.ChunkTokens = nil, nil
 	res.PromptTokens, res.OutputTokens, res.Server = nil, nil, nil
+	res.CachedPromptTokens = nil
+	res.TTFRNS, res.TTFANS, res.ReasoningTokens, res.ReasoningTokensEstimated = nil, nil, nil, false
 	res.Status, res.Reason, res.Error, res.FinishReason = 0, record.ReasonNone, "", ""
 	res.Warnings = nil
 	if res.ExpectedOutputTokens == 0 {

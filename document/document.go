@@ -108,7 +108,21 @@ type Run struct {
 	// CIConfidence is the confidence the run asked of its intervals, when
 	// other than the default (record.Run).
 	CIConfidence float64 `json:"ci_confidence,omitempty"`
+
+	// Simulation (issue 17, run --backend sim; record.Run): Simulated is
+	// true when package sim predicted the run instead of a server being
+	// measured, and Sim holds the engine's inputs and constants.
+	Simulated bool     `json:"simulated,omitempty"`
+	Sim       *SimInfo `json:"sim,omitempty"`
+	// Sessions and shared prefixes (issue 14): record.Run's fields.
+	Turns              int    `json:"turns,omitempty"`
+	ThinkTime          string `json:"think_time,omitempty"`
+	SharedPrefixTokens int    `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int    `json:"prefix_groups,omitempty"`
 }
+
+// SimInfo is what a simulated run was predicted from (record.SimInfo).
+type SimInfo = record.SimInfo
 
 // TraceInfo describes a replayed trace (record.TraceInfo).
 type TraceInfo = record.TraceInfo
@@ -214,12 +228,17 @@ type Level struct {
 	// quarter: positive when the client fell further behind as it went.
 	ScheduleLagGrowthMs *float64 `json:"schedule_lag_growth_ms,omitempty"`
 	// ScheduledRate is the rate the schedule itself held, (n − 1) / (last
-	// scheduled − first scheduled send), requests/s: what AchievedRate is
-	// held against (a random schedule's own rate differs from
-	// RequestedRate by chance).
+	// scheduled − first scheduled send) over its n arrivals, requests/s
+	// (sessions/s in a multi-turn level, whose later turns follow their
+	// previous turn rather than the schedule): what AchievedRate is held
+	// against (a random schedule's own rate differs from RequestedRate by
+	// chance).
 	ScheduledRate *float64 `json:"scheduled_rate,omitempty"`
 	// PeakInFlight is the most requests in flight at once, from the
-	// records (send to last chunk).
+	// records (send to last chunk); in a multi-turn level, sessions in
+	// flight (first turn's send to last turn's end, think times
+	// included) beside any single requests: what --max-concurrency's
+	// slots count.
 	PeakInFlight *int `json:"peak_in_flight,omitempty"`
 	// ClientLimited is true when the client, not the server, limited the
 	// rate (stats.CheckSchedule: achieved below 95% of the scheduled rate
@@ -283,6 +302,58 @@ type Level struct {
 	// Saturated says why this level counts as saturated (see package
 	// saturation), when a sweep or search checked it and it was.
 	Saturated string `json:"saturated,omitempty"`
+
+	// Sessions, shared prefixes and the server's prefix cache (issue 14).
+
+	// PromptTokensSent is Σ server-reported prompt tokens of the level's
+	// successful requests; PromptTokensCached the part of them the server
+	// said it served from its prefix cache (null where no request's server
+	// said), and PromptCacheHitRate = cached / sent over the requests that
+	// reported both.
+	PromptTokensSent   *int     `json:"prompt_tokens_sent,omitempty"`
+	PromptTokensCached *int     `json:"prompt_tokens_cached,omitempty"`
+	PromptCacheHitRate *float64 `json:"prompt_cache_hit_rate,omitempty"`
+	// PrefixCacheHitRate is the server's own prefix-cache hit rate over
+	// the level, from its metrics (vLLM Δprefix_cache_hits /
+	// Δprefix_cache_queries; SGLang's cache_hit_rate gauge, averaged over
+	// the level's scrapes).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+	// ServerPrefillP50Ms is the median of the prefill time the server
+	// reported per request (Ollama prompt_eval_duration, llama.cpp
+	// timings.prompt_ms): it falls when a prompt's prefix came from cache.
+	ServerPrefillP50Ms *float64 `json:"server_prefill_p50_ms,omitempty"`
+	// Turns summarizes a multi-turn level turn by turn.
+	Turns []TurnSummary `json:"turns,omitempty"`
+
+	// Reasoning models (issue 14): where requests streamed reasoning.
+
+	// TTFRP50Ms and TTFRP95Ms are percentiles of the time to the first
+	// reasoning token; TTFAP50Ms and TTFAP95Ms of the time to the first
+	// answer token (requests whose answer began).
+	TTFRP50Ms *float64 `json:"ttfr_p50_ms,omitempty"`
+	TTFRP95Ms *float64 `json:"ttfr_p95_ms,omitempty"`
+	TTFAP50Ms *float64 `json:"ttfa_p50_ms,omitempty"`
+	TTFAP95Ms *float64 `json:"ttfa_p95_ms,omitempty"`
+	// ReasoningTokens and AnswerTokens split OutputTokens over the
+	// requests that reported a reasoning count; ReasoningTokensEstimated
+	// is true when some of those counts were servebench's estimate.
+	ReasoningTokens          *int `json:"reasoning_tokens,omitempty"`
+	AnswerTokens             *int `json:"answer_tokens,omitempty"`
+	ReasoningTokensEstimated bool `json:"reasoning_tokens_estimated,omitempty"`
+}
+
+// TurnSummary is one turn of a multi-turn level: its requests (the turn-k
+// request of every session), their TTFT, their prompt and what of it the
+// server served from cache, and the server's prefill time.
+type TurnSummary struct {
+	Turn               int      `json:"turn"`
+	Requests           int      `json:"requests"`
+	Errors             int      `json:"errors"`
+	TTFTP50Ms          *float64 `json:"ttft_p50_ms"`
+	TTFTP95Ms          *float64 `json:"ttft_p95_ms"`
+	MeanPromptTokens   *float64 `json:"mean_prompt_tokens"`
+	MeanCachedTokens   *float64 `json:"mean_cached_prompt_tokens,omitempty"`
+	ServerPrefillP50Ms *float64 `json:"server_prefill_p50_ms,omitempty"`
 }
 
 // Estimate is a level figure with its confidence interval; nil where

@@ -20,9 +20,12 @@ import (
 //     channels it could not see received from.
 //   - load's waits for time are few: the rate method's Sleep until the
 //     Pacer's next due time (one goroutine per rate level, one Sleep at a
-//     time), and, once the sweep's context is cancelled, one AfterFunc for
-//     the grace period of requests in flight, stopped before Do returns.
-//     Pool and batch never wait for time.
+//     time); a multi-turn session's Sleep for the think time before each
+//     turn after the first (one per session in flight, on the session's
+//     goroutine); and, once the sweep's context is cancelled, one
+//     AfterFunc for the grace period of requests in flight, stopped before
+//     Do returns. Pool and batch levels of single requests never wait for
+//     time.
 //   - Besides those, load's goroutines wait only on each other (workers,
 //     the batch gate, the rate method's cap on requests in flight, the one
 //     goroutine that calls the Sink) and on the calls it makes: Client.Do,
@@ -83,4 +86,39 @@ func (RealClock) Sleep(ctx context.Context, d time.Duration) bool {
 // AfterFunc is time.AfterFunc.
 func (RealClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
+}
+
+// Tracker is implemented by a virtual Clock that must know when every
+// goroutine of a sweep waits, so that it may move its time (see Clock:
+// "Knowing that moment is the clock owner's part"). load tells it about
+// its own goroutines and the waits among them; the Clock already sees
+// its Sleeps and AfterFuncs, and the Client its Do calls.
+//
+// The accounting is in tokens: the goroutine that calls Sweep.Do holds
+// one; Busy(+1) gives one to each goroutine load starts, before it
+// starts; a goroutine gives its token back with Busy(−1) when it ends or
+// starts to wait on another goroutine, and the goroutine that ends that
+// wait hands it a token (Busy(+1)) before giving up its own. So the
+// count of tokens never drops to zero while a goroutine is about to act,
+// and reaches zero exactly when every goroutine of the sweep waits on the
+// Clock or the Client: then the Clock may move its time.
+//
+// With a Clock that is not a Tracker (RealClock), load tracks nothing.
+type Tracker interface {
+	// Busy adds delta tokens (+1: a goroutine may act; −1: it waits or
+	// ended).
+	Busy(delta int)
+}
+
+// noTracker is the Tracker of a Clock that tracks nothing.
+type noTracker struct{}
+
+func (noTracker) Busy(int) {}
+
+// trackerOf returns c's Tracker, or one that tracks nothing.
+func trackerOf(c Clock) Tracker {
+	if t, ok := c.(Tracker); ok {
+		return t
+	}
+	return noTracker{}
 }

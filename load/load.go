@@ -1,8 +1,10 @@
 // Package load drives a server with the requests of a run: the schedulers
 // (pool: closed loop; batch: repeated simultaneous batches; rate: open
-// loop), warm-up, and cancellation with a grace period. It measures nothing
-// itself: each request's timings come from backend.Client.Do, and each
-// Result goes to a Sink from a single goroutine, in the order requests end.
+// loop), multi-turn sessions under pool and rate with their think times
+// (session.go), warm-up, and cancellation with a grace period. It
+// measures nothing itself: each request's timings come from
+// backend.Client.Do, and each Result goes to a Sink from a single
+// goroutine, in the order requests end.
 // It reads the time only through the Sweep's Clock (the real one by
 // default), so that a fake or virtual clock can drive a sweep (see Clock).
 package load
@@ -151,6 +153,11 @@ type Sweep struct {
 	// make one run: one time origin, no prompt sent twice.
 	Start    time.Time
 	FirstSeq int
+	// Sessions, when set, prepares the sessions of levels that plan some
+	// (Level.Sessions > 0): multi-turn levels (session.go). Think is the
+	// pause between a session's turns.
+	Sessions SessionSource
+	Think    ThinkTime
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -177,7 +184,7 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	if s.Start.IsZero() {
 		s.Start = clock.Now()
 	}
-	r := &runner{s: s, clock: clock, ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
+	r := &runner{s: s, clock: clock, tr: trackerOf(clock), ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
 	defer func() { s.FirstSeq = r.seq }()
 	done := make(chan struct{})
 	go r.deliver(done)
@@ -237,9 +244,11 @@ type event struct {
 type runner struct {
 	s           *Sweep
 	clock       Clock
+	tr          Tracker
 	ctx, reqCtx context.Context
 	t0          time.Time
 	seq         int
+	session     int // sessions prepared so far (the next session's number)
 	events      chan event
 }
 
@@ -292,6 +301,13 @@ func (r *runner) level(l Level) error {
 		}
 		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
 	}
+	if l.Sessions > 0 && r.s.Sessions != nil {
+		if err := r.sessions(l); err != nil {
+			return err
+		}
+		r.levelEnd(l, end)
+		return nil
+	}
 	items, seq0, err := r.items(r.s.Method.Total(l))
 	if err != nil {
 		return err
@@ -307,34 +323,47 @@ func (r *runner) level(l Level) error {
 	default:
 		r.pool(l, items, seq0, l.Concurrency, false)
 	}
-	for _, o := range r.s.Observe {
-		end.Fields = merge(end.Fields, o.LevelEnd(context.WithoutCancel(r.ctx), l))
-	}
+	r.levelEnd(l, end)
 	return nil
 }
 
-// send runs one request and hands its Result to the Sink.
-func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) {
+// levelEnd collects what the observers measured over level l into end.
+func (r *runner) levelEnd(l Level, end *record.LevelEnd) {
+	for _, o := range r.s.Observe {
+		end.Fields = merge(end.Fields, o.LevelEnd(context.WithoutCancel(r.ctx), l))
+	}
+}
+
+// send runs one request and hands its Result to the Sink; it returns when
+// the request ended, from the run's start: StartNS + E2ENS, or the time Do
+// returned for a request that failed before any chunk (E2ENS 0).
+func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) (endNS int64) {
 	res := &record.Result{
 		Run: r.s.Run, Seq: seq, Level: l.Level, Repeat: repeat, Warmup: warmup,
 		Class:                it.Class,
 		ScheduledNS:          scheduled,
 		ExpectedOutputTokens: it.Request.MaxTokens,
 		ExpectedPromptTokens: it.ExpectedPromptTokens,
+		Session:              it.Session, Turn: it.Turn, PrefixGroup: it.PrefixGroup,
 	}
 	// StartNS is set here and refined by Do to the moment the request was
 	// written (Request.RunStart), so connection setup is not counted.
 	it.Request.RunStart = r.t0
 	res.StartNS = int64(r.clock.Now().Sub(r.t0))
 	r.s.Client.Do(r.reqCtx, &it.Request, res)
+	endNS = res.StartNS + res.E2ENS
+	if res.E2ENS <= 0 {
+		endNS = int64(r.clock.Now().Sub(r.t0))
+	}
 	r.events <- event{result: res}
+	return endNS
 }
 
 // pool runs items with c workers, each taking the next item as its last
 // request ends, until items run out or the sweep is cancelled.
 func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) {
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	wg := newGroup(r.tr)
 	for range max(c, 1) {
 		wg.Go(func() {
 			for r.ctx.Err() == nil {
@@ -358,7 +387,7 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 			break
 		}
 		gate := make(chan struct{})
-		var wg sync.WaitGroup
+		wg := newGroup(r.tr)
 		for j := range l.Concurrency {
 			i := rep*l.Concurrency + j
 			wg.Go(func() {
@@ -386,21 +415,24 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 // l.Concurrency in flight; a request whose slot is not free is sent late,
 // and its lag shows as StartNS − ScheduledNS.
 func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
-	r.paced(l, levelPacer(l, items, r.s.Seed), len(items), func(k int, scheduledNS int64) {
+	due := func(k int) time.Duration { return items[k].Due }
+	r.paced(l, levelPacer(l, len(items), due, r.s.Seed), len(items), func(k int, scheduledNS int64) {
 		r.send(l, &items[k], seq0+k, l.Pass, false, &scheduledNS)
 	})
 }
 
-// levelPacer is the schedule of a rate level: the items' own due times
-// for a trace (TracePacer), else NewPacer's.
-func levelPacer(l Level, items []workload.Item, seed int64) Pacer {
+// levelPacer is the schedule of a rate level's n arrivals (requests, or
+// sessions and the single requests beside them): their own due times for
+// a trace (TracePacer), else NewPacer's for a level of n arrivals.
+func levelPacer(l Level, n int, due func(k int) time.Duration, seed int64) Pacer {
 	if Arrival(l.Arrival) == Trace {
-		due := make([]time.Duration, len(items))
-		for i := range items {
-			due[i] = items[i].Due
+		offsets := make([]time.Duration, n)
+		for k := range offsets {
+			offsets[k] = due(k)
 		}
-		return TracePacer{Offsets: due}
+		return TracePacer{Offsets: offsets}
 	}
+	l.Requests = n
 	return NewPacer(l, seed)
 }
 
@@ -419,8 +451,8 @@ func levelPacer(l Level, items []workload.Item, seed int64) Pacer {
 // their own) passes a launch that runs it whole, and the slot then counts
 // those in flight.
 func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS int64)) {
-	slots := make(chan struct{}, max(l.Concurrency, 1))
-	var wg sync.WaitGroup
+	slots := newSemaphore(r.tr, max(l.Concurrency, 1))
+	wg := newGroup(r.tr)
 	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
 	for k := 0; k < n; k++ {
@@ -433,15 +465,11 @@ func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS i
 			break
 		}
 		sched := levelNS + int64(p.Due(k))
-		select {
-		case slots <- struct{}{}:
-		case <-r.ctx.Done():
-		}
-		if r.ctx.Err() != nil {
+		if !slots.acquire(r.ctx) || r.ctx.Err() != nil {
 			break
 		}
 		wg.Go(func() {
-			defer func() { <-slots }()
+			defer slots.release()
 			launch(k, sched)
 		})
 	}
@@ -465,6 +493,7 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.Preemptions, &src.Preemptions},
 		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+		{&dst.PrefixCacheHitRate, &src.PrefixCacheHitRate},
 		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
 	} {
 		if *f.s != nil {

@@ -15,7 +15,8 @@ import (
 // writes every line again and holds the result to the original. Result,
 // level_end and run_end lines come back byte for byte. A header's run no
 // longer carries "levels": it was always null there (the levels are
-// rebuilt from the Results), and is the one key compared apart.
+// rebuilt from the Results), and is the one key compared apart (files
+// written since do not have it).
 func TestOldRecordsFilesReencode(t *testing.T) {
 	files, err := filepath.Glob("testdata/*.jsonl")
 	if err != nil || len(files) == 0 {

@@ -78,6 +78,11 @@ type LevelPlan struct {
 	// Results carry it as their Repeat, so that each pass keeps its own
 	// wall time. 0 for the first.
 	Pass int `json:"pass,omitempty"`
+	// Sessions (issue 14): a multi-turn level runs Sessions sessions of
+	// Turns turns each (Requests = Sessions × Turns); Concurrency then
+	// counts sessions in flight and Rate sessions started per second.
+	Sessions int `json:"sessions,omitempty"`
+	Turns    int `json:"turns,omitempty"`
 }
 
 // LevelEnd closes a level. Its Fields hold what observers (telemetry)

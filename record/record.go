@@ -140,6 +140,44 @@ type Result struct {
 	// negative, above MaxTokenCount, or above max_tokens + 1), left null.
 	// The level's summary counts them.
 	Warnings []string `json:"warnings,omitempty"`
+	// Sessions and shared prefixes (issue 14): which conversation turn
+	// the request was and which shared prefix it began with, and what the
+	// server said it served from its prefix cache.
+
+	// Session numbers the sessions of a run from 0 (multi-turn
+	// workloads); nil for a request outside any session.
+	Session *int `json:"session,omitempty"`
+	// Turn is the request's turn within its session, from 1; 0 outside
+	// sessions.
+	Turn int `json:"turn,omitempty"`
+	// PrefixGroup is the shared prefix (system prompt) the request began
+	// with, from 0; nil when it had none.
+	PrefixGroup *int `json:"prefix_group,omitempty"`
+	// CachedPromptTokens is how many of PromptTokens the server said it
+	// served from its prefix cache (usage.prompt_tokens_details
+	// .cached_tokens, llama.cpp timings.cache_n); nil when it did not say.
+	CachedPromptTokens *int `json:"cached_prompt_tokens,omitempty"`
+
+	// Reasoning models (issue 14): set when the stream carried reasoning
+	// (a reasoning field, or content inside <think>…</think>) or the
+	// server counted reasoning tokens.
+
+	// TTFRNS is the time to the first reasoning token: send → first chunk
+	// carrying reasoning.
+	TTFRNS *int64 `json:"ttfr_ns,omitempty"`
+	// TTFANS is the time to the first answer token: send → first chunk
+	// carrying answer text other than white space; nil when the answer
+	// never began (the output ended inside the reasoning).
+	TTFANS *int64 `json:"ttfa_ns,omitempty"`
+	// ReasoningTokens is how many of OutputTokens were reasoning: the
+	// server's count (usage.completion_tokens_details.reasoning_tokens),
+	// or, where it gives none, an estimate from the streamed chunks
+	// (ReasoningTokensEstimated).
+	ReasoningTokens *int `json:"reasoning_tokens,omitempty"`
+	// ReasoningTokensEstimated marks ReasoningTokens as servebench's
+	// estimate: per-chunk token counts by kind where the server gave them,
+	// else OutputTokens × the reasoning share of content chunks.
+	ReasoningTokensEstimated bool `json:"reasoning_tokens_estimated,omitempty"`
 }
 
 // ServerTimings are the per-request timings a server reports itself

@@ -1,5 +1,7 @@
 package record
 
+import "encoding/json"
+
 // Run describes a run in the header of its records file: what was asked
 // (label, server, model, workload, method), what the server said about
 // itself (identity, runtime, KV-cache settings, capacity), the machine (GPU)
@@ -44,6 +46,18 @@ type Run struct {
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
+	// Sessions and shared prefixes (issue 14).
+
+	// Turns is the number of turns of each session (multiturn scenario).
+	Turns int `json:"turns,omitempty"`
+	// ThinkTime is the law of the pause between a session's turns, as
+	// given ("const:1s", "exp:2s", "uniform:0.5s-3s").
+	ThinkTime string `json:"think_time,omitempty"`
+	// SharedPrefixTokens is the length of the system prompt shared by
+	// requests, and PrefixGroups how many different ones there are.
+	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
+	PrefixGroups       int `json:"prefix_groups,omitempty"`
+
 	// Workloads like real traffic (issue 14): the trace the run replayed
 	// (run --trace) and the request classes it mixed (run --mix); nil
 	// otherwise.
@@ -58,6 +72,38 @@ type Run struct {
 	// CIConfidence is the confidence of the levels' intervals when the
 	// run asked for other than the default 0.95 (--confidence).
 	CIConfidence float64 `json:"ci_confidence,omitempty"`
+
+	// Simulation (issue 17, run --backend sim): Simulated is true when no
+	// server was measured — package sim's engine predicted every record
+	// in virtual time — and Sim holds the engine's inputs and constants.
+	Simulated bool     `json:"simulated,omitempty"`
+	Sim       *SimInfo `json:"sim,omitempty"`
+}
+
+// SimInfo is what a simulated run was predicted from (run --backend sim,
+// docs/metrics.md "Simulated runs").
+type SimInfo struct {
+	// Scheduler is the server family whose scheduler the engine followed
+	// (vllm, sglang, llamacpp, ollama).
+	Scheduler string `json:"scheduler"`
+	// GPU, Model, Quant and KVDtype are the inputs as given (--gpu,
+	// --model, --quant, --kv-dtype; empty: the default).
+	GPU     string `json:"gpu"`
+	Model   string `json:"model"`
+	Quant   string `json:"quant,omitempty"`
+	KVDtype string `json:"kv_dtype,omitempty"`
+	// Profile names the fit applied (--sim-profile FILE and the label of
+	// its run); empty: the documented defaults.
+	Profile string `json:"profile,omitempty"`
+	// Seed seeds the simulated clients' send delays, whose mean is
+	// JitterMeanMS milliseconds (before each request's clock starts).
+	Seed         int64   `json:"seed"`
+	JitterMeanMS float64 `json:"jitter_mean_ms"`
+	// Engine is the engine's whole configuration as package sim writes it
+	// (sim.Config: the GPU's bandwidth and FLOP/s, the model's bytes and
+	// FLOPs per step, the server settings, the efficiencies and
+	// overheads), units in its field names.
+	Engine json.RawMessage `json:"engine"`
 }
 
 // TraceInfo describes a replayed trace: where it came from and which part
@@ -214,4 +260,8 @@ type Observations struct {
 	// level along its least-squares trend (issue 15: a queue that keeps
 	// growing is a sign of saturation).
 	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
+
+	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
+	// level, from its metrics (issue 14; see document.Level).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 }

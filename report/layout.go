@@ -42,7 +42,8 @@ type Block struct {
 	Details []string
 	Table   Table
 	// Sections are further tables of the run, written after its level
-	// table (the latency table: means and percentiles per level).
+	// table: the latency table (means and percentiles per level), and
+	// the turns of multi-turn levels (issue 14).
 	Sections []Section
 	Warnings []string
 }
@@ -161,6 +162,24 @@ func profileString(p *document.Profile) string {
 	return strings.Join(kv, " ")
 }
 
+// simulatedDetails says, for a run predicted by the simulator (run
+// --backend sim), that nothing was measured and from what it was
+// predicted.
+func simulatedDetails(d *document.Run) []string {
+	if !d.Simulated {
+		return nil
+	}
+	line := "simulated: predicted by servebench's simulator in virtual time, not measured on a server"
+	if s := d.Sim; s != nil {
+		line += fmt.Sprintf(" (%s scheduler, %s on %s", s.Scheduler, s.Model, s.GPU)
+		if s.Profile != "" {
+			line += ", fit " + s.Profile
+		}
+		line += ")"
+	}
+	return []string{line}
+}
+
 func buildBlock(r *Run) Block {
 	b := Block{Run: r, Title: r.Label, Warnings: r.Warnings}
 	var who []string
@@ -172,15 +191,21 @@ func buildBlock(r *Run) Block {
 	if r.Kind == KindBatch {
 		who = append(who, "batch method")
 	}
+	if r.Kind == KindSweep && r.Sweep.Simulated {
+		who = append(who, "SIMULATED")
+	}
 	if len(who) > 0 {
 		b.Title += " — " + strings.Join(who, ", ")
 	}
 	switch r.Kind {
 	case KindSweep:
-		b.Details = sweepDetails(r.Sweep)
+		b.Details = append(simulatedDetails(r.Sweep), sweepDetails(r.Sweep)...)
 		b.Table = sweepTable(r.Sweep.Levels)
 		if sec := latencySection(r.Sweep.Levels); sec != nil {
 			b.Sections = append(b.Sections, *sec)
+		}
+		if t, ok := turnTable(r.Sweep.Levels); ok {
+			b.Sections = append(b.Sections, Section{Title: "turns: each session's turn k, per level", Table: t})
 		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
@@ -254,6 +279,7 @@ func sweepDetails(r *document.Run) []string {
 	if c := r.Capacity; c != nil {
 		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intOrNull(c.Tokens), intOrNull(c.Blocks), floatOrNull(c.KVMiB, 1), orNull(c.Source)))
 	}
+	d = append(d, workloadDetails(r)...)
 	if r.StartedAt != "" {
 		d = append(d, "started "+r.StartedAt)
 	}
@@ -374,6 +400,24 @@ var sweepColumns = []sweepColumn{
 	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
 	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
 	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
+	// Sessions, shared prefixes and the server's prefix cache (issue 14):
+	// prompt tokens sent beside the part served from cache, where the
+	// server says.
+	{Column{"prompt tok sent", Right}, false, func(l document.Level) string {
+		if l.PromptTokensCached == nil && l.PrefixCacheHitRate == nil {
+			return Null
+		}
+		return intOrNull(l.PromptTokensSent)
+	}},
+	{Column{"cached prompt tok", Right}, false, func(l document.Level) string { return intOrNull(l.PromptTokensCached) }},
+	{Column{"prompt cache hit %", Right}, false, func(l document.Level) string { return percent(l.PromptCacheHitRate) }},
+	{Column{"server prefix cache hit %", Right}, false, func(l document.Level) string { return percent(l.PrefixCacheHitRate) }},
+	// Reasoning models (issue 14); "≈" marks estimated token splits.
+	{Column{"TTFR p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFRP50Ms, 1) }},
+	{Column{"TTFA p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP50Ms, 1) }},
+	{Column{"TTFA p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP95Ms, 1) }},
+	{Column{"reasoning tok", Right}, false, func(l document.Level) string { return estimated(l.ReasoningTokens, l.ReasoningTokensEstimated) }},
+	{Column{"answer tok", Right}, false, func(l document.Level) string { return estimated(l.AnswerTokens, l.ReasoningTokensEstimated) }},
 	// Goodput and saturation (issue 15).
 	{Column{"goodput req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.GoodputReqS, 2) }},
 	{Column{"good %", Right}, false, func(l document.Level) string { return percent(l.GoodputFraction) }},

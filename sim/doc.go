@@ -51,6 +51,9 @@
 // driver for the pool, batch and rate methods, with seeded client jitter so
 // closed-loop clients do not move in lock-step; it returns the same
 // record.Result values and document.Level summaries as a real run.
+// `servebench run --backend sim` does not use it: package simrun runs
+// load's own Sweep on a virtual clock the engine shares, so that every
+// load method is defined once.
 //
 // Units: time.Duration and seconds inside; bytes, FLOPs and tokens as
 // plain numbers; names outside carry their unit.

@@ -1,6 +1,10 @@
 package simserve
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+)
 
 // The simulated tokenizer. It is not the model's: it is a fixed rule,
 // cheap and deterministic, under which /tokenize, the prompt tokens of
@@ -98,3 +102,51 @@ var outputWords = []string{
 
 // outputTokenID is the id /tokenize would give word w.
 func outputTokenID(w int) int { return pieceID(outputWords[w]) }
+
+// PromptTokens is the prompt length the simulated server reports for one
+// user message of text: the text's tokens under its tokenizer, plus the
+// chat template's tokens (one message and the reply it opens) when chat
+// is true (/v1/chat/completions, /api/chat), none for a raw prompt
+// (/v1/completions). run --backend sim counts prompts with it, so that a
+// virtual-time run's prompts have the lengths sim serve would report.
+func PromptTokens(text string, chat bool) int {
+	n := countTokens(text)
+	if chat {
+		n += chatTemplateTokens + replyTemplateTokens
+	}
+	return n
+}
+
+// TextTokens is the text's tokens under the simulated tokenizer, as
+// /tokenize counts them (no template).
+func TextTokens(text string) int { return countTokens(text) }
+
+// ConversationTokens is the prompt length the simulated server reports for
+// a conversation: the earlier messages' contents, oldest first, then the
+// last user message. With chat each message adds the template's tokens and
+// the reply one more; without it the messages are one raw prompt. run
+// --backend sim counts multi-turn requests with it, as sim serve counts
+// /v1/chat/completions' messages.
+func ConversationTokens(history []string, prompt string, chat bool) int {
+	n := countTokens(prompt)
+	for _, h := range history {
+		n += countTokens(h)
+	}
+	if chat {
+		n += (len(history)+1)*chatTemplateTokens + replyTemplateTokens
+	}
+	return n
+}
+
+// OutputText is n tokens of the simulated model's output, words drawn by
+// a generator keyed by key: the text a simulated server streams, for run
+// --backend sim to hand back as a request's answer (a conversation's later
+// turns send it).
+func OutputText(key uint64, n int) string {
+	rng := rand.New(rand.NewPCG(key, 0x5eed))
+	var b strings.Builder
+	for range n {
+		b.WriteString(outputWords[rng.IntN(len(outputWords))])
+	}
+	return b.String()
+}

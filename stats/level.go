@@ -40,7 +40,8 @@ type Accumulator struct {
 	// promptOnTarget, promptTargetSum and promptTargetN sum the
 	// server-reported and the aimed-at prompt tokens of the successful
 	// requests that had a target, for the prompt-length warning (requests
-	// without one, such as a mix's image requests, are left out of it).
+	// without one, such as a mix's image requests or a session's later
+	// turns, which carry the server's answers, are left out of it).
 	promptOnTarget  int
 	promptTargetSum int
 	promptTargetN   int
@@ -50,12 +51,20 @@ type Accumulator struct {
 	lag             []float64 // send − scheduled time (rate method), nanoseconds
 
 	// Coordinated omission (rate method): each scheduled request's
-	// scheduled time and lag, every scheduled request's span (send, last
-	// chunk) for the peak in flight, and the latencies of successful
-	// ones from the scheduled time, all in nanoseconds.
+	// scheduled time and lag, every scheduled single request's span
+	// (send, last chunk) and every session's (its first turn's send to
+	// its last turn's end) for the peak in flight, and the latencies of
+	// successful ones from the scheduled time, all in nanoseconds.
 	scheduled           []schedSample
 	spansInFlight       []span
+	sessionSpans        map[int]span
 	ttftSched, e2eSched []float64
+
+	// Realistic workloads (issue 14, workload.go): the prompt cache,
+	// turns of sessions, reasoning.
+	cache     cacheAcc
+	turns     turns
+	reasoning reasoningAcc
 
 	// implausible counts successful requests whose records hold a token
 	// count that cannot be true (record.PlausibleOutputTokens,
@@ -105,11 +114,20 @@ type row struct {
 	ttft, tpot float64
 	out        int
 	ok         bool
+	// arrival says the level's schedule placed the request: a single
+	// request, or a session's first turn (issue 14).
+	arrival bool
 }
 
 // schedSample is one scheduled request: when it was due and how late it
-// was sent, nanoseconds.
-type schedSample struct{ at, lag int64 }
+// was sent, nanoseconds, and whether the level's schedule placed it (an
+// arrival: a single request, or a session's first turn) rather than its
+// session's previous turn (a later turn, due at that turn's end plus the
+// think time).
+type schedSample struct {
+	at, lag int64
+	arrival bool
+}
 
 // Add counts r in the summary. Warm-up Results are ignored.
 func (a *Accumulator) Add(r *record.Result) {
@@ -127,6 +145,7 @@ func (a *Accumulator) Add(r *record.Result) {
 	if r.ScheduledNS != nil {
 		a.addScheduled(r)
 	}
+	a.turns.add(r)
 	if !r.OK() {
 		a.addError(r)
 		return
@@ -140,8 +159,8 @@ func (a *Accumulator) Add(r *record.Result) {
 func (a *Accumulator) addScheduled(r *record.Result) {
 	lag := r.StartNS - *r.ScheduledNS
 	a.lag = append(a.lag, float64(lag))
-	a.scheduled = append(a.scheduled, schedSample{at: *r.ScheduledNS, lag: lag})
-	a.spansInFlight = append(a.spansInFlight, span{r.StartNS, r.StartNS + r.E2ENS})
+	a.scheduled = append(a.scheduled, schedSample{at: *r.ScheduledNS, lag: lag, arrival: r.Turn <= 1})
+	a.addInFlight(r)
 	if !r.OK() {
 		return
 	}
@@ -151,8 +170,26 @@ func (a *Accumulator) addScheduled(r *record.Result) {
 	}
 }
 
+// addInFlight adds a scheduled request's span in flight, or widens its
+// session's: what the rate method's cap on those in flight counts.
+func (a *Accumulator) addInFlight(r *record.Result) {
+	sp := span{r.StartNS, r.StartNS + r.E2ENS}
+	if r.Session == nil {
+		a.spansInFlight = append(a.spansInFlight, sp)
+		return
+	}
+	if a.sessionSpans == nil {
+		a.sessionSpans = map[int]span{}
+	}
+	if old, ok := a.sessionSpans[*r.Session]; ok {
+		sp = span{min(old.start, sp.start), max(old.end, sp.end)}
+	}
+	a.sessionSpans[*r.Session] = sp
+}
+
 func newRow(r *record.Result) row {
-	w := row{repeat: r.Repeat, start: r.StartNS, e2e: float64(r.E2ENS), ttft: math.NaN(), tpot: math.NaN(), out: -1, ok: r.OK()}
+	w := row{repeat: r.Repeat, start: r.StartNS, e2e: float64(r.E2ENS), ttft: math.NaN(), tpot: math.NaN(), out: -1, ok: r.OK(),
+		arrival: r.Turn <= 1}
 	if r.ScheduledNS != nil {
 		w.scheduled, w.hasSched = *r.ScheduledNS, true
 	}
@@ -209,6 +246,8 @@ func (a *Accumulator) addError(r *record.Result) {
 }
 
 func (a *Accumulator) addSuccess(r *record.Result) {
+	a.cache.add(r)
+	a.reasoning.add(r)
 	a.e2e = append(a.e2e, float64(r.E2ENS))
 	if r.TTFTNS != nil {
 		a.ttft = append(a.ttft, float64(*r.TTFTNS))
@@ -340,15 +379,22 @@ func (a *Accumulator) Requests() int { return a.requests }
 //     and Percentile.
 //   - MeanPromptTokens and PromptTokensSD (sample SD) of server-reported
 //     prompt tokens of successful requests.
-//   - AchievedRate: (n−1) / (last send − first send) in requests/s, and
-//     ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
-//     rate method scheduled; with them (coordinated omission) the lag's
-//     p50, p95, mean and max, its growth from the first quarter of the
-//     requests to the last (by scheduled time), ScheduledRate (n−1) /
-//     (last scheduled − first scheduled), PeakInFlight, TTFT and E2E
-//     from the scheduled time (p50, p95, p99, mean) and the send-time
-//     TTFT and E2E means and E2E p99 beside them. CheckSchedule then
+//   - ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
+//     rate method scheduled; with it (coordinated omission) the lag's
+//     p50, p95 and mean and max, TTFT and E2E from the scheduled time
+//     (p50, p95, p99, mean), the send-time TTFT and E2E means and E2E p99
+//     beside them, and PeakInFlight. A session's later turns count here
+//     too, scheduled at their previous turn's end plus the think time.
+//   - Over the level's arrivals only, the requests its schedule placed
+//     (every request of a level of single requests; the sessions' first
+//     turns of a multi-turn level, so sessions/s): AchievedRate (n−1) /
+//     (last send − first send), ScheduledRate (n−1) / (last scheduled −
+//     first scheduled), and the lag's growth from the first quarter of
+//     the arrivals to the last (by scheduled time). CheckSchedule then
 //     decides ClientLimited.
+//   - The prompt cache (PromptTokensSent, PromptTokensCached,
+//     PromptCacheHitRate, ServerPrefillP50Ms), Turns, and the reasoning
+//     figures (TTFR, TTFA, ReasoningTokens, AnswerTokens): workload.go.
 //
 // Telemetry fields (PeakVRAMGiB, PeakKVCacheUsage, Preemptions) stay null:
 // they do not come from requests. Values that cannot be computed are null.
@@ -375,6 +421,9 @@ func (a *Accumulator) Level() document.Level {
 		l.Repeats = n
 	}
 	l.Warnings = a.warnings()
+	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
+	l.Turns = a.turns.summaries()
+	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)
 	return l
 }
 
@@ -433,15 +482,17 @@ func (a *Accumulator) schedule(l *document.Level) {
 	lag := sorted(a.lag)
 	l.ScheduleLagP50Ms, l.ScheduleLagP95Ms, l.ScheduleLagP99Ms = pctMs(lag, 50), pctMs(lag, 95), pctMs(lag, 99)
 	l.ScheduleLagMeanMs, l.ScheduleLagMaxMs = meanMs(lag), ptr.To(lag[len(lag)-1]/1e6)
-	l.AchievedRate = a.rate(func(w row) (int64, bool) { return w.start, true })
-	l.ScheduledRate = a.rate(func(w row) (int64, bool) { return w.scheduled, w.hasSched })
+	l.AchievedRate = a.rate(func(w row) (int64, bool) { return w.start, w.arrival })
+	l.ScheduledRate = a.rate(func(w row) (int64, bool) { return w.scheduled, w.hasSched && w.arrival })
 	a.lagGrowth(l)
-	l.PeakInFlight = ptr.To(peakInFlight(a.spansInFlight))
+	l.PeakInFlight = ptr.To(peakInFlight(slices.AppendSeq(slices.Clone(a.spansInFlight), maps.Values(a.sessionSpans))))
 	a.schedLatencies(l)
 }
 
 // rate is Σ(n − 1) / Σ(last − first) in requests/s over the repeats, of
-// the times at picks; nil without two times in some repeat.
+// the times at picks (the level's arrivals: the requests its schedule
+// placed, not a session's later turns); nil without two times in some
+// repeat.
 func (a *Accumulator) rate(at func(row) (int64, bool)) *float64 {
 	type ext struct {
 		n           int
@@ -473,10 +524,15 @@ func (a *Accumulator) rate(at func(row) (int64, bool)) *float64 {
 }
 
 // lagGrowth sets the lag's growth from the first quarter of the level's
-// requests (by scheduled time) to the last; it needs at least four
-// scheduled requests.
+// arrivals (by scheduled time: the requests its schedule placed, not a
+// session's later turns) to the last; it needs at least four arrivals.
 func (a *Accumulator) lagGrowth(l *document.Level) {
-	s := slices.Clone(a.scheduled)
+	var s []schedSample
+	for _, x := range a.scheduled {
+		if x.arrival {
+			s = append(s, x)
+		}
+	}
 	slices.SortStableFunc(s, func(x, y schedSample) int { return cmp.Compare(x.at, y.at) })
 	n := len(s)
 	if q := n / 4; q >= 1 {
@@ -638,9 +694,9 @@ func pctMs(s []float64, p float64) *float64 {
 
 // MergeLevel copies into dst what was measured over the level from outside
 // its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting, the waiting gauge's
-// rise; and appends src's
-// warnings. Request-derived fields of dst are left alone.
+// preemptions, peak requests running and waiting, the prefix-cache hit
+// rate, the waiting gauge's rise; and appends src's warnings.
+// Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	set := func(d **float64, s *float64) {
 		if s != nil {
@@ -652,6 +708,7 @@ func MergeLevel(dst *document.Level, src *record.Observations) {
 	set(&dst.Preemptions, src.Preemptions)
 	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
 	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
+	set(&dst.PrefixCacheHitRate, src.PrefixCacheHitRate)
 	set(&dst.RequestsWaitingRise, src.RequestsWaitingRise)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -146,21 +147,31 @@ func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps 
 	}
 	rng := newRNG(seed)
 	b := blockLen(n)
+	// Each resample's values, sorted, are a multiset of the level's: sort
+	// the level's once and count each resample's draws by rank (O(n) a
+	// resample instead of a sort), which gives the same sorted values.
+	rank, sorted := ranks(a, order, value)
 	idx := make([]int, n)
+	counts := make([]int, len(sorted))
 	buf := make([]float64, 0, n)
 	reps := make([][]float64, len(ps))
 	for range BootstrapResamples {
 		blockIndices(rng, b, idx)
-		buf = buf[:0]
+		clear(counts)
 		for _, j := range idx {
-			if x := value(a.rows[order[j]]); !math.IsNaN(x) {
-				buf = append(buf, x)
+			if r := rank[j]; r >= 0 {
+				counts[r]++
+			}
+		}
+		buf = buf[:0]
+		for r, c := range counts {
+			for range c {
+				buf = append(buf, sorted[r])
 			}
 		}
 		if len(buf) == 0 {
 			continue
 		}
-		slices.Sort(buf)
 		for k, p := range ps {
 			reps[k] = append(reps[k], percentileSorted(buf, p))
 		}
@@ -171,6 +182,29 @@ func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps 
 		out[k] = PercentileInterval(reps[k], conf)
 	}
 	return out
+}
+
+// ranks returns, for each position j of order, the rank of its value
+// among the non-NaN values (−1 for NaN), and those values sorted.
+func ranks(a *Accumulator, order []int, value func(row) float64) ([]int, []float64) {
+	pos := make([]int, 0, len(order))
+	vals := make([]float64, len(order))
+	for j, o := range order {
+		vals[j] = value(a.rows[o])
+		if !math.IsNaN(vals[j]) {
+			pos = append(pos, j)
+		}
+	}
+	slices.SortFunc(pos, func(x, y int) int { return cmp.Compare(vals[x], vals[y]) })
+	rank := make([]int, len(order))
+	for j := range rank {
+		rank[j] = -1
+	}
+	sorted := make([]float64, len(pos))
+	for r, j := range pos {
+		rank[j], sorted[r] = r, vals[j]
+	}
+	return rank, sorted
 }
 
 // pooledPercentile is the statistic of the bootstrap across repeats: the

@@ -59,6 +59,13 @@ func combineEnds(have, e *record.LevelEnd) *record.LevelEnd {
 		a.PeakRequestsRunning = maxOf(a.PeakRequestsRunning, b.PeakRequestsRunning)
 		a.PeakRequestsWaiting = maxOf(a.PeakRequestsWaiting, b.PeakRequestsWaiting)
 		a.RequestsWaitingRise = maxOf(a.RequestsWaitingRise, b.RequestsWaitingRise)
+		// The server's prefix-cache hit rate (issue 14): the mean of the
+		// passes' rates, as their query counts are not kept.
+		if a.PrefixCacheHitRate != nil && b.PrefixCacheHitRate != nil {
+			a.PrefixCacheHitRate = ptr.To((*a.PrefixCacheHitRate + *b.PrefixCacheHitRate) / 2)
+		} else if a.PrefixCacheHitRate == nil {
+			a.PrefixCacheHitRate = b.PrefixCacheHitRate
+		}
 		if a.Preemptions != nil && b.Preemptions != nil {
 			a.Preemptions = ptr.To(*a.Preemptions + *b.Preemptions)
 		} else if a.Preemptions == nil {
@@ -168,6 +175,8 @@ func runDocument(h *record.Run) document.Run {
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
 		Trace: h.Trace, Mix: slices.Clone(h.Mix),
+		Simulated: h.Simulated, Sim: h.Sim,
+		Turns: h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
 	}
 }
 

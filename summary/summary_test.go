@@ -125,6 +125,8 @@ func fillValue(t *testing.T, v reflect.Value, k int) {
 		v.SetString(fmt.Sprint("s", k))
 	case reflect.Int, reflect.Int64:
 		v.SetInt(int64(k))
+	case reflect.Uint8:
+		v.SetUint(uint64(k % 256))
 	case reflect.Float64:
 		v.SetFloat(float64(k) + 0.5)
 	case reflect.Bool:

@@ -24,6 +24,10 @@ type MetricsSummary struct {
 	KVTokensMax *float64
 	// Cache is the KV-cache configuration from the last scrape that had it.
 	Cache CacheConfig
+	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
+	// level: Δhits / Δqueries of its counters (vLLM V1), else the mean of
+	// its hit-rate gauge over the level's scrapes (SGLang, vLLM V0).
+	PrefixCacheHitRate *float64
 	// WaitingRise is how much the waiting-requests gauge rose over the
 	// level along its least-squares line through the scrapes (slope ×
 	// span, scrapes taken one interval apart); nil with fewer than three
@@ -39,16 +43,49 @@ type MetricsSummary struct {
 // pure (no clock, no I/O) so it can be tested on captured scrapes; it is
 // not safe for concurrent use.
 type Accumulator struct {
-	s           MetricsSummary
-	lastPreempt *float64
-	preemptN    int
-	resets      int
-	lastErr     error
+	s                      MetricsSummary
+	preemptions            counterDelta
+	cacheQueries, cacheHit counterDelta
+	hitRateSum             float64
+	hitRateN               int
+	lastErr                error
 	// dropped counts, per metric, the scrapes whose value was out of
 	// range, in order of first sight, with the first such value.
 	dropped      []Dropped
 	droppedCount map[string]int
-	waiting     []float64
+	waiting      []float64
+}
+
+// counterDelta sums a counter's increases between consecutive scrapes; a
+// counter that goes down was reset (server restart) and counts again from
+// zero.
+type counterDelta struct {
+	last   *float64
+	n      int // scrapes that carried the counter
+	resets int
+	total  *float64 // nil until two scrapes carried it
+}
+
+func (c *counterDelta) observe(v *float64) {
+	if v == nil {
+		return
+	}
+	c.n++
+	if c.last == nil {
+		c.last = ptr.To(*v)
+		return
+	}
+	step := *v - *c.last
+	if step < 0 {
+		c.resets++
+		step = *v
+	}
+	total := step
+	if c.total != nil {
+		total += *c.total
+	}
+	c.total = &total
+	c.last = ptr.To(*v)
 }
 
 // Observe folds one successful scrape into the summary.
@@ -67,7 +104,14 @@ func (a *Accumulator) Observe(s Sample) {
 	if !s.Cache.empty() {
 		a.s.Cache = s.Cache
 	}
-	a.observePreemptions(s.Preemptions)
+	a.preemptions.observe(s.Preemptions)
+	a.s.Preemptions = a.preemptions.total
+	a.cacheQueries.observe(s.PrefixCacheQueries)
+	a.cacheHit.observe(s.PrefixCacheHits)
+	if s.PrefixCacheHitRate != nil {
+		a.hitRateSum += *s.PrefixCacheHitRate
+		a.hitRateN++
+	}
 	for _, d := range s.Dropped {
 		if a.droppedCount == nil {
 			a.droppedCount = map[string]int{}
@@ -79,29 +123,20 @@ func (a *Accumulator) Observe(s Sample) {
 	}
 }
 
-// observePreemptions adds the counter's positive step since the last scrape;
-// a decrease means the counter was reset (server restart), and the new value
-// counts from zero.
-func (a *Accumulator) observePreemptions(v *float64) {
-	if v == nil {
-		return
+// prefixHitRate is the level's prefix-cache hit rate (see
+// MetricsSummary.PrefixCacheHitRate); nil when the level queried nothing.
+func (a *Accumulator) prefixHitRate() *float64 {
+	q, h := a.cacheQueries.total, a.cacheHit.total
+	if q != nil && h != nil {
+		if *q <= 0 {
+			return nil
+		}
+		return ptr.To(min(*h / *q, 1))
 	}
-	a.preemptN++
-	if a.lastPreempt == nil {
-		a.lastPreempt = ptr.To(*v)
-		return
+	if a.hitRateN > 0 {
+		return ptr.To(a.hitRateSum / float64(a.hitRateN))
 	}
-	step := *v - *a.lastPreempt
-	if step < 0 {
-		a.resets++
-		step = *v
-	}
-	total := step
-	if a.s.Preemptions != nil {
-		total += *a.s.Preemptions
-	}
-	a.s.Preemptions = &total
-	a.lastPreempt = ptr.To(*v)
+	return nil
 }
 
 // Fail counts one failed scrape; the last error is kept for the warning.
@@ -115,11 +150,12 @@ func (a *Accumulator) Summary() MetricsSummary {
 	s := a.s
 	s.WaitingRise = trendRise(a.waiting)
 	s.Warnings = nil
-	if a.preemptN == 1 {
+	s.PrefixCacheHitRate = a.prefixHitRate()
+	if a.preemptions.n == 1 {
 		s.Warnings = append(s.Warnings, "metrics: the preemption counter was read only once during the level, so preemptions is null")
 	}
-	if a.resets > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: the preemption counter went down %d time(s) during the level (server restarted?); counted from zero after each reset", a.resets))
+	if a.preemptions.resets > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: the preemption counter went down %d time(s) during the level (server restarted?); counted from zero after each reset", a.preemptions.resets))
 	}
 	for _, d := range a.dropped {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("metrics: %s was outside %s in %d scrape(s) (first value %s); those values were dropped", d.Metric, d.Range, a.droppedCount[d.Metric], d.Value))

@@ -45,6 +45,13 @@ type Sample struct {
 	KVTokensMax  *float64
 	// Cache holds the KV-cache settings from an info metric's labels.
 	Cache CacheConfig
+	// PrefixCacheQueries and PrefixCacheHits are the prefix cache's
+	// counters (tokens queried, tokens hit), summed over series;
+	// PrefixCacheHitRate its hit-rate gauge, averaged over series, nil
+	// when negative (caching off).
+	PrefixCacheQueries *float64
+	PrefixCacheHits    *float64
+	PrefixCacheHitRate *float64
 	// Dropped are the values outside their quantity's range (a negative
 	// gauge, a usage above 1, a block count whose capacity no GPU has):
 	// they were left out of the fields above (issue 13: a negative
@@ -130,7 +137,32 @@ func Extract(fams Families, names MetricNames) Sample {
 	s.KVTokensUsed = combine(fams, names.KVTokensUsed, sum, countRange, &s.Dropped)
 	s.KVTokensMax = combine(fams, names.KVTokensMax, sum, countRange, &s.Dropped)
 	s.Cache = cacheConfig(fams, names.CacheInfo, &s.Dropped)
+	s.PrefixCacheQueries = combine(fams, names.PrefixCacheQueries, sum, countRange, &s.Dropped)
+	s.PrefixCacheHits = combine(fams, names.PrefixCacheHits, sum, countRange, &s.Dropped)
+	s.PrefixCacheHitRate = hitRate(fams, names.PrefixCacheHitRate)
 	return s
+}
+
+// hitRate is the mean of a hit-rate gauge's series in [0, 1]; nil when
+// none is (a negative value means the cache is off).
+func hitRate(fams Families, names []string) *float64 {
+	mf := first(fams, names)
+	if mf == nil {
+		return nil
+	}
+	var total float64
+	n := 0
+	for _, m := range mf.GetMetric() {
+		if v, ok := scalar(m); ok && v >= 0 && v <= 1 {
+			total += v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	mean := total / float64(n)
+	return &mean
 }
 
 func sum(a, b float64) float64 { return a + b }

@@ -23,6 +23,14 @@ type MetricNames struct {
 	// settings: num_gpu_blocks, block_size, cache_dtype,
 	// gpu_memory_utilization.
 	CacheInfo []string
+	// PrefixCacheQueries and PrefixCacheHits are counters of prompt tokens
+	// looked up in the prefix cache and found there; their deltas over a
+	// level give its hit rate.
+	PrefixCacheQueries []string
+	PrefixCacheHits    []string
+	// PrefixCacheHitRate is a gauge of the hit rate (0–1) where a server
+	// exports only that; negative values mean caching is off.
+	PrefixCacheHitRate []string
 }
 
 // vLLM names: V1 (≥ 0.8) exports kv_cache_usage_perc; V0 exported
@@ -31,22 +39,34 @@ type MetricNames struct {
 // exporters that strip it). Source: vLLM docs "Production Metrics" and
 // vllm/v1/metrics/loggers.py; checked against the published pages in
 // testdata/vllm-v1-metrics-*.txt and testdata/vllm-v0-metrics-aibrix.txt.
+//
+// Prefix caching: V1 counts prompt tokens queried and hit,
+// prefix_cache_queries_total and prefix_cache_hits_total ("Prefix cache
+// queries, in terms of number of queried tokens" in
+// testdata/vllm-v1-metrics-opt125m-cpu.txt); V0 exported the block hit rate
+// as the gauge gpu_prefix_cache_hit_rate (-1 with caching off,
+// testdata/vllm-v0-metrics-aibrix.txt).
 var vllmNames = MetricNames{
-	KVUsage:     []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
-	Preemptions: []string{"vllm:num_preemptions_total", "vllm:num_preemptions"},
-	Running:     []string{"vllm:num_requests_running"},
-	Waiting:     []string{"vllm:num_requests_waiting"},
-	CacheInfo:   []string{"vllm:cache_config_info"},
+	KVUsage:            []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+	Preemptions:        []string{"vllm:num_preemptions_total", "vllm:num_preemptions"},
+	Running:            []string{"vllm:num_requests_running"},
+	Waiting:            []string{"vllm:num_requests_waiting"},
+	CacheInfo:          []string{"vllm:cache_config_info"},
+	PrefixCacheQueries: []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries"},
+	PrefixCacheHits:    []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits"},
+	PrefixCacheHitRate: []string{"vllm:gpu_prefix_cache_hit_rate"},
 }
 
 // SGLang names (docs/references/production_metrics.md): token_usage is the
-// fraction of the KV token pool in use; max_total_num_tokens its size.
+// fraction of the KV token pool in use; max_total_num_tokens its size;
+// cache_hit_rate the radix cache's hit rate (testdata/sglang-0.4-metrics-docs.txt).
 var sglangNames = MetricNames{
-	KVUsage:      []string{"sglang:token_usage"},
-	Running:      []string{"sglang:num_running_reqs"},
-	Waiting:      []string{"sglang:num_queue_reqs"},
-	KVTokensUsed: []string{"sglang:num_used_tokens"},
-	KVTokensMax:  []string{"sglang:max_total_num_tokens"},
+	KVUsage:            []string{"sglang:token_usage"},
+	Running:            []string{"sglang:num_running_reqs"},
+	Waiting:            []string{"sglang:num_queue_reqs"},
+	KVTokensUsed:       []string{"sglang:num_used_tokens"},
+	KVTokensMax:        []string{"sglang:max_total_num_tokens"},
+	PrefixCacheHitRate: []string{"sglang:cache_hit_rate"},
 }
 
 // llama.cpp names (llama-server --metrics, tools/server/server.cpp): the KV
@@ -96,6 +116,9 @@ func union(tables ...MetricNames) MetricNames {
 		u.KVTokensUsed = append(u.KVTokensUsed, t.KVTokensUsed...)
 		u.KVTokensMax = append(u.KVTokensMax, t.KVTokensMax...)
 		u.CacheInfo = append(u.CacheInfo, t.CacheInfo...)
+		u.PrefixCacheQueries = append(u.PrefixCacheQueries, t.PrefixCacheQueries...)
+		u.PrefixCacheHits = append(u.PrefixCacheHits, t.PrefixCacheHits...)
+		u.PrefixCacheHitRate = append(u.PrefixCacheHitRate, t.PrefixCacheHitRate...)
 	}
 	return u
 }

@@ -196,6 +196,7 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 		o.level = nil
 		out.PeakKVCacheUsage, out.Preemptions = m.PeakKVUsage, m.Preemptions
 		out.PeakRequestsRunning, out.PeakRequestsWaiting = m.PeakRunning, m.PeakWaiting
+		out.PrefixCacheHitRate = m.PrefixCacheHitRate
 		out.RequestsWaitingRise = m.WaitingRise
 		out.Warnings = append(out.Warnings, m.Warnings...)
 	}
@@ -206,7 +207,7 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 		out.Warnings = append(out.Warnings, g.Warnings...)
 	}
 	if out.PeakVRAMGiB == nil && out.PeakKVCacheUsage == nil && out.Preemptions == nil &&
-		out.PeakRequestsRunning == nil && out.PeakRequestsWaiting == nil && len(out.Warnings) == 0 {
+		out.PeakRequestsRunning == nil && out.PeakRequestsWaiting == nil && out.PrefixCacheHitRate == nil && len(out.Warnings) == 0 {
 		return nil
 	}
 	return &out

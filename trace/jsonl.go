@@ -81,6 +81,7 @@ type servebenchLine struct {
 	OutputTokens *int            `json:"output_tokens"`
 	Session      json.RawMessage `json:"session"`
 	Turn         *int            `json:"turn"`
+	ThinkMs      *float64        `json:"think_ms"`
 	Image        json.RawMessage `json:"image"`
 	PrefixGroup  json.RawMessage `json:"prefix_group"`
 }
@@ -90,7 +91,7 @@ func servebenchRow(line []byte) (Row, error) {
 	var l servebenchLine
 	if err := decodeStrict(line, &l, true); err != nil {
 		if errors.Is(err, errUnknownField) {
-			err = fmt.Errorf("%w (servebench trace keys: t_ms, input_tokens, output_tokens, session, turn, image, prefix_group)", err)
+			err = fmt.Errorf("%w (servebench trace keys: t_ms, input_tokens, output_tokens, session, turn, think_ms, image, prefix_group)", err)
 		}
 		return Row{}, err
 	}
@@ -116,6 +117,16 @@ func servebenchRow(line []byte) (Row, error) {
 			return r, fmt.Errorf("field turn: %d, want the turn's number in its session, from 1", *l.Turn)
 		}
 		r.Turn = *l.Turn
+	}
+	if l.ThinkMs != nil {
+		if r.Session == "" || r.Turn < 2 {
+			return r, errors.New("field think_ms: a think time belongs to a session's later turn (session, and turn 2 or more)")
+		}
+		think, err := millis("think_ms", l.ThinkMs)
+		if err != nil {
+			return r, err
+		}
+		r.Think = &think
 	}
 	if r.Images, err = images(l.Image); err != nil {
 		return r, err

@@ -30,7 +30,7 @@ type Format string
 const (
 	// Servebench is servebench's own JSON Lines: one object per line with
 	// t_ms (arrival, milliseconds), input_tokens and output_tokens, and
-	// optional session, turn, image and prefix_group (docs/metrics.md,
+	// optional session, turn, think_ms, image and prefix_group (docs/metrics.md,
 	// "Trace replay"). Unknown keys are an error (a typo would otherwise
 	// be ignored silently).
 	Servebench Format = "servebench"
@@ -87,6 +87,11 @@ type Row struct {
 	// the trace does not say.
 	Session string
 	Turn    int
+	// Think, when set, is a later turn's think time: the pause after the
+	// previous turn's answer before the turn is sent (servebench's
+	// think_ms; after Speed, scaled). A turn without it is sent at its
+	// arrival, or at once when the previous answer ends after that.
+	Think *time.Duration
 	// Images is the number of images the request carries (servebench's
 	// image).
 	Images int
@@ -280,7 +285,12 @@ func (t *Trace) Window(start, duration time.Duration) (*Trace, error) {
 func (t *Trace) Speed(factor float64) *Trace {
 	out := &Trace{File: t.File, Format: t.Format, Notes: slices.Clone(t.Notes), Rows: slices.Clone(t.Rows)}
 	for i := range out.Rows {
-		out.Rows[i].At = time.Duration(float64(out.Rows[i].At) / factor)
+		r := &out.Rows[i]
+		r.At = time.Duration(float64(r.At) / factor)
+		if r.Think != nil {
+			think := time.Duration(float64(*r.Think) / factor)
+			r.Think = &think
+		}
 	}
 	return out
 }

@@ -44,6 +44,23 @@ type Spec struct {
 	// ImageWidth, ImageHeight and ImageFormat describe generated images.
 	ImageWidth, ImageHeight int
 	ImageFormat             ImageFormat
+
+	// Shared prefixes and sessions (issue 14).
+
+	// SharedPrefixTokens is the length of a system prompt every request
+	// begins with, in tokens of its own text (exact with the server's
+	// tokenizer, calibrated elsewhere); 0 means none. PromptTokens stays
+	// the whole prompt's length, prefix included.
+	SharedPrefixTokens int
+	// PrefixGroups is the number of different shared prefixes; request seq
+	// (or session id) uses prefix seq mod PrefixGroups. 0 means 1.
+	PrefixGroups int
+	// Turns is the number of turns of each session (Sessions); the
+	// Multiturn scenario's requests are sessions' turns.
+	Turns int
+	// FollowupTokens is the length of each later turn's new user message,
+	// in tokens of its own text; 0 makes it as long as the first turn's.
+	FollowupTokens int
 }
 
 // Item is one prepared request and the prompt length it aims at.
@@ -61,6 +78,15 @@ type Item struct {
 	Due time.Duration
 	// Trace is the trace row the request replays; nil outside a trace.
 	Trace *trace.Row
+
+	// PrefixGroup is the shared prefix the request begins with; nil when
+	// it has none.
+	PrefixGroup *int
+	// Session and Turn place the request in a multi-turn session: the
+	// session's number and the turn, from 1. Session is nil outside
+	// sessions.
+	Session *int
+	Turn    int
 }
 
 // Builder prepares requests to a Spec for one server.
@@ -75,7 +101,13 @@ type Builder struct {
 	// fixed and perChar model the server's prompt tokens as
 	// fixed + perChar × characters (Calibrated mode).
 	fixed, perChar float64
-	notes          []string
+	// slope is the tokens per character over the probes' whole range
+	// (64 to 256 characters), before the secant steps make the model
+	// exact at the target only: the shared prefix's length comes from it.
+	slope float64
+	notes []string
+	// prefix is the run's shared prefixes (prefix.go); empty without.
+	prefix sharedPrefixes
 }
 
 // probeSeq is the first request number used for probes, far from any real
@@ -84,7 +116,7 @@ const probeSeq = 1 << 30
 
 // NewBuilder returns a Builder for spec; call Calibrate before Items.
 func NewBuilder(spec Spec, client backend.Client) *Builder {
-	return &Builder{spec: spec, client: client, prompts: NewPrompts(spec.Seed), mode: Unenforced, perChar: 0.25}
+	return &Builder{spec: spec, client: client, prompts: NewPrompts(spec.Seed), mode: Unenforced, perChar: 0.25, slope: 0.25}
 }
 
 // Mode is the length mode Calibrate chose.
@@ -97,9 +129,19 @@ func (b *Builder) Notes() []string { return b.notes }
 // Calibrate decides how to reach the target prompt length and measures
 // what it needs with probe requests of one output token: the template
 // overhead (Exact), or tokens per character (Calibrated; three probes, a
-// linear fit refined by a secant step at the target). An error means the
-// server could not answer a probe at all.
+// linear fit refined by a secant step at the target); then it builds the
+// shared prefixes and measures what they cost (calibratePrefix). An error
+// means the server could not answer a probe at all.
 func (b *Builder) Calibrate(ctx context.Context) error {
+	if err := b.calibrateLength(ctx); err != nil {
+		return err
+	}
+	return b.calibratePrefix(ctx)
+}
+
+// calibrateLength decides how to reach the target prompt length (see
+// Calibrate).
+func (b *Builder) calibrateLength(ctx context.Context) error {
 	if b.spec.PromptTokens <= 0 || b.spec.Scenario == Image {
 		b.mode = Unenforced
 		return nil
@@ -146,10 +188,11 @@ func (b *Builder) calibrateProbes(ctx context.Context) error {
 	}
 	if p2 <= p1 {
 		b.notes = append(b.notes, fmt.Sprintf("probe prompts of %d and %d characters reported %d and %d prompt tokens; assuming 4 characters per token", c1, c2, p1, p2))
-		b.fixed, b.perChar = float64(p1)-float64(c1)/4, 0.25
+		b.fixed, b.perChar, b.slope = float64(p1)-float64(c1)/4, 0.25, 0.25
 		return nil
 	}
 	b.fit(c1, p1, c2, p2)
+	b.slope = b.perChar
 	// Secant steps at the target itself, so the model is exact where it is
 	// used even when tokens are not linear in characters.
 	for i := range calibrationSteps {
@@ -197,8 +240,19 @@ func (b *Builder) charsFor(tokens int) int {
 // probe sends a one-token request whose text is n characters of request
 // seq's prompt and returns the prompt tokens the server reported.
 func (b *Builder) probe(ctx context.Context, seq, n int) (int, error) {
+	rq := backend.Request{Prompt: b.prompts.Text(seq, n)}
+	if b.prefix.inProbes {
+		b.prefix.apply(&rq, 0)
+	}
+	return b.probeRequest(ctx, &rq)
+}
+
+// probeRequest sends rq with one output token and returns the prompt
+// tokens the server reported.
+func (b *Builder) probeRequest(ctx context.Context, rq *backend.Request) (int, error) {
 	var res record.Result
-	b.client.Do(ctx, &backend.Request{Prompt: b.prompts.Text(seq, n), MaxTokens: 1, Seed: b.spec.Seed}, &res)
+	rq.MaxTokens, rq.Seed = 1, b.spec.Seed
+	b.client.Do(ctx, rq, &res)
 	if !res.OK() {
 		return 0, fmt.Errorf("probe request failed: %s", res.Error)
 	}
@@ -223,7 +277,14 @@ func (b *Builder) Items(ctx context.Context, seq0, n int) ([]Item, error) {
 }
 
 func (b *Builder) item(ctx context.Context, seq int) (Item, error) {
-	return b.shaped(ctx, seq, Shape{PromptTokens: b.spec.PromptTokens, MaxTokens: b.spec.MaxTokens, Images: b.spec.Scenario.Defaults().Images})
+	return b.shaped(ctx, seq, b.shape(), seq)
+}
+
+// GroupItem prepares request seq like Items, with the shared prefix of
+// group (mod Spec.PrefixGroups) rather than its number's: for a source
+// that names each request's prefix group.
+func (b *Builder) GroupItem(ctx context.Context, seq, group int) (Item, error) {
+	return b.shaped(ctx, seq, b.shape(), group)
 }
 
 // Shape is the size of one request: its prompt length in tokens as the
@@ -233,25 +294,31 @@ type Shape struct {
 	PromptTokens, MaxTokens, Images int
 }
 
+// shape is the Shape of the Spec's requests.
+func (b *Builder) shape() Shape {
+	return Shape{PromptTokens: b.spec.PromptTokens, MaxTokens: b.spec.MaxTokens, Images: b.spec.Scenario.Defaults().Images}
+}
+
 // shaped prepares request seq to sh: its prompt (to sh.PromptTokens by
-// the chosen mode), images and output length. A request with images is
-// not held to its prompt length (its image tokens depend on the model):
-// its text is sh.PromptTokens long and its ExpectedPromptTokens 0.
-func (b *Builder) shaped(ctx context.Context, seq int, sh Shape) (Item, error) {
-	it := Item{Request: backend.Request{MaxTokens: sh.MaxTokens, Seed: b.spec.Seed}}
+// the chosen mode, the shared prefix included), images and output length,
+// with the shared prefix of group prefix.group(groupOf) (a request's own
+// number, its session's, or a group a trace names) when the run has
+// shared prefixes. A request with images is not held to its prompt length
+// (its image tokens depend on the model): its text is sh.PromptTokens
+// long and its ExpectedPromptTokens 0.
+func (b *Builder) shaped(ctx context.Context, seq int, sh Shape, groupOf int) (Item, error) {
+	it := Item{Request: backend.Request{MaxTokens: sh.MaxTokens, Seed: b.spec.Seed, ReusePrefix: b.reusesPrefixes()}}
 	var err error
-	switch {
-	case b.mode == Exact && sh.PromptTokens > 0:
-		it.Request.Prompt, err = b.exactText(ctx, seq, sh.PromptTokens-b.overhead)
-		it.ExpectedPromptTokens = sh.PromptTokens
-	case b.mode == Calibrated && sh.PromptTokens > 0:
-		it.Request.Prompt = b.prompts.Text(seq, b.charsFor(sh.PromptTokens))
-		it.ExpectedPromptTokens = sh.PromptTokens
-	default:
-		it.Request.Prompt = b.prompts.Text(seq, max(sh.PromptTokens, 8)*4)
-	}
-	if err != nil {
+	if it.Request.Prompt, err = b.userText(ctx, seq, sh.PromptTokens); err != nil {
 		return it, err
+	}
+	if b.mode != Unenforced && sh.PromptTokens > 0 {
+		it.ExpectedPromptTokens = sh.PromptTokens
+	}
+	if b.prefix.on() {
+		g := b.prefix.group(groupOf)
+		b.prefix.apply(&it.Request, g)
+		it.PrefixGroup = &g
 	}
 	if err := b.addImages(&it, seq, sh.Images); err != nil {
 		return it, err
@@ -273,6 +340,27 @@ func (b *Builder) addImages(it *Item, seq, n int) error {
 		it.ExpectedPromptTokens = 0
 	}
 	return nil
+}
+
+// userText is request seq's own text (the user message after any shared
+// prefix): of the length that brings the whole prompt to target tokens by
+// the chosen mode, the shared prefix's cost taken off; target 0 (not
+// controlled) gives a short text.
+func (b *Builder) userText(ctx context.Context, seq, target int) (string, error) {
+	switch {
+	case b.mode == Exact && target > 0:
+		return b.exactText(ctx, seq, target-b.overhead-b.prefix.userCost)
+	case b.mode == Calibrated && target > 0:
+		return b.prompts.Text(seq, b.charsFor(target-b.prefix.userCost)), nil
+	}
+	return b.prompts.Text(seq, max(target-b.spec.SharedPrefixTokens, 8)*4), nil
+}
+
+// reusesPrefixes reports whether the workload means requests to share
+// prefixes (shared prefixes, sessions), so the server's prompt cache must
+// stay on.
+func (b *Builder) reusesPrefixes() bool {
+	return b.spec.SharedPrefixTokens > 0 || b.spec.Turns > 1
 }
 
 // exactVariants is how many filler variants exactText tries before it

@@ -147,7 +147,10 @@ func TestTraceSource(t *testing.T) {
 	if err := b.Calibrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	src := NewTraceSource(b, tr)
+	src, err := NewTraceSource(b, nil, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	items, err := src.Items(context.Background(), 2, len(tr.Rows))
 	if err != nil {
 		t.Fatal(err)
@@ -168,8 +171,8 @@ func TestTraceSource(t *testing.T) {
 	if err != nil || len(warm) != 7 || warm[6].Due != 0 || warm[6].Trace != nil || warm[6].Request.MaxTokens != tr.Rows[1].OutputTokens {
 		t.Fatalf("warm-ups %v %+v", err, warm)
 	}
-	notes := strings.Join(TraceNotes(tr), "\n")
-	if !strings.Contains(notes, "3 rows name a session or turn") || !strings.Contains(notes, "3 rows name a prefix_group") {
+	notes := strings.Join(src.Notes(), "\n")
+	if !strings.Contains(notes, "2 sessions (3 requests) replayed as conversations") || strings.Contains(notes, "not replayed") {
 		t.Fatalf("notes %q", notes)
 	}
 }
@@ -187,7 +190,11 @@ func TestTraceBlocksSharePrefixes(t *testing.T) {
 	if err := b.Calibrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	items, err := NewTraceSource(b, tr).Items(context.Background(), 0, 4)
+	src, err := NewTraceSource(b, nil, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := src.Items(context.Background(), 0, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 // Package workload builds the requests servebench sends: prompts of an
 // exact token length that are unique from their first word (so prefix
 // caches cannot flatter a level), and images that are unique per request
-// (so encoder caches cannot either). Everything is deterministic from a
-// seed.
+// (so encoder caches cannot either); and, where a workload means requests to
+// share prefixes, shared system prompts of an exact length (prefix groups)
+// and multi-turn sessions that send the conversation so far (session.go).
+// Everything is deterministic from a seed.
 package workload
 
 import "fmt"
@@ -22,10 +24,14 @@ const (
 	// Image is one generated image per request plus a short unique text,
 	// and 128 output tokens.
 	Image Scenario = "image"
+	// Multiturn is sessions of several turns: each turn sends the whole
+	// conversation so far (earlier user messages and the server's real
+	// answers) and a new user message of 128 tokens, and asks for 64.
+	Multiturn Scenario = "multiturn"
 )
 
 // Scenarios lists every Scenario in the order help texts show them.
-var Scenarios = []Scenario{Text, Chat, Long, Image}
+var Scenarios = []Scenario{Text, Chat, Long, Image, Multiturn}
 
 // ParseScenario returns the Scenario named s, or an error listing the valid
 // names.
@@ -43,7 +49,8 @@ type Defaults struct {
 	// PromptTokens is the target prompt length in tokens, as the server
 	// counts them (chat template included). For Image it is the length of
 	// the text part only, and is not enforced: the image's own tokens
-	// depend on the model.
+	// depend on the model. For Multiturn it is the first turn's prompt;
+	// later turns add the conversation so far.
 	PromptTokens int
 	// MaxTokens is the number of output tokens asked for.
 	MaxTokens int
@@ -60,6 +67,8 @@ func (s Scenario) Defaults() Defaults {
 		return Defaults{PromptTokens: 4096, MaxTokens: 256}
 	case Image:
 		return Defaults{PromptTokens: 32, MaxTokens: 128, Images: 1}
+	case Multiturn:
+		return Defaults{PromptTokens: 128, MaxTokens: 64}
 	default:
 		return Defaults{PromptTokens: 32, MaxTokens: 128}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/summary"
+	"github.com/servebench/servebench/workload"
 )
 
 const findSynopsis = `find --slo ttft_p95=1.5s,tpot_p50=50ms[,e2e_p99=…][,goodput=0.9] --by concurrency|rate [run's server, workload and profile flags] [--max-time 30m] [--confidence 0.95] [--out find.json]
@@ -99,6 +100,11 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	}
 	if len(cfg.SLO) == 0 {
 		return cfg, fsets, usagef("find: --slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
+	}
+	// A probe is a level of single requests (issue 14's sessions are
+	// run's): find cannot probe sessions, a replayed trace's included.
+	if cfg.Scenario == workload.Multiturn || cfg.TraceSessions > 0 {
+		return cfg, fsets, usagef("find: sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")
 	}
 	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats}
 	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {

@@ -34,6 +34,7 @@ func TestFindFlagErrors(t *testing.T) {
 		{"max below start", with("--slo", "ttft_p95=1s", "--start", "8", "--max-load", "4"), "at least the start"},
 		{"too few requests for a p95", with("--slo", "ttft_p95=1s", "--requests", "100"), "--requests 100: the SLO's percentiles need at least 400"},
 		{"max repeats", with("--slo", "ttft_p95=1s", "--max-repeats", "4"), "--max-repeats 4"},
+		{"sessions are run's", with("--slo", "ttft_p95=1s", "--scenario", "multiturn"), "find: sessions"},
 		{"max time", with("--slo", "ttft_p95=1s", "--max-time", "-1s"), "--max-time"},
 		{"rate flags by concurrency", with("--slo", "ttft_p95=1s", "--arrival", "constant"), "apply only to --by rate"},
 		{"confidence", with("--slo", "ttft_p95=1s", "--confidence", "1.5"), "find: --confidence 1.5"},
@@ -277,7 +278,7 @@ func TestRunStopWhenSaturated(t *testing.T) {
 	if !strings.HasPrefix(last.Saturated, "rate_shortfall: ") || !strings.Contains(stderr, "the sweep stopped at the first saturated level") {
 		t.Errorf("last level saturated %q; stderr %q", last.Saturated, stderr)
 	}
-	if !*r.Complete || !strings.Contains(strings.Join(r.Warnings, "\n"), "later levels not run") {
+	if !*r.Complete || !strings.Contains(strings.Join(r.Warnings, "\n"), "later level") {
 		t.Errorf("complete %v, warnings %q", *r.Complete, r.Warnings)
 	}
 	t.Logf("stopped at %v req/s: %s", *last.RequestedRate, last.Saturated)

@@ -22,6 +22,7 @@ import (
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/simrun"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
@@ -70,6 +71,8 @@ flight; --rate, --arrival, --duration, --requests, --concurrency,
 level (pool or rate), each request drawn from a class by its weight, with
 that scenario's prompt and output lengths (--max-tokens sets every class's
 output); levels are summarized per class and overall.
+With --scenario multiturn the unit is a session of --turns turns: pool keeps
+--concurrency sessions in flight, rate starts --rate sessions per second.
 
 Flags`
 
@@ -95,6 +98,15 @@ type runConfig struct {
 	ImageFormat  workload.ImageFormat
 	Seed         int64
 
+	// Sessions and shared prefixes (issue 14): Turns per session
+	// (multiturn scenario), the think time between turns, and the shared
+	// system prompts.
+	Turns              int
+	FollowupTokens     int
+	Think              load.ThinkTime
+	SharedPrefixTokens int
+	PrefixGroups       int
+
 	Method         load.Method
 	Concurrency    []int
 	Requests       int
@@ -119,6 +131,14 @@ type runConfig struct {
 	// scaled), with how it was asked for; nil otherwise.
 	Trace     *trace.Trace
 	TraceInfo *record.TraceInfo
+	// TraceSessions is the number of sessions the trace's rows name, and
+	// TraceRate its arrivals' mean rate (single requests and sessions'
+	// first turns), arrivals/s.
+	TraceSessions int
+	TraceRate     float64
+	// TraceNotes are run warnings about how the trace is replayed that
+	// reading its flags decided (a default shared prefix length).
+	TraceNotes []string
 	// Mix is the mix of request classes (--mix); nil otherwise.
 	Mix workload.Mix
 
@@ -155,6 +175,10 @@ type runConfig struct {
 	// requests against (issue 15).
 	Confidence        float64
 	StopWhenSaturated bool
+
+	// Sim is the server run --backend sim simulates in virtual time
+	// instead of measuring one (issue 17); nil for a real server.
+	Sim *simTarget
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
@@ -310,44 +334,46 @@ type runEnv struct {
 // client then reports requests to a server that died as server_exited, and
 // it is stopped before run_end is written, with its stop warnings there.
 func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *launchedServer) error {
-	client, err := deps.NewClient(cfg.clientConfig())
+	client, clock, simulated, err := sweepClient(deps, cfg, ls)
 	if err != nil {
-		return &UsageError{Msg: "run: " + err.Error()}
-	}
-	if ls != nil {
-		client = launch.Guard(client, ls.proc)
+		return err
 	}
 	run := newRun(cfg, deps.Clock.Now(), client.Warnings())
-	source, notes, err := newSource(ctx, cfg, client)
+	source, err := newSource(ctx, cfg, client)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted: sweepTargets marks the report incomplete
 		}
 		return fmt.Errorf("run %s: %w", cfg.Label, err)
 	}
-	run.Warnings = append(run.Warnings, notes...)
+	run.Warnings = append(run.Warnings, source.notes...)
 
 	// The observers of the levels, in the order their fields merge: the
 	// launched server's exit, then telemetry (which counts the GPU memory
 	// of the launched server's process tree unless --server-pid names one).
 	var observers []load.Observer
 	serverPID := cfg.Telemetry.ServerPID
-	if ls != nil {
+	if simulated != nil {
+		describeSimRun(&run, cfg.Sim)
+		observers = append(observers, simulated.Observer())
+	} else if ls != nil {
 		ls.describe(&run)
 		observers = append(observers, &exitObserver{proc: ls.proc, logPath: ls.logPath})
 		if serverPID == 0 {
 			serverPID = ls.proc.PID()
 		}
 	}
-	tel := startTelemetry(ctx, cfg, serverPID, &run)
-	defer tel.Close()
-	observers = append(observers, tel)
+	if simulated == nil {
+		tel := startTelemetry(ctx, cfg, serverPID, &run)
+		defer tel.Close()
+		observers = append(observers, tel)
+	}
 
 	levels := cfg.levels()
 	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: source, Observe: observers, Clock: deps.Clock,
+		Client: client, Source: source.requests, Sessions: source.sessions, Think: cfg.Think, Observe: observers, Clock: clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
@@ -363,23 +389,51 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	return err
 }
 
-// newSource prepares what the run sends, calibrated against the server:
-// the trace's rows (--trace), the classes of a mix (--mix, one Builder
-// per class), or the scenario's requests; notes are findings for the
+// sweepClient is what a sweep sends its requests to and the clock it runs
+// on: the server's client on deps.Clock (guarded by the launched server's
+// process when run launched it), or for run --backend sim the simulated
+// server, which is its own clock (simulated, nil otherwise).
+func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, load.Clock, *simrun.Sim, error) {
+	if cfg.Sim != nil {
+		s, err := newSimServer(cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return s.Client(), s, s, nil
+	}
+	client, err := deps.NewClient(cfg.clientConfig())
+	if err != nil {
+		return nil, nil, nil, &UsageError{Msg: "run: " + err.Error()}
+	}
+	if ls != nil {
+		client = launch.Guard(client, ls.proc)
+	}
+	return client, deps.Clock, nil, nil
+}
+
+// runSource is what a run sends, calibrated against the server: its
+// requests; the sessions of its levels that hold some (a multi-turn run,
+// a trace whose rows name sessions), nil otherwise; and findings for the
 // run's warnings.
-func newSource(ctx context.Context, cfg runConfig, client backend.Client) (load.Source, []string, error) {
+type runSource struct {
+	requests load.Source
+	sessions load.SessionSource
+	notes    []string
+}
+
+// newSource prepares what the run sends: the trace's rows (--trace), the
+// classes of a mix (--mix, one Builder per class), or the scenario's
+// requests (and sessions, --scenario multiturn).
+func newSource(ctx context.Context, cfg runConfig, client backend.Client) (runSource, error) {
 	base := workload.Spec{
 		Scenario: cfg.Scenario, PromptTokens: cfg.PromptTokens, MaxTokens: cfg.MaxTokens, Seed: cfg.Seed,
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
 	}
 	switch {
 	case cfg.Trace != nil:
-		b := workload.NewBuilder(workload.TraceSpec(cfg.Trace, base), client)
-		if err := b.Calibrate(ctx); err != nil {
-			return nil, nil, err
-		}
-		return workload.NewTraceSource(b, cfg.Trace), append(b.Notes(), workload.TraceNotes(cfg.Trace)...), nil
+		return traceSource(ctx, cfg, base, client)
 	case cfg.Mix != nil:
+		base.SharedPrefixTokens, base.PrefixGroups = cfg.SharedPrefixTokens, cfg.PrefixGroups
 		var builders []*workload.Builder
 		var notes []string
 		for _, c := range cfg.Mix {
@@ -391,20 +445,57 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (load.
 			}
 			b := workload.NewBuilder(spec, client)
 			if err := b.Calibrate(ctx); err != nil {
-				return nil, nil, fmt.Errorf("class %s: %w", c.Scenario, err)
+				return runSource{}, fmt.Errorf("class %s: %w", c.Scenario, err)
 			}
 			for _, n := range b.Notes() {
 				notes = append(notes, fmt.Sprintf("class %s: %s", c.Scenario, n))
 			}
 			builders = append(builders, b)
 		}
-		return workload.NewMixSource(cfg.Mix, builders, cfg.Seed), notes, nil
+		return runSource{requests: workload.NewMixSource(cfg.Mix, builders, cfg.Seed), notes: notes}, nil
 	}
+	base.SharedPrefixTokens, base.PrefixGroups = cfg.SharedPrefixTokens, cfg.PrefixGroups
+	base.Turns, base.FollowupTokens = cfg.Turns, cfg.FollowupTokens
 	b := workload.NewBuilder(base, client)
 	if err := b.Calibrate(ctx); err != nil {
-		return nil, nil, err
+		return runSource{}, err
 	}
-	return b, b.Notes(), nil
+	src := runSource{requests: b, notes: b.Notes()}
+	if cfg.Turns > 0 {
+		src.sessions = b
+	}
+	return src, nil
+}
+
+// traceSource prepares a replayed trace: one Builder for its rows without
+// a shared prefix and one, with the trace's prefix groups of
+// --shared-prefix-tokens tokens, for those that name a prefix_group.
+func traceSource(ctx context.Context, cfg runConfig, base workload.Spec, client backend.Client) (runSource, error) {
+	b := workload.NewBuilder(workload.TraceSpec(cfg.Trace, base), client)
+	if err := b.Calibrate(ctx); err != nil {
+		return runSource{}, err
+	}
+	notes := b.Notes()
+	var grouped *workload.Builder
+	if spec, ok := workload.TraceGroupSpec(cfg.Trace, base, cfg.SharedPrefixTokens); ok {
+		grouped = workload.NewBuilder(spec, client)
+		if err := grouped.Calibrate(ctx); err != nil {
+			return runSource{}, fmt.Errorf("prefix groups: %w", err)
+		}
+		for _, n := range grouped.Notes() {
+			notes = append(notes, "prefix groups: "+n)
+		}
+	}
+	ts, err := workload.NewTraceSource(b, grouped, cfg.Trace)
+	if err != nil {
+		return runSource{}, err
+	}
+	notes = append(notes, cfg.TraceNotes...)
+	src := runSource{requests: ts, notes: append(notes, ts.Notes()...)}
+	if cfg.TraceSessions > 0 {
+		src.sessions = ts
+	}
+	return src, nil
 }
 
 // clientConfig is the backend configuration of the server under test.
@@ -426,6 +517,8 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Connection: string(cfg.Connection),
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
+		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
+		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
 	r.SLO, r.GoodputBudget, r.CIConfidence = sloRecord(cfg)
 	return r
@@ -458,21 +551,16 @@ func (cfg *runConfig) planLevels() ([]load.Level, error) {
 	var out []load.Level
 	if cfg.Trace != nil {
 		return []load.Level{{Level: 0, Concurrency: cfg.MaxConcurrency, Requests: len(cfg.Trace.Rows),
-			Rate: cfg.Trace.MeanRate(), Arrival: string(load.Trace)}}, nil
+			Rate: cfg.TraceRate, Arrival: string(load.Trace), Sessions: cfg.TraceSessions}}, nil
 	}
 	if cfg.Method == load.Rate {
 		for i, r := range cfg.Rates {
-			l := load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival),
-				Burstiness: cfg.Burstiness, RateStart: cfg.RateStart, RampSeconds: cfg.Ramp.Seconds(), DurationSeconds: cfg.Duration.Seconds()}
+			l := cfg.sessionLevel(load.Level{Level: i, Concurrency: cfg.MaxConcurrency, Requests: cfg.Requests, Rate: r, Arrival: string(cfg.Arrival),
+				Burstiness: cfg.Burstiness, RateStart: cfg.RateStart, RampSeconds: cfg.Ramp.Seconds(), DurationSeconds: cfg.Duration.Seconds()})
 			if cfg.Duration > 0 {
-				if !cfg.RequestsSet {
-					l.Requests = 0
+				if err := cfg.planDuration(&l); err != nil {
+					return nil, err
 				}
-				n, ok := load.Count(load.NewPacer(l, cfg.Seed), maxPlannedRequests+1)
-				if !ok || n > maxPlannedRequests {
-					return nil, usagef("run: --duration %v at %g requests/s plans more than %d requests per level", cfg.Duration, r, maxPlannedRequests)
-				}
-				l.Requests = n
 			}
 			out = append(out, l)
 		}
@@ -483,9 +571,46 @@ func (cfg *runConfig) planLevels() ([]load.Level, error) {
 		if cfg.Method == load.Batch {
 			l.Requests, l.Repeats = 0, cfg.Repeats
 		}
-		out = append(out, l)
+		out = append(out, cfg.sessionLevel(l))
 	}
 	return out, nil
+}
+
+// planDuration sets the requests of a --duration rate level l: the
+// arrivals its schedule holds before the duration (and within --requests
+// when given), each a request, or in a multi-turn level a session of
+// l.Turns requests.
+func (cfg *runConfig) planDuration(l *load.Level) error {
+	arrivals, unit := *l, "requests"
+	if l.Sessions > 0 {
+		arrivals.Requests, unit = l.Sessions, "sessions"
+	}
+	if !cfg.RequestsSet {
+		arrivals.Requests = 0
+	}
+	n, ok := load.Count(load.NewPacer(arrivals, cfg.Seed), maxPlannedRequests+1)
+	if !ok || n > maxPlannedRequests {
+		return usagef("run: --duration %v at %g %s/s plans more than %d %s per level", cfg.Duration, l.Rate, unit, maxPlannedRequests, unit)
+	}
+	if l.Sessions > 0 {
+		l.Sessions, l.Requests = n, n*l.Turns
+		return nil
+	}
+	l.Requests = n
+	return nil
+}
+
+// sessionLevel makes l a multi-turn level when the run has sessions:
+// ⌈requests / turns⌉ sessions of Turns turns (so Requests becomes
+// sessions × turns).
+func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
+	if cfg.Turns < 1 {
+		return l
+	}
+	l.Turns = cfg.Turns
+	l.Sessions = (cfg.Requests + cfg.Turns - 1) / cfg.Turns
+	l.Requests = l.Sessions * l.Turns
+	return l
 }
 
 // openOut creates the --out report file before the run, so that a path
@@ -552,6 +677,9 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 func (cfg *runConfig) defaultLabel() {
 	if len(cfg.Profiles) == 0 && cfg.Label == "" && cfg.Backend != "" {
 		cfg.Label = string(cfg.Backend) + "-" + cfg.scenarioName()
+		if cfg.Sim != nil {
+			cfg.Label = backendSim + "-" + cfg.Label
+		}
 	}
 }
 
@@ -570,9 +698,12 @@ type runFlags struct {
 	profiles                                *stringsFlag
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
+	sessions                                sessionFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
+	// The simulated server of run --backend sim (issue 17).
+	sim *simRunFlags
 }
 
 // shapeFlags are the flags of workloads like real traffic (issue 14):
@@ -615,14 +746,14 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 // goodput): run's, shared by find.
 func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
-		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai"),
+		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
 		model:          fs.String("model", "", "model name the server serves (default: the server's only model)"),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
 		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
 		connection:     fs.String("connection", string(backend.KeepAlive), "how requests use connections, which sets where TTFT and E2E start: keep-alive (pooled connections; clock from the moment the request is written) or per-request (a new connection per request; clock from before it is opened, as vLLM's benchmark client does)"),
-		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out)"),
+		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),
 		maxTokens:      fs.Int("max-tokens", 0, "output tokens per request (default: the scenario's)"),
 		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
@@ -640,7 +771,9 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		profiles:       defineProfileFlag(fs),
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
+		sessions:       defineSessionFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
+		sim:            defineSimRunFlags(fs),
 	}
 }
 
@@ -656,7 +789,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.server, f.connectionMode, f.shapeConflicts, f.workload, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
@@ -668,7 +801,7 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if set["profile"] {
 		return nil // f.profile takes the server from each --profile
 	}
-	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" {
+	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" && b != backendSim {
 		k, err := backend.ParseKind(b)
 		if err != nil {
 			return usagef("run: --backend: %v (or auto)", err)

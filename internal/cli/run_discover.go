@@ -28,8 +28,8 @@ import (
 // servers and are left alone. An interrupted search leaves a complete
 // configuration as it is, so that the sweep writes its (empty) report.
 func findServer(ctx context.Context, deps Deps, cfg *runConfig, stderr io.Writer) error {
-	if len(cfg.Profiles) > 0 {
-		return nil
+	if len(cfg.Profiles) > 0 || cfg.Sim != nil {
+		return nil // profiles name their servers; a simulated one needs no finding
 	}
 	found, scanned, err := lookForServer(ctx, deps, cfg)
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 // traceExcludes are the flags a trace makes meaningless: it brings its
 // own schedule, count and lengths.
 var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ramp", "duration", "requests",
-	"concurrency", "repeats", "scenario", "prompt-tokens", "max-tokens", "mix"}
+	"concurrency", "repeats", "scenario", "prompt-tokens", "max-tokens", "mix",
+	"turns", "followup-tokens", "think-time", "prefix-groups"}
 
 // shapeConflicts rejects flags that do not go together, before the other
 // steps read them, and makes --trace imply --method rate.
@@ -28,7 +29,7 @@ func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 	if set["trace"] {
 		for _, name := range traceExcludes {
 			if set[name] {
-				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths)", name)
+				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
 			}
 		}
 		if set["method"] && *f.method != string(load.Rate) {
@@ -65,6 +66,11 @@ func (sf shapeFlags) config(cfg *runConfig, set map[string]bool) error {
 		m, err := workload.ParseMix(*sf.mix)
 		if err != nil {
 			return usagef("run: --mix: %v", err)
+		}
+		for _, c := range m {
+			if c.Scenario == workload.Multiturn {
+				return usagef("run: --mix: class multiturn is a session, not a request; run sessions with --scenario multiturn")
+			}
 		}
 		if hasImages(m) && cfg.API == backend.Completions {
 			return usagef("run: --mix has an image class but --api completions cannot carry images; use --api chat")
@@ -181,6 +187,34 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 	spec := workload.TraceSpec(t, workload.Spec{})
 	cfg.Trace, cfg.TraceInfo = t, info
 	cfg.PromptTokens, cfg.MaxTokens = spec.PromptTokens, spec.MaxTokens
+	if cfg.TraceSessions, cfg.TraceRate, err = workload.TraceLevel(t); err != nil {
+		return usagef("run: --trace: %v", err)
+	}
+	return traceGroups(cfg, t)
+}
+
+// traceGroups sets the shared prefix of the trace's prefix groups: one
+// per prefix_group name, of --shared-prefix-tokens tokens or by default
+// half the shortest prompt that begins with one (a run warning says so),
+// which must leave room for a user message in every such prompt.
+func traceGroups(cfg *runConfig, t *trace.Trace) error {
+	shortest := workload.TraceShortestGrouped(t)
+	if shortest == nil {
+		cfg.PrefixGroups = 0
+		return nil
+	}
+	if spec, _ := workload.TraceGroupSpec(t, workload.Spec{}, 0); true {
+		cfg.PrefixGroups = spec.PrefixGroups
+	}
+	if cfg.SharedPrefixTokens == 0 {
+		cfg.SharedPrefixTokens = workload.TracePrefixTokens(t)
+		cfg.TraceNotes = append(cfg.TraceNotes, fmt.Sprintf("trace: the %d prefix groups share a prefix of %d tokens, half the shortest prompt that begins with one (line %d, %d tokens); set its length with --shared-prefix-tokens",
+			cfg.PrefixGroups, cfg.SharedPrefixTokens, shortest.Line, shortest.InputTokens))
+	}
+	if room := shortest.InputTokens - cfg.SharedPrefixTokens; room < workload.MinUserTokens {
+		return usagef("run: --shared-prefix-tokens %d leaves %d tokens for the user message of %s:%d (input_tokens %d), want at least %d",
+			cfg.SharedPrefixTokens, max(room, 0), t.File, shortest.Line, shortest.InputTokens, workload.MinUserTokens)
+	}
 	return nil
 }
 

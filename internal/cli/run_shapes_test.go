@@ -329,8 +329,10 @@ func TestRunImageMixOnLoopServer(t *testing.T) {
 }
 
 // TestRunTraceOnLoopServer replays a slice of a trace at double speed:
-// each request is scheduled at its row's time, with the row's lengths and
-// images.
+// each single request and each session's first turn is scheduled at its
+// row's time, with the row's lengths and images; the session's second
+// turn carries the conversation so far and is due at its own row's time,
+// the first turn's answer having come before it.
 func TestRunTraceOnLoopServer(t *testing.T) {
 	srv := newLoopServer(t, 2*time.Millisecond, 0)
 	dir := t.TempDir()
@@ -358,7 +360,7 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		run.Trace.WindowStartSeconds != 0.1 || run.Trace.WindowSeconds != 0.5 || run.Trace.SpanSeconds != 0.15 {
 		t.Fatalf("run %q trace %+v", run.Scenario, run.Trace)
 	}
-	if !strings.Contains(strings.Join(run.Warnings, "\n"), "2 rows name a session or turn") {
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), "1 sessions (2 requests) replayed as conversations") {
 		t.Errorf("warnings %q", run.Warnings)
 	}
 	var counted []record.Result
@@ -369,11 +371,13 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 	}
 	slices.SortFunc(counted, func(a, b record.Result) int { return a.Seq - b.Seq })
 	// Rows at 100, 100 and 400 ms of the trace: 0, 0 and 150 ms after the
-	// level's start at double speed.
+	// level's start at double speed. The session's turns are numbered
+	// one after the other (requests 0 and 1), the single row after them.
 	want := []struct {
 		due           time.Duration
 		in, out, imgs int
-	}{{0, 64, 6, 1}, {0, 90, 5, 0}, {150 * time.Millisecond, 120, 7, 0}}
+		turn          int
+	}{{0, 64, 6, 1, 1}, {150 * time.Millisecond, 120, 7, 0, 2}, {0, 90, 5, 0, 0}}
 	if len(counted) != len(want) {
 		t.Fatalf("%d counted requests, want %d", len(counted), len(want))
 	}
@@ -386,6 +390,17 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		if *r.OutputTokens != w.out || r.ExpectedOutputTokens != w.out {
 			t.Errorf("request %d: %d output tokens, want %d", i, *r.OutputTokens, w.out)
 		}
+		if r.Turn != w.turn || (w.turn > 0) != (r.Session != nil) {
+			t.Errorf("request %d: session %v turn %d, want turn %d", i, r.Session, r.Turn, w.turn)
+		}
+		if w.turn == 2 {
+			// The conversation so far (turn 1's 64-token text and its
+			// answer) and a new message of 120 − 64 − 6 = 50 tokens.
+			if r.ExpectedPromptTokens != 0 || *r.PromptTokens < 64+50 || *r.Session != *counted[0].Session {
+				t.Errorf("turn 2: %d prompt tokens (expected %d), session %d", *r.PromptTokens, r.ExpectedPromptTokens, *r.Session)
+			}
+			continue
+		}
 		// The loop server counts a byte a token and 100 an image:
 		// calibration makes the text exactly its row's length.
 		if *r.PromptTokens != w.in+100*w.imgs {
@@ -393,7 +408,7 @@ func TestRunTraceOnLoopServer(t *testing.T) {
 		}
 	}
 	// The warm-up is shaped like the first row replayed (with its image),
-	// then the three rows.
+	// then the three rows (turn 2's conversation carries no image).
 	if seen := srv.seen(); !slices.Equal(seen, []int{1, 1, 0, 0}) && !slices.Equal(seen, []int{1, 0, 1, 0}) {
 		t.Errorf("server saw images %v, want the warm-up's and the first row's", seen)
 	}
@@ -491,10 +506,12 @@ func TestRunArrivalsOnOllama(t *testing.T) {
 }
 
 // TestRunTraceOnOllama replays examples/trace-chat.jsonl at 4× speed on
-// the testbed: every row becomes one request at its time (scaled), asking
-// for the row's output tokens (which the testbed's model always generates
-// exactly) with a prompt of the row's length (calibrated on the testbed's
-// byte vocabulary).
+// the testbed: every single row and every session's first turn is one
+// request at its time (scaled), asking for the row's output tokens (which
+// the testbed's model always generates exactly) with a prompt of the
+// row's length (calibrated on the testbed's byte vocabulary); a session's
+// later turns follow, each carrying the conversation so far, due no
+// earlier than their own rows.
 func TestRunTraceOnOllama(t *testing.T) {
 	url, model := testenv.Ollama(t)
 	dir := t.TempDir()
@@ -523,26 +540,69 @@ func TestRunTraceOnOllama(t *testing.T) {
 		}
 	}
 	slices.SortFunc(counted, func(a, b record.Result) int { return a.Seq - b.Seq })
+	rows := replayOrder(tr.Rows)
 	t0 := *counted[0].ScheduledNS
 	var off []float64
+	later := 0
 	for i, r := range counted {
-		row := tr.Rows[i]
-		if got := time.Duration(*r.ScheduledNS - t0); got != row.At/4 {
-			t.Fatalf("request %d scheduled at %v, its row at %v / 4", i, got, row.At)
-		}
-		if r.OutputTokens == nil || *r.OutputTokens != row.OutputTokens || r.ExpectedPromptTokens != row.InputTokens {
+		row := rows[i]
+		due := time.Duration(*r.ScheduledNS - t0)
+		if r.OutputTokens == nil || *r.OutputTokens != row.OutputTokens {
 			t.Fatalf("request %d: output %v for row %+v", i, r.OutputTokens, row)
+		}
+		if row.Session != "" && row.Turn > 1 {
+			later++
+			if r.Session == nil || r.Turn != row.Turn || due < row.At/4 || r.ExpectedPromptTokens != 0 {
+				t.Fatalf("request %d: session %v turn %d due %v expects %d; its row (line %d) turn %d at %v / 4", i, r.Session, r.Turn, due, r.ExpectedPromptTokens, row.Line, row.Turn, row.At)
+			}
+			continue
+		}
+		if due != row.At/4 || r.ExpectedPromptTokens != row.InputTokens {
+			t.Fatalf("request %d scheduled at %v expecting %d prompt tokens; its row (line %d) at %v / 4, %d", i, due, r.ExpectedPromptTokens, row.Line, row.At, row.InputTokens)
 		}
 		off = append(off, float64(*r.PromptTokens-row.InputTokens))
 	}
-	meanOff, _ := stats.Mean(off)
-	t.Logf("%d rows over %.1f s: mean prompt %.1f tokens against the rows' %.1f (off by %+.2f on average); TTFT p50 %.1f ms, from schedule %.1f ms; lag p99 %.1f ms",
-		len(counted), run.Trace.SpanSeconds, deref(l.MeanPromptTokens), run.Trace.MeanInputTokens, meanOff, deref(l.TTFTP50Ms), deref(l.TTFTSchedP50Ms), deref(l.ScheduleLagP99Ms))
-	// The level's mean prompt is held to the rows' mean like any level's
-	// to its target (stats.PromptTolerance).
-	if dev := math.Abs(deref(l.MeanPromptTokens)-run.Trace.MeanInputTokens) / run.Trace.MeanInputTokens; dev > stats.PromptTolerance {
-		t.Errorf("mean prompt %.1f tokens is %.1f%% off the rows' %.1f", deref(l.MeanPromptTokens), dev*100, run.Trace.MeanInputTokens)
+	if later == 0 {
+		t.Fatal("the example trace replayed no session's later turn")
 	}
+	meanOff, _ := stats.Mean(off)
+	t.Logf("%d rows (%d later turns) over %.1f s: prompts that aim at their rows' lengths off by %+.2f tokens on average; TTFT p50 %.1f ms, from schedule %.1f ms; lag p99 %.1f ms",
+		len(counted), later, run.Trace.SpanSeconds, meanOff, deref(l.TTFTP50Ms), deref(l.TTFTSchedP50Ms), deref(l.ScheduleLagP99Ms))
+	// The prompts that aim at their rows' lengths are held to them like
+	// any level's to its target (stats.PromptTolerance).
+	if dev := math.Abs(meanOff) / run.Trace.MeanInputTokens; dev > stats.PromptTolerance {
+		t.Errorf("prompts off their rows by %+.1f tokens on average, %.1f%% of the rows' mean %.1f", meanOff, dev*100, run.Trace.MeanInputTokens)
+	}
+}
+
+// replayOrder is rows in the order a replay numbers its requests: by
+// arrival of each single row or session's first turn, a session's turns
+// one after the other in turn order.
+func replayOrder(rows []trace.Row) []trace.Row {
+	var groups [][]trace.Row
+	at := map[string]int{}
+	for _, r := range rows {
+		if r.Session == "" {
+			groups = append(groups, []trace.Row{r})
+			continue
+		}
+		i, ok := at[r.Session]
+		if !ok {
+			i = len(groups)
+			at[r.Session] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	var out []trace.Row
+	for _, g := range groups {
+		slices.SortStableFunc(g, func(a, b trace.Row) int { return a.Turn - b.Turn })
+	}
+	slices.SortStableFunc(groups, func(a, b []trace.Row) int { return int(a[0].At - b[0].At) })
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
 }
 
 // TestRunMixOnOllama mixes text (32 in, 128 out) and chat (512 in, 256

@@ -69,8 +69,8 @@ func untilSaturated(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg run
 		}
 		if f := saturation.Check(base, &cur); f.Saturated() {
 			markSaturated(env, cfg.Label, l.Level, f)
-			note := fmt.Sprintf("the sweep stopped at the first saturated level, %s (%s: %s); %d later levels not run",
-				levelName(l), f.Reason, f.Detail, len(planned)-i-1)
+			note := fmt.Sprintf("the sweep stopped at the first saturated level, %s (%s: %s); %s not run",
+				levelName(l), f.Reason, f.Detail, laterLevels(len(planned)-i-1))
 			fmt.Fprintln(env.stderr, "servebench: "+note)
 			return true, []string{note}, nil
 		}
@@ -116,4 +116,12 @@ func sloRecord(cfg runConfig) (text string, budget *record.GoodputBudget, confid
 		}
 	}
 	return text, budget, cfg.Confidence
+}
+
+// laterLevels counts the levels a stopped sweep did not run, in words.
+func laterLevels(n int) string {
+	if n == 1 {
+		return "1 later level"
+	}
+	return fmt.Sprintf("%d later levels", n)
 }

@@ -44,7 +44,7 @@ func defineTelemetryFlags(fs *flag.FlagSet) telemetryFlags {
 	return telemetryFlags{
 		metricsURL: fs.String("metrics-url", "", "Prometheus `URL` of the server's metrics (default <url>/metrics; \"none\": do not scrape)"),
 		interval:   fs.Duration("scrape-interval", telemetry.DefaultScrapeInterval, "period of /metrics scrapes and GPU memory samples during a level"),
-		gpu:        fs.String("gpu", string(telemetry.GPUAuto), "GPU memory source: auto (NVML, else nvidia-smi), nvml, nvidia-smi, none"),
+		gpu:        fs.String("gpu", string(telemetry.GPUAuto), "GPU memory source: auto (NVML, else nvidia-smi), nvml, nvidia-smi, none; with --backend sim: the GPU to simulate, from the catalog (e.g. \"RTX 4090\")"),
 		gpuIndex:   fs.Int("gpu-index", 0, "index of the GPU to watch (as nvidia-smi numbers them)"),
 		serverPID:  fs.Int("server-pid", 0, "server `PID`: peak_vram_gib counts the GPU memory of its process tree (default: the launched server's; none: the whole device)"),
 	}
@@ -52,6 +52,9 @@ func defineTelemetryFlags(fs *flag.FlagSet) telemetryFlags {
 
 // telemetryConfig checks the telemetry flags into cfg.Telemetry.
 func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
+	if cfg.Sim != nil {
+		return nil // nothing to watch: the engine reports its own (simrun's Observer)
+	}
 	tf := f.telemetry
 	t := telemetrySettings{MetricsURL: *tf.metricsURL, ScrapeInterval: *tf.interval, GPUIndex: *tf.gpuIndex, ServerPID: *tf.serverPID}
 	mode, err := telemetry.ParseGPUMode(*tf.gpu)

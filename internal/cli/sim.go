@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -79,48 +80,26 @@ any client) at it. Versions it reports carry "+servebench.sim". Faults
 
 Flags`
 
-// simServeFlags are the flags of sim serve.
+// simServeFlags are the flags of sim serve: the engine's (simEngineFlags,
+// shared with run --backend sim) and the server's own.
 type simServeFlags struct {
-	as, scheduler, gpu, model, quant, kvDtype, served, addr string
-	gpuGiB, util                                            float64
-	context, maxSeqs, maxBatched, blockSize, kvBlocks       int
-	parallel, nBatch, ubatch                                int
-	enforceEager, noPrefixCaching, noMetrics                bool
-	seed                                                    uint64
-	grace                                                   time.Duration
-	faults                                                  simserve.Faults
+	engine                       simEngineFlags
+	as, gpu, model, served, addr string
+	noMetrics                    bool
+	seed                         uint64
+	grace                        time.Duration
+	faults                       simserve.Faults
 	// Fitted profile (issue 17, sim fit).
 	profile, profileRun string
 }
 
-func (f *simServeFlags) register(fs interface {
-	StringVar(*string, string, string, string)
-	Float64Var(*float64, string, float64, string)
-	IntVar(*int, string, int, string)
-	BoolVar(*bool, string, bool, string)
-	Uint64Var(*uint64, string, uint64, string)
-	DurationVar(*time.Duration, string, time.Duration, string)
-}) {
+func (f *simServeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.as, "as", "", "the server whose HTTP API to speak: vllm, sglang, llamacpp, tgi, ollama or openai (required)")
-	fs.StringVar(&f.scheduler, "scheduler", "", "the engine's scheduler: vllm, sglang, llamacpp or ollama (default: --as's; vllm for tgi and openai)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog, e.g. \"RTX 4090\", \"H100\" (required)")
-	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
 	fs.StringVar(&f.model, "model", "", "model: a preset ("+strings.Join(modelspec.PresetNames(), ", ")+") or a name that resolves to one (Qwen/Qwen2.5-7B-Instruct-AWQ, qwen2.5:7b) (required)")
-	fs.StringVar(&f.quant, "quant", "", "weight format: bf16, fp16, fp8, awq, gptq, q8_0, q4_0, q4_k_m (default: the model name's, else its dtype)")
-	fs.StringVar(&f.kvDtype, "kv-dtype", "", "KV-cache dtype: auto, fp8, f16, q8_0, q4_0 (default auto; f16 for llama.cpp and Ollama)")
+	f.engine.register(fs, "default: --as's; vllm for tgi and openai")
 	fs.StringVar(&f.served, "served-model-name", "", "model name the server answers to and lists (default: --model as given)")
 	fs.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1 and the server's usual port: vllm/openai 8000, sglang 30000, llamacpp/tgi 8080, ollama 11434; port 0 picks a free one)")
-	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default 0.9 / 0.88)")
-	fs.IntVar(&f.context, "context", 0, "tokens per sequence: vLLM max_model_len, Ollama num_ctx, llama.cpp -c (the total over slots)")
-	fs.IntVar(&f.maxSeqs, "max-num-seqs", 0, "vLLM max_num_seqs / SGLang max_running_requests (default 256)")
-	fs.IntVar(&f.maxBatched, "max-num-batched-tokens", 0, "vLLM max_num_batched_tokens / SGLang chunked_prefill_size (default 2048)")
-	fs.IntVar(&f.blockSize, "block-size", 0, "KV block size in tokens (default vLLM 16, SGLang 1)")
-	fs.IntVar(&f.kvBlocks, "kv-blocks", 0, "KV blocks the server has (vLLM num_gpu_blocks), instead of the planner's prediction")
-	fs.IntVar(&f.parallel, "parallel", 0, "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 4 / 1)")
-	fs.IntVar(&f.nBatch, "n-batch", 0, "llama.cpp n_batch / Ollama num_batch (default 2048 / 512)")
-	fs.IntVar(&f.ubatch, "ubatch", 0, "llama.cpp n_ubatch (default 512)")
-	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
-	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
 	fs.BoolVar(&f.noMetrics, "no-metrics", false, "answer /metrics as a server with metrics off (llama.cpp: 501, others: 404)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the output text and the fault draws")
 	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on Ctrl-C, how long streams in flight may take to finish")
@@ -132,8 +111,8 @@ func (f *simServeFlags) register(fs interface {
 	fs.IntVar(&f.faults.StallAfter, "fault-stall-after", 1, "tokens sent before a stall")
 	fs.Float64Var(&f.faults.SlowFirstToken, "fault-slow-first-token", 0, "fraction held --fault-first-token-delay before reaching the scheduler")
 	fs.DurationVar(&f.faults.FirstTokenDelay, "fault-first-token-delay", 0, "how long a slow first token is held")
-	fs.StringVar(&f.profile, "sim-profile", "", "apply a fit ('servebench sim fit --out FILE'): its efficiencies, overheads and chosen settings replace the defaults")
-	fs.StringVar(&f.profileRun, "sim-profile-run", "", "the run of --sim-profile to apply (default: its only run)")
+	fs.StringVar(&f.profile, "sim-profile", "", "apply the fit in `FILE` (a sim-profile.json from sim fit): its efficiencies, overheads and chosen settings replace the defaults")
+	fs.StringVar(&f.profileRun, "sim-profile-run", "", "with --sim-profile: the `LABEL` of the fitted run to apply (default: the file's only run)")
 }
 
 // defaultPorts are the servers' usual ports.
@@ -166,44 +145,10 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 	if f.model == "" {
 		return o, usagef("sim serve: --model is required (e.g. qwen2.5-7b)")
 	}
-	spec := sim.Spec{GPU: f.gpu, GPUGiB: f.gpuGiB, Model: f.model, Quant: f.quant, KVDtype: f.kvDtype,
-		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
-	if f.scheduler != "" {
-		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {
-			return o, usagef("sim serve: --scheduler %q: want vllm, sglang, llamacpp or ollama", f.scheduler)
-		}
+	spec, err := f.engine.spec("sim serve", f.gpu, f.model, as.Family())
+	if err != nil {
+		return o, err
 	}
-	for _, n := range []struct {
-		flag string
-		v    int
-	}{{"--context", f.context}, {"--max-num-seqs", f.maxSeqs}, {"--max-num-batched-tokens", f.maxBatched},
-		{"--block-size", f.blockSize}, {"--kv-blocks", f.kvBlocks}, {"--parallel", f.parallel}, {"--n-batch", f.nBatch}, {"--ubatch", f.ubatch}} {
-		if n.v < 0 {
-			return o, usagef("sim serve: %s %d must be >= 0", n.flag, n.v)
-		}
-	}
-	fam := spec.Backend
-	if fam == "" {
-		fam = as.Family()
-	}
-	srv := sim.Server{MaxNumSeqs: f.maxSeqs, MaxNumBatchedTokens: f.maxBatched, BlockSize: f.blockSize, KVBlocks: f.kvBlocks,
-		Slots: f.parallel, NBatch: f.nBatch, NUBatch: f.ubatch}
-	switch fam {
-	case sim.VLLM, sim.SGLang:
-		srv.MaxModelLen = f.context
-	case sim.Ollama:
-		srv.SlotContext = f.context
-	case sim.LlamaCpp:
-		if f.context > 0 {
-			slots := max(f.parallel, 1)
-			if f.parallel == 0 {
-				slots = 4
-				srv.Slots = 4
-			}
-			srv.SlotContext = f.context / slots
-		}
-	}
-	spec.Server = srv
 	o = simserve.Options{As: as, Spec: spec, ServedModelName: f.served, Seed: f.seed, Faults: f.faults, NoMetrics: f.noMetrics}
 	if f.profileRun != "" && f.profile == "" {
 		return o, usagef("sim serve: --sim-profile-run needs --sim-profile")
@@ -246,17 +191,10 @@ func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
 // flag at fault: a usage error (exit 2) for bad options, an unknown GPU
 // or model, or a model that does not fit.
 func simServeError(err error) error {
-	switch {
-	case errors.Is(err, sim.ErrUnknownGPU):
-		return usagef("sim serve: --gpu: %v", err)
-	case errors.Is(err, sim.ErrUnknownModel):
-		return usagef("sim serve: --model: %v", err)
-	case errors.Is(err, sim.ErrDoesNotFit):
-		return usagef("sim serve: --model/--gpu: %v", err)
-	case errors.Is(err, sim.ErrBadInput), errors.Is(err, simserve.ErrBadOptions):
+	if errors.Is(err, simserve.ErrBadOptions) {
 		return usagef("sim serve: %v", err)
 	}
-	return fmt.Errorf("sim serve: %w", err)
+	return simSpecError("sim serve", err)
 }
 
 func runSimServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {

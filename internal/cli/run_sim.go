@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/simrun"
+)
+
+// run --backend sim (issue 17, way 1): the sweep runs unchanged on package
+// simrun's virtual clock and simulated client instead of a server; the
+// flags below say what is simulated. simEngineFlags are defined once and
+// shared with sim serve.
+
+// backendSim is --backend's value for a simulated server.
+const backendSim = "sim"
+
+// simEngineFlags say which server the engine simulates and with which
+// settings, as in a launch profile: the flags sim serve and run --backend
+// sim share. --gpu and --model are each command's own (run's also serve
+// real runs).
+type simEngineFlags struct {
+	scheduler, quant, kvDtype                         string
+	gpuGiB, util                                      float64
+	context, maxSeqs, maxBatched, blockSize, kvBlocks int
+	parallel, nBatch, ubatch                          int
+	enforceEager, noPrefixCaching                     bool
+	// names are the flags registered, for run's check that none is given
+	// without --backend sim.
+	names []string
+}
+
+// register defines the flags on fs; schedulerDefault says what
+// --scheduler defaults to.
+func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
+	str := func(p *string, name, usage string) { fs.StringVar(p, name, "", usage); f.names = append(f.names, name) }
+	num := func(p *int, name, usage string) { fs.IntVar(p, name, 0, usage); f.names = append(f.names, name) }
+	str(&f.scheduler, "scheduler", "the engine's scheduler: vllm, sglang, llamacpp or ollama ("+schedulerDefault+")")
+	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
+	str(&f.quant, "quant", "weight format: bf16, fp16, fp8, awq, gptq, q8_0, q4_0, q4_k_m (default: the model name's, else its dtype)")
+	str(&f.kvDtype, "kv-dtype", "KV-cache dtype: auto, fp8, f16, q8_0, q4_0 (default auto; f16 for llama.cpp and Ollama)")
+	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default 0.9 / 0.88)")
+	num(&f.context, "context", "tokens per sequence: vLLM max_model_len, Ollama num_ctx, llama.cpp -c (the total over slots)")
+	num(&f.maxSeqs, "max-num-seqs", "vLLM max_num_seqs / SGLang max_running_requests (default 256)")
+	num(&f.maxBatched, "max-num-batched-tokens", "vLLM max_num_batched_tokens / SGLang chunked_prefill_size (default 2048)")
+	num(&f.blockSize, "block-size", "KV block size in tokens (default vLLM 16, SGLang 1)")
+	num(&f.kvBlocks, "kv-blocks", "KV blocks the server has (vLLM num_gpu_blocks), instead of the planner's prediction")
+	num(&f.parallel, "parallel", "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 4 / 1)")
+	num(&f.nBatch, "n-batch", "llama.cpp n_batch / Ollama num_batch (default 2048 / 512)")
+	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
+	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
+	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
+	f.names = append(f.names, "gpu-gib", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching")
+}
+
+// spec is the server to simulate: gpu and model as the command took them,
+// the family from --scheduler or def. Errors are usage errors naming the
+// flag, prefixed with cmd.
+func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec, error) {
+	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
+		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
+	if f.scheduler != "" {
+		var err error
+		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {
+			return spec, usagef("%s: --scheduler %q: want vllm, sglang, llamacpp or ollama", cmd, f.scheduler)
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--context", f.context}, {"--max-num-seqs", f.maxSeqs}, {"--max-num-batched-tokens", f.maxBatched},
+		{"--block-size", f.blockSize}, {"--kv-blocks", f.kvBlocks}, {"--parallel", f.parallel}, {"--n-batch", f.nBatch}, {"--ubatch", f.ubatch}} {
+		if n.v < 0 {
+			return spec, usagef("%s: %s %d must be >= 0", cmd, n.flag, n.v)
+		}
+	}
+	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {
+		return spec, usagef("%s: --gpu-gib must be >= 0 and --gpu-memory-utilization in (0, 1]", cmd)
+	}
+	fam := spec.Backend
+	if fam == "" {
+		fam = def
+	}
+	srv := sim.Server{MaxNumSeqs: f.maxSeqs, MaxNumBatchedTokens: f.maxBatched, BlockSize: f.blockSize, KVBlocks: f.kvBlocks,
+		Slots: f.parallel, NBatch: f.nBatch, NUBatch: f.ubatch}
+	switch fam {
+	case sim.VLLM, sim.SGLang:
+		srv.MaxModelLen = f.context
+	case sim.Ollama:
+		srv.SlotContext = f.context
+	case sim.LlamaCpp:
+		if f.context > 0 {
+			if f.parallel == 0 {
+				srv.Slots = 4
+			}
+			srv.SlotContext = f.context / srv.Slots
+		}
+	}
+	spec.Server = srv
+	return spec, nil
+}
+
+// simTarget is the server a run --backend sim predicts: the engine's
+// configuration and what it was made from.
+type simTarget struct {
+	Config sim.Config
+	Info   record.SimInfo
+}
+
+// simRunFlags are run's flags of a simulated server: the shared engine
+// flags and the fit to apply.
+type simRunFlags struct {
+	engine            simEngineFlags
+	profile, fitLabel *string
+}
+
+func defineSimRunFlags(fs *flag.FlagSet) *simRunFlags {
+	f := &simRunFlags{
+		profile:  fs.String("sim-profile", "", "with --backend sim: apply the fit in `FILE` (a sim-profile.json from sim fit): its efficiencies, overheads and chosen settings"),
+		fitLabel: fs.String("sim-profile-run", "", "with --sim-profile: the `LABEL` of the fitted run to apply (default: the file's only run)"),
+	}
+	f.engine.register(fs, "with --backend sim; default vllm")
+	f.engine.names = append(f.engine.names, "sim-profile", "sim-profile-run")
+	return f
+}
+
+// notWithSim are run's flags about a real server, which a simulated one
+// has no use for.
+var notWithSim = []string{"url", "api-key", "connection", "profile", "metrics-url", "scrape-interval", "gpu-index", "server-pid"}
+
+// simConfig reads the simulated server's flags into cfg.Sim when
+// --backend is sim, and otherwise refuses them, naming the flag. With
+// --backend sim, --gpu names the GPU to simulate (not the GPU memory
+// source) and --model the model.
+func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
+	if strings.TrimSpace(*f.backend) != backendSim {
+		for _, n := range f.sim.engine.names {
+			if set[n] {
+				return usagef("run: --%s applies only to --backend sim", n)
+			}
+		}
+		return nil
+	}
+	for _, n := range notWithSim {
+		if set[n] {
+			return usagef("run: --%s does not apply to --backend sim (no server is measured)", n)
+		}
+	}
+	gpu, model := strings.TrimSpace(*f.telemetry.gpu), strings.TrimSpace(*f.model)
+	if !set["gpu"] || gpu == "" {
+		return usagef("run: --backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\")")
+	}
+	if model == "" {
+		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
+	}
+	spec, err := f.sim.engine.spec("run", gpu, model, sim.VLLM)
+	if err != nil {
+		return err
+	}
+	if spec.Backend == "" {
+		spec.Backend = sim.VLLM
+	}
+	c, err := spec.Config()
+	if err != nil {
+		return simSpecError("run", err)
+	}
+	info := record.SimInfo{Scheduler: string(c.Family), GPU: gpu, Model: model, Quant: spec.Quant, KVDtype: spec.KVDtype,
+		Seed: cfg.Seed, JitterMeanMS: float64(sim.DefaultJitter) / 1e6}
+	if *f.sim.profile != "" {
+		if info.Profile, err = applySimProfile(&c, *f.sim.profile, *f.sim.fitLabel); err != nil {
+			return err
+		}
+	} else if set["sim-profile-run"] {
+		return usagef("run: --sim-profile-run needs --sim-profile")
+	}
+	if info.Engine, err = json.Marshal(c); err != nil {
+		return fmt.Errorf("run: --backend sim: %w", err)
+	}
+	cfg.Sim = &simTarget{Config: c, Info: info}
+	cfg.Backend, cfg.Model, cfg.URL = backend.Kind(c.Family), model, ""
+	return nil
+}
+
+// applySimProfile applies the fitted run label (or the file's only run)
+// of the sim profile in path to c, and names what it applied.
+func applySimProfile(c *sim.Config, path, label string) (string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", usagef("run: --sim-profile: %v", err)
+	}
+	defer fh.Close()
+	p, err := sim.ReadProfile(fh)
+	if err != nil {
+		return "", usagef("run: --sim-profile %s: %v", path, err)
+	}
+	var rp *sim.RunProfile
+	switch {
+	case label != "":
+		var ok bool
+		if rp, ok = p.Run(label); !ok {
+			return "", usagef("run: --sim-profile-run %q: %s has no such run (it has %s)", label, path, profileLabels(p))
+		}
+	case len(p.Runs) == 1:
+		rp = &p.Runs[0]
+	default:
+		return "", usagef("run: --sim-profile %s holds %d fitted runs: name one with --sim-profile-run (%s)", path, len(p.Runs), profileLabels(p))
+	}
+	if rp.Backend != c.Family {
+		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Family, rp.Backend)
+	}
+	rp.Apply(c)
+	return path + "#" + rp.Label, nil
+}
+
+func profileLabels(p *sim.Profile) string {
+	var out []string
+	for _, r := range p.Runs {
+		out = append(out, r.Label)
+	}
+	return strings.Join(out, ", ")
+}
+
+// simSpecError turns an error of package sim into one line naming the
+// flag at fault: a usage error (exit 2) for an unknown GPU or model, a
+// model that does not fit, or a setting out of range.
+func simSpecError(cmd string, err error) error {
+	switch {
+	case errors.Is(err, sim.ErrUnknownGPU):
+		return usagef("%s: --gpu: %v", cmd, err)
+	case errors.Is(err, sim.ErrUnknownModel):
+		return usagef("%s: --model: %v", cmd, err)
+	case errors.Is(err, sim.ErrDoesNotFit):
+		return usagef("%s: --model/--gpu: %v", cmd, err)
+	case errors.Is(err, sim.ErrBadInput):
+		return usagef("%s: %v", cmd, err)
+	}
+	return fmt.Errorf("%s: %w", cmd, err)
+}
+
+// newSimServer is the simulated server of a run: its client, which is
+// also the sweep's clock and its levels' observer (simrun.Sim). The
+// goroutine that calls it must be the one that then runs the sweep.
+func newSimServer(cfg runConfig) (*simrun.Sim, error) {
+	s, err := simrun.New(cfg.Sim.Config, simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout})
+	if err != nil {
+		return nil, simSpecError("run", err)
+	}
+	return s, nil
+}
+
+// describeSimRun marks the run's header as simulated, with the engine's
+// inputs and its KV-cache figures where the server would report them.
+func describeSimRun(r *record.Run, t *simTarget) {
+	r.Simulated = true
+	info := t.Info
+	r.Sim = &info
+	c := t.Config
+	r.GPU, r.GPUGiB = &c.GPU.Name, &c.GPU.MemoryGiB
+	runtime := fmt.Sprintf("servebench sim (%s scheduler)", c.Family)
+	r.Runtime = &runtime
+	if c.Family == sim.VLLM || c.Family == sim.SGLang {
+		blocks, size := c.Server.KVBlocks, c.Server.BlockSize
+		r.KVCache.Blocks, r.KVCache.BlockSize = &blocks, &size
+	}
+	if info.KVDtype != "" {
+		d := info.KVDtype
+		r.KVCache.Dtype = &d
+	}
+}
