@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
@@ -191,40 +190,15 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 // applySimProfile applies the fitted run label (or the file's only run)
 // of the sim profile in path to c, and names what it applied.
 func applySimProfile(c *sim.Config, path, label string) (string, error) {
-	fh, err := os.Open(path)
+	rp, err := loadSimProfile("run", path, label)
 	if err != nil {
-		return "", usagef("run: --sim-profile: %v", err)
-	}
-	defer fh.Close()
-	p, err := sim.ReadProfile(fh)
-	if err != nil {
-		return "", usagef("run: --sim-profile %s: %v", path, err)
-	}
-	var rp *sim.RunProfile
-	switch {
-	case label != "":
-		var ok bool
-		if rp, ok = p.Run(label); !ok {
-			return "", usagef("run: --sim-profile-run %q: %s has no such run (it has %s)", label, path, profileLabels(p))
-		}
-	case len(p.Runs) == 1:
-		rp = &p.Runs[0]
-	default:
-		return "", usagef("run: --sim-profile %s holds %d fitted runs: name one with --sim-profile-run (%s)", path, len(p.Runs), profileLabels(p))
+		return "", err
 	}
 	if rp.Backend != c.Family {
 		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Family, rp.Backend)
 	}
 	rp.Apply(c)
 	return path + "#" + rp.Label, nil
-}
-
-func profileLabels(p *sim.Profile) string {
-	var out []string
-	for _, r := range p.Runs {
-		out = append(out, r.Label)
-	}
-	return strings.Join(out, ", ")
 }
 
 // simSpecError turns an error of package sim into one line naming the

@@ -39,9 +39,9 @@ func TestRunSimFlagErrors(t *testing.T) {
 		{"engine flag without sim", []string{"run", "--url", "http://127.0.0.1:1", "--kv-blocks", "100"}, "run: --kv-blocks applies only to --backend sim"},
 		{"profile without sim", []string{"run", "--url", "http://127.0.0.1:1", "--sim-profile", twoRuns}, "run: --sim-profile applies only to --backend sim"},
 		{"profile run without profile", simArgs("--sim-profile-run", "a"), "run: --sim-profile-run needs --sim-profile"},
-		{"missing profile", simArgs("--sim-profile", filepath.Join(dir, "none.json")), "run: --sim-profile: open"},
-		{"ambiguous profile", simArgs("--sim-profile", twoRuns), "holds 2 fitted runs: name one with --sim-profile-run (a, b)"},
-		{"unknown profile run", simArgs("--sim-profile", twoRuns, "--sim-profile-run", "c"), `--sim-profile-run "c"`},
+		{"missing profile", simArgs("--sim-profile", filepath.Join(dir, "none.json")), "cannot read: no such file or directory"},
+		{"ambiguous profile", simArgs("--sim-profile", twoRuns), "--sim-profile-run: " + twoRuns + ": invalid input: the sim profile has 2 runs (a, b): name one"},
+		{"unknown profile run", simArgs("--sim-profile", twoRuns, "--sim-profile-run", "c"), `the sim profile has no run "c" (it has a, b)`},
 		{"profile of another family", simArgs("--sim-profile", twoRuns, "--sim-profile-run", "a", "--scheduler", "llamacpp"), "was fitted to vllm, not the llamacpp"},
 	}
 	for _, tc := range tests {
