@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/summary"
 )
@@ -41,6 +43,7 @@ func TestFindFlagErrors(t *testing.T) {
 		{"run's levels are not find's", with("--slo", "ttft_p95=1s", "--concurrency", "1,2"), "-concurrency"},
 		{"shared checks name find", []string{"find", "--slo", "ttft_p95=1s", "--backend", "nope"}, "find: --backend"},
 		{"argument", with("--slo", "ttft_p95=1s", "extra"), `unexpected argument "extra"`},
+		{"a trace is run's", with("--slo", "ttft_p95=1s", "--trace", "t.jsonl"), "find: --trace does not apply to find"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -332,5 +335,18 @@ func TestRunGoodput(t *testing.T) {
 	stdout, _, err = cliRun(context.Background(), "report", out, "--slo", "ttft_p95=1us")
 	if err != nil || !strings.Contains(stdout, "no goodput for") {
 		t.Fatalf("report of the document against another SLO: %v\n%s", err, stdout)
+	}
+}
+
+// TestFindMixFlags checks that find, which has no --method, reads --mix
+// (it once dereferenced run's missing --method flag and panicked).
+func TestFindMixFlags(t *testing.T) {
+	cfg, _, err := parseFindFlags([]string{"--backend", "ollama", "--url", "http://127.0.0.1:1", "--model", "m",
+		"--slo", "ttft_p95=1s", "--mix", "text:0.7,long:0.3"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Mix) != 2 || cfg.Method != load.Pool {
+		t.Fatalf("mix %v method %q, want two classes on the pool method", cfg.Mix, cfg.Method)
 	}
 }

@@ -27,6 +27,9 @@ var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ram
 // steps read them, and makes --trace imply --method rate.
 func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 	if set["trace"] {
+		if f.method == nil { // find: it chooses the loads, a trace brings its own
+			return usagef("run: --trace does not apply to find (a trace brings its own schedule; find chooses the loads): replay it with servebench run")
+		}
 		for _, name := range traceExcludes {
 			if set[name] {
 				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
@@ -49,7 +52,7 @@ func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 				return usagef("run: --%s does not apply with --mix (each class takes its scenario's prompt)", name)
 			}
 		}
-		if *f.method == string(load.Batch) {
+		if f.method != nil && *f.method == string(load.Batch) { // find has no --method
 			return usagef("run: --mix does not apply to --method batch (its records compare one workload at a time); use pool or rate")
 		}
 	}
