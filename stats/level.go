@@ -382,9 +382,9 @@ func (a *Accumulator) Requests() int { return a.requests }
 //   - ScheduleLagP99Ms: p99 of send time − scheduled time, for requests the
 //     rate method scheduled; with it (coordinated omission) the lag's
 //     p50, p95 and mean and max, TTFT and E2E from the scheduled time
-//     (p50, p95, p99, mean), the send-time TTFT and E2E means and E2E p99
-//     beside them, and PeakInFlight. A session's later turns count here
-//     too, scheduled at their previous turn's end plus the think time.
+//     (p50, p95, p99, mean) to read beside the send-time ones above, and
+//     PeakInFlight. A session's later turns count here too, scheduled at
+//     their previous turn's end plus the think time.
 //   - Over the level's arrivals only, the requests its schedule placed
 //     (every request of a level of single requests; the sessions' first
 //     turns of a multi-turn level, so sessions/s): AchievedRate (n−1) /
@@ -462,8 +462,8 @@ func (a *Accumulator) counts() document.Level {
 func (a *Accumulator) latencies(l *document.Level) {
 	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
-	l.TPOTP50Ms, l.TPOTP95Ms, l.TPOTP99Ms = pctMs(tpot, 50), pctMs(tpot, 95), pctMs(tpot, 99)
-	l.E2EP50Ms, l.E2EP95Ms, l.E2EP99Ms = pctMs(e2e, 50), pctMs(e2e, 95), pctMs(e2e, 99)
+	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
+	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
 	// Means and tails (issue 13).
 	l.TTFTMeanMs, l.TTFTP90Ms = meanMs(ttft), pctMs(ttft, 90)
