@@ -392,7 +392,14 @@ var sweepColumns = []sweepColumn{
 	{Column{"schedule lag p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP50Ms, 1) }},
 	{Column{"TTFT sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP50Ms, 1) }},
 	{Column{"TTFT sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP99Ms, 1) }},
-	{Column{"E2E mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2EMeanMs, 1) }},
+	// The send-time E2E mean, only beside the scheduled one (every level
+	// has it in the latency section).
+	{Column{"E2E mean ms", Right}, false, func(l document.Level) string {
+		if l.E2ESchedMeanMs == nil {
+			return Null
+		}
+		return floatOrNull(l.E2EMeanMs, 1)
+	}},
 	{Column{"E2E sched mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedMeanMs, 1) }},
 	{Column{"E2E sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP50Ms, 1) }},
 	{Column{"E2E sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP99Ms, 1) }},

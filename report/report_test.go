@@ -410,3 +410,30 @@ func TestIntervalsInTable(t *testing.T) {
 		}
 	}
 }
+
+// TestE2EMeanColumnOnlyBesideScheduled: the level table's "E2E mean ms"
+// column reads beside "E2E sched mean ms" on rate levels; a pool level,
+// which has its E2E mean in the latency section, does not get it.
+func TestE2EMeanColumnOnlyBesideScheduled(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name  string
+		level document.Level
+		want  bool
+	}{
+		{"pool", document.Level{Concurrency: 4, Requests: 8, E2EMeanMs: f(700.5)}, false},
+		{"rate", document.Level{Concurrency: 4, Requests: 8, E2EMeanMs: f(700.5), E2ESchedMeanMs: f(900.5)}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tab := sweepTable([]document.Level{c.level})
+			got := false
+			for _, col := range tab.Columns {
+				got = got || col.Header == "E2E mean ms"
+			}
+			if got != c.want {
+				t.Errorf("E2E mean ms column shown %v, want %v (columns %v)", got, c.want, tab.Columns)
+			}
+		})
+	}
+}
