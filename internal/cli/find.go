@@ -53,6 +53,14 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	// What the HTTP library logs from here on (finding the server
+	// included) goes into the runs' warnings, redacted, as in run.
+	logs := libraryLog(deps, cfg)
+	defer func() {
+		for _, l := range logs.Close() {
+			fmt.Fprintln(stderr, "servebench: warning: "+l)
+		}
+	}()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
 		return renameUsage(err)
 	}
@@ -65,13 +73,6 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if cfg.Out == "-" {
 		f.lines = stderr // standard output carries the document
 	}
-	// What the HTTP library logs goes into the runs' warnings, as in run.
-	logs := libraryLog(deps, cfg)
-	defer func() {
-		for _, l := range logs.Close() {
-			fmt.Fprintln(stderr, "servebench: warning: "+l)
-		}
-	}()
 	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
 }
 

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/find"
+	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/report/slo"
@@ -348,5 +352,32 @@ func TestFindMixFlags(t *testing.T) {
 	}
 	if len(cfg.Mix) != 2 || cfg.Method != load.Pool {
 		t.Fatalf("mix %v method %q, want two classes on the pool method", cfg.Mix, cfg.Method)
+	}
+}
+
+// TestFindLibraryLogFromDiscovery: what the HTTP library logs while find
+// identifies the server goes into find's warnings with the API key
+// redacted, not to standard error as it was (find subscribed only after
+// finding the server; run subscribes before).
+func TestFindLibraryLogFromDiscovery(t *testing.T) {
+	const key = "sk-review-secret-0123456789"
+	var fallback bytes.Buffer
+	router := liblog.New(&fallback)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(router, "library saw Authorization: Bearer %s\n", key)
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	var stdout, stderr bytes.Buffer
+	err := Deps{LibraryLog: router}.Run(context.Background(), []string{"find", "--url", srv.URL, "--api-key", key,
+		"--slo", "ttft_p95=1s", "--out", filepath.Join(t.TempDir(), "find.json"), "--quiet"}, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("find against a server that answers 500 succeeded")
+	}
+	if fallback.Len() > 0 {
+		t.Errorf("the library's log went past find, unredacted:\n%s", fallback.String())
+	}
+	if !strings.Contains(stderr.String(), "library log: library saw Authorization") || strings.Contains(stderr.String(), key) {
+		t.Errorf("stderr lacks the redacted library line, or holds the key:\n%s", stderr.String())
 	}
 }
