@@ -76,6 +76,22 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
 }
 
+// findArrivalFlags refuses run's arrival shapes under find: a probe is
+// one steady load (a fixed concurrency, or a rate with poisson or
+// constant gaps), so a ramp, bursts or a level's duration would change
+// what the probe measures.
+func findArrivalFlags(set map[string]bool, arrival string) error {
+	for _, name := range []string{"ramp", "rate-start", "burstiness", "duration"} {
+		if set[name] {
+			return usagef("find: --%s does not apply to find (each probe is one steady load); sweep ramps, bursts and durations with servebench run", name)
+		}
+	}
+	if set["arrival"] && arrival != string(load.Poisson) && arrival != string(load.Constant) {
+		return usagef("find: --arrival %s does not apply to find: want poisson or constant (each probe is one steady load)", arrival)
+	}
+	return nil
+}
+
 // parseFindFlags parses find's flags into a run configuration (the load
 // method and requests set for the search) and find's settings.
 func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, error) {
@@ -95,6 +111,9 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := findArrivalFlags(set, *rf.arrival); err != nil {
+		return runConfig{}, fsets, err
+	}
 	cfg, err := rf.config(set)
 	if err != nil {
 		return cfg, fsets, renameUsage(err)

@@ -48,6 +48,10 @@ func TestFindFlagErrors(t *testing.T) {
 		{"shared checks name find", []string{"find", "--slo", "ttft_p95=1s", "--backend", "nope"}, "find: --backend"},
 		{"argument", with("--slo", "ttft_p95=1s", "extra"), `unexpected argument "extra"`},
 		{"a trace is run's", with("--slo", "ttft_p95=1s", "--trace", "t.jsonl"), "find: --trace does not apply to find"},
+		{"a ramp is run's", with("--slo", "ttft_p95=1s", "--by", "rate", "--arrival", "ramp", "--ramp", "10s"), "find: --ramp does not apply to find"},
+		{"ramp arrival alone", with("--slo", "ttft_p95=1s", "--by", "rate", "--arrival", "ramp"), "find: --arrival ramp does not apply to find"},
+		{"bursts are run's", with("--slo", "ttft_p95=1s", "--by", "rate", "--burstiness", "0.25"), "find: --burstiness does not apply to find"},
+		{"a duration is run's", with("--slo", "ttft_p95=1s", "--duration", "10s"), "find: --duration does not apply to find"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
