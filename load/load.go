@@ -158,6 +158,11 @@ type Sweep struct {
 	// pause between a session's turns.
 	Sessions SessionSource
 	Think    ThinkTime
+	// FirstSession is the number of the next session prepared; Do
+	// advances it past the sessions it prepared, as FirstSeq, so that the
+	// sessions of several Do calls on one Sweep are numbered, seeded and
+	// paused as in one run.
+	FirstSession int
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -184,8 +189,8 @@ func (s *Sweep) Do(ctx context.Context) (complete bool, err error) {
 	if s.Start.IsZero() {
 		s.Start = clock.Now()
 	}
-	r := &runner{s: s, clock: clock, tr: trackerOf(clock), ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, events: make(chan event, 256)}
-	defer func() { s.FirstSeq = r.seq }()
+	r := &runner{s: s, clock: clock, tr: trackerOf(clock), ctx: ctx, reqCtx: reqCtx, t0: s.Start, seq: s.FirstSeq, session: s.FirstSession, events: make(chan event, 256)}
+	defer func() { s.FirstSeq, s.FirstSession = r.seq, r.session }()
 	done := make(chan struct{})
 	go r.deliver(done)
 	defer func() { close(r.events); <-done }()

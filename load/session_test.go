@@ -207,3 +207,38 @@ func FuzzParseThinkTime(f *testing.F) {
 		}
 	})
 }
+
+// TestSessionsContinueAcrossDo: several Do calls on one Sweep (find, run
+// --stop-when-saturated) number their sessions on from the last, as one
+// run does, so no two levels share a session's number and its seeded
+// think times.
+func TestSessionsContinueAcrossDo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &answeringClient{fakeClient: fakeClient{delay: time.Second}}
+		b := sessionBuilder(t, c, 2)
+		s := &sink{t: t}
+		sw := &Sweep{Run: "r", Method: Pool, Client: c, Source: b, Sessions: b, Sink: s}
+		for _, l := range []Level{{Level: 1, Concurrency: 1, Requests: 6, Sessions: 3, Turns: 2}, {Level: 2, Concurrency: 2, Requests: 8, Sessions: 4, Turns: 2}} {
+			sw.Levels = []Level{l}
+			if complete, err := sw.Do(context.Background()); !complete || err != nil {
+				t.Fatal(complete, err)
+			}
+		}
+		if sw.FirstSession != 7 {
+			t.Errorf("FirstSession %d after 7 sessions, want 7", sw.FirstSession)
+		}
+		seen := map[int]int{}
+		for _, r := range s.results {
+			if r.Session == nil {
+				continue
+			}
+			if lv, ok := seen[*r.Session]; ok && lv != r.Level {
+				t.Errorf("session %d in levels %d and %d", *r.Session, lv, r.Level)
+			}
+			seen[*r.Session] = r.Level
+		}
+		if len(seen) != 7 {
+			t.Errorf("%d distinct sessions, want 7", len(seen))
+		}
+	})
+}
