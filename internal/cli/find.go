@@ -67,7 +67,7 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	cfg.Out, cfg.Table = resultOutput(cfg.Out, deps.IsTerminal(stdout), deps.Clock.Now())
 	targets, err := runTargets(deps, cfg)
 	if err != nil {
-		return err
+		return renameUsage(err)
 	}
 	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout}
 	if cfg.Out == "-" {

@@ -281,7 +281,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		doc.Complete = &incomplete
 	}
 	if err := writeDocument(out, stdout, hooks.output(&doc)); err != nil {
-		return err
+		return errors.Join(runErr, err) // the sweep's own error first, when it had one
 	}
 	if cfg.Table {
 		// What was measured is shown even when the run then fails.
