@@ -215,7 +215,9 @@ func tailFile(path string, n int) []string {
 	if st, err := f.Stat(); err == nil && st.Size() > max {
 		_, _ = f.Seek(st.Size()-max, io.SeekStart)
 	}
-	b, _ := io.ReadAll(f)
+	// A server still logging may have grown the file since Stat: read no
+	// more than the cap all the same. A failed read leaves what was read.
+	b, _ := io.ReadAll(io.LimitReader(f, max))
 	var lines []string
 	for _, l := range bytes.Split(b, []byte("\n")) {
 		if t := strings.TrimRight(string(l), "\r "); t != "" {
