@@ -21,6 +21,16 @@ func TestRunSimFlagErrors(t *testing.T) {
 	dir := t.TempDir()
 	twoRuns := filepath.Join(dir, "two.json")
 	writeSimProfile(t, twoRuns, "a", "b")
+	// A valid profile behind more than filecap.Config of leading blanks:
+	// read whole, it would fill memory before the decoder saw its end.
+	oversized := filepath.Join(dir, "oversized.json")
+	valid, err := os.ReadFile(twoRuns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(oversized, append([]byte(strings.Repeat(" ", 17<<20)), valid...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
@@ -40,6 +50,7 @@ func TestRunSimFlagErrors(t *testing.T) {
 		{"profile without sim", []string{"run", "--url", "http://127.0.0.1:1", "--sim-profile", twoRuns}, "run: --sim-profile applies only to --backend sim"},
 		{"profile run without profile", simArgs("--sim-profile-run", "a"), "run: --sim-profile-run needs --sim-profile"},
 		{"missing profile", simArgs("--sim-profile", filepath.Join(dir, "none.json")), "cannot read: no such file or directory"},
+		{"oversized profile", simArgs("--sim-profile", oversized, "--sim-profile-run", "a"), "oversized.json: cannot read: larger than 16 MiB, the most a sim profile may be"},
 		{"ambiguous profile", simArgs("--sim-profile", twoRuns), "--sim-profile-run: " + twoRuns + ": invalid input: the sim profile has 2 runs (a, b): name one"},
 		{"unknown profile run", simArgs("--sim-profile", twoRuns, "--sim-profile-run", "c"), `the sim profile has no run "c" (it has a, b)`},
 		{"profile of another family", simArgs("--sim-profile", twoRuns, "--sim-profile-run", "a", "--scheduler", "llamacpp"), "was fitted to vllm, not the llamacpp"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
@@ -162,11 +164,11 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 }
 
 // loadSimProfile reads the sim-profile.json at path (a 'sim fit'
-// output) and picks its run label ("" = its only run); every failure is
-// a usage error naming --sim-profile or --sim-profile-run. cmd prefixes
-// the message ("sim serve").
+// output, at most filecap.Config) and picks its run label ("" = its only
+// run); every failure is a usage error naming --sim-profile or
+// --sim-profile-run. cmd prefixes the message ("sim serve").
 func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
-	fh, err := os.Open(path)
+	data, err := filecap.ReadFile(path, filecap.Config, "a sim profile")
 	if err != nil {
 		var pe *os.PathError
 		msg := err.Error()
@@ -175,8 +177,7 @@ func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
 		}
 		return nil, usagef("%s: --sim-profile %s: cannot read: %s", cmd, path, msg)
 	}
-	defer fh.Close()
-	p, err := sim.ReadProfile(fh)
+	p, err := sim.ReadProfile(bytes.NewReader(data))
 	if err != nil {
 		return nil, usagef("%s: --sim-profile %s: %v", cmd, path, err)
 	}
