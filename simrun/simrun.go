@@ -329,9 +329,11 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// fail ends c with an error at the present instant.
+// fail ends c with an error at the present instant. A request not yet
+// written (its send delay not over: cancelled meanwhile) took no time:
+// E2ENS 0, never negative.
 func (s *Sim) fail(c *call, reason record.Reason, msg string) {
-	c.res.E2ENS = int64(s.eng.Now() - c.writeAt)
+	c.res.E2ENS = int64(max(s.eng.Now()-c.writeAt, 0))
 	c.res.Reason, c.res.Error = reason, msg
 }
 

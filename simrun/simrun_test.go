@@ -271,3 +271,30 @@ func TestConversationsAndSharedPrefixes(t *testing.T) {
 		t.Errorf("shared system prompt: group %d, %d tokens; want a group of at least 300 tokens", g, n)
 	}
 }
+
+// TestCancelledBeforeWritten: a request whose context ends before its
+// send delay has passed was never written; it fails as cancelled with no
+// latency (E2ENS 0, as load reads a request that failed before any
+// chunk), never a negative one.
+func TestCancelledBeforeWritten(t *testing.T) {
+	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1, Jitter: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test's goroutine keeps its token, so virtual time stands still
+	// while the request's own goroutine gives its token up and waits.
+	s.Busy(+1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := &record.Result{Seq: 1}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Client().Do(ctx, &backend.Request{Prompt: "hello", MaxTokens: 4}, res)
+		s.Busy(-1)
+	}()
+	<-done
+	if res.Reason != record.ReasonCanceled || res.E2ENS != 0 {
+		t.Fatalf("reason %q, E2ENS %d ns; want %q and 0", res.Reason, res.E2ENS, record.ReasonCanceled)
+	}
+}
