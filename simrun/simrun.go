@@ -175,7 +175,9 @@ func (s *Sim) Sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // AfterFunc calls f on its own goroutine after d of virtual time
-// (load.Clock).
+// (load.Clock). Its caller need not hold a token (load sets its grace
+// timer from context.AfterFunc's goroutine): when no goroutine may act,
+// none would advance the simulation to the timer, so AfterFunc does.
 func (s *Sim) AfterFunc(d time.Duration, f func()) func() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -185,6 +187,9 @@ func (s *Sim) AfterFunc(d time.Duration, f func()) func() bool {
 			s.Busy(-1)
 		}()
 	})
+	if s.tokens == 0 {
+		s.advance()
+	}
 	return func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -298,3 +298,26 @@ func TestCancelledBeforeWritten(t *testing.T) {
 		t.Fatalf("reason %q, E2ENS %d ns; want %q and 0", res.Reason, res.E2ENS, record.ReasonCanceled)
 	}
 }
+
+// TestAfterFuncWhileIdle: load's grace timer is set by a goroutine that
+// holds no token (context.AfterFunc's, on Ctrl-C) and may come when every
+// goroutine of the sweep already waits and the engine has nothing left to
+// do (requests it will never finish). The timer must still fire, or the
+// cancelled sweep never ends.
+func TestAfterFuncWhileIdle(t *testing.T) {
+	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Busy(-1) // the sweep's last goroutine waits: nothing can happen
+	fired := make(chan struct{})
+	s.AfterFunc(time.Second, func() { close(fired) })
+	select {
+	case <-fired:
+	case <-time.After(30 * time.Second):
+		t.Fatal("AfterFunc set while the simulation was idle never fired")
+	}
+	if got := s.Now().Sub(base); got != time.Second {
+		t.Errorf("fired at virtual %v, want 1s", got)
+	}
+}
