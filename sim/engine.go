@@ -145,8 +145,9 @@ type Stats struct {
 	// Steps counts engine steps; Generated the tokens sampled.
 	Steps     int
 	Generated int64
-	// Cancelled counts requests withdrawn by Cancel.
-	Cancelled int
+	// Cancelled counts requests withdrawn by Cancel; Stuck those ended
+	// because the scheduler could make no progress (StuckReason).
+	Cancelled, Stuck int
 }
 
 // scheduler is one server family's scheduling policy.
@@ -280,6 +281,32 @@ func (e *Engine) startStep() {
 		e.stepping = true
 		e.stepEnd = e.now + dur(sec)
 		e.stats.Steps++
+		return
+	}
+	e.rejectStuck()
+}
+
+// StuckReason is the Reason of the EventRejected a request gets when the
+// scheduler can plan no step while it holds requests: nothing would ever
+// change again (no step frees KV cache), so rather than leave them in
+// flight forever the engine ends them, visibly. A real server would have
+// preempted or aborted something; this is a limit of the simulated
+// scheduler (seen with SGLang's chunked prefill beside prefix-cache
+// groups on tiny KV pools), never a prediction.
+const StuckReason = "the simulated scheduler cannot make progress (no step fits its KV cache): a simulator limit, not a prediction"
+
+// rejectStuck ends every request the scheduler holds when it planned no
+// step although it holds some.
+func (e *Engine) rejectStuck() {
+	if run, wait, _ := e.sched.counts(); run+wait == 0 {
+		return
+	}
+	for h := range e.reqs {
+		if st := e.reqs[h].state; st == stateWaiting || st == stateRunning {
+			e.sched.cancel(Handle(h))
+			e.stats.Stuck++
+			e.reject(Handle(h), StuckReason)
+		}
 	}
 }
 
