@@ -13,10 +13,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/cputime"
 	"github.com/servebench/servebench/record"
 )
 
@@ -79,17 +79,6 @@ func closedLoop(ctx context.Context, c backend.Client, workers int, d time.Durat
 	return nOK.Load(), nChunks.Load(), elapsed, nil
 }
 
-// cpuTime is the CPU time (user+system) this process has used. Divided by
-// the work done it gives the client's cost per request or chunk, which a
-// busy shared machine does not distort the way it distorts rates.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // requestRate: closed loop of 1-token responses.
 func requestRate(ctx context.Context, url string, o options) (map[string]float64, error) {
 	c, done, err := newClient(url)
@@ -97,12 +86,12 @@ func requestRate(ctx context.Context, url string, o options) (map[string]float64
 		return nil, err
 	}
 	defer done()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	ok, _, el, err := closedLoop(ctx, c, o.workers, o.dur, "burst 1 1", 1)
 	if err != nil {
 		return nil, err
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	return map[string]float64{
 		"requests/s (1-token responses)":    float64(ok) / el.Seconds(),
 		"client CPU µs per 1-token request": float64(cpu.Microseconds()) / float64(ok),
@@ -117,12 +106,12 @@ func chunkRate(ctx context.Context, url string, o options) (map[string]float64, 
 	}
 	defer done()
 	prompt := fmt.Sprintf("burst %d %d", o.burstChunks, o.flushEvery)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	_, chunks, el, err := closedLoop(ctx, c, o.chunkWorkers, o.dur, prompt, o.burstChunks)
 	if err != nil {
 		return nil, err
 	}
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	return map[string]float64{
 		fmt.Sprintf("content chunks/s (flush every %d)", o.flushEvery): float64(chunks) / el.Seconds(),
 		"client CPU ns per content chunk":                              float64(cpu.Nanoseconds()) / float64(chunks),

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"testing"
+
+	"github.com/servebench/servebench/internal/cputime"
 )
 
 // BenchmarkSimulate measures simulation speed in virtual time: output
@@ -33,7 +35,7 @@ func BenchmarkSimulate(b *testing.B) {
 			l := Load{Method: Pool, Concurrency: c.clients, Requests: max(48, 3*c.clients), Seed: 1}
 			tokens := 0
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				e, err := New(cfg)
 				if err != nil {
@@ -45,7 +47,7 @@ func BenchmarkSimulate(b *testing.B) {
 				}
 				tokens += *lr.Level.OutputTokens
 			}
-			sec := (cpuTime() - cpu0).Seconds()
+			sec := (cputime.Process() - cpu0).Seconds()
 			if sec <= 0 {
 				sec = b.Elapsed().Seconds()
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/cputime"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
@@ -44,7 +45,7 @@ func BenchmarkHoldStreams(b *testing.B) {
 			b.Fatal(err)
 		}
 		results := make([]record.Result, streams)
-		cpu0, start := cpuTime(), time.Now()
+		cpu0, start := cputime.Process(), time.Now()
 		var wg sync.WaitGroup
 		for i := range results {
 			wg.Go(func() {
@@ -52,7 +53,7 @@ func BenchmarkHoldStreams(b *testing.B) {
 			})
 		}
 		wg.Wait()
-		wall, cpu := time.Since(start), cpuTime()-cpu0
+		wall, cpu := time.Since(start), cputime.Process()-cpu0
 		sum := srv.Summary()
 		srv.Close()
 		ts.Close()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/servebench/servebench/internal/cputime"
 )
 
 // BenchmarkRunSim measures run --backend sim through the whole run path
@@ -28,7 +30,7 @@ func BenchmarkRunSim(b *testing.B) {
 			out, recs := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.jsonl")
 			args := append([]string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--quiet", "--out", out, "--records", recs}, c.args...)
 			tokens := 0
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, stderr, err := cliRun(context.Background(), args...); err != nil {
 					b.Fatalf("%v: %s", err, stderr)
@@ -37,7 +39,7 @@ func BenchmarkRunSim(b *testing.B) {
 					tokens += *l.OutputTokens
 				}
 			}
-			sec := (processCPU() - cpu0).Seconds()
+			sec := (cputime.Process() - cpu0).Seconds()
 			if sec <= 0 {
 				sec = b.Elapsed().Seconds()
 			}

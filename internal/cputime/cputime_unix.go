@@ -1,15 +1,15 @@
 //go:build unix
 
-package sim
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user plus system CPU time (garbage collection
-// on other cores included).
-func cpuTime() time.Duration {
+// Process is the CPU time (user plus system, every thread, garbage
+// collection included) this process has used; 0 if it cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
