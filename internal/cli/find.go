@@ -55,12 +55,8 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	}
 	// What the HTTP library logs from here on (finding the server
 	// included) goes into the runs' warnings, redacted, as in run.
-	logs := libraryLog(deps, cfg)
-	defer func() {
-		for _, l := range logs.Close() {
-			fmt.Fprintln(stderr, "servebench: warning: "+l)
-		}
-	}()
+	logs, doneLogs := libraryLog(deps, cfg, stderr)
+	defer doneLogs()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
 		return renameUsage(err)
 	}

@@ -194,12 +194,8 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 	}
 	// What the HTTP library logs from here on goes into the warnings of
 	// the runs (libraryLog); what no run took, to stderr at the end.
-	logs := libraryLog(deps, cfg)
-	defer func() {
-		for _, l := range logs.Close() {
-			fmt.Fprintln(stderr, "servebench: warning: "+l)
-		}
-	}()
+	logs, doneLogs := libraryLog(deps, cfg, stderr)
+	defer doneLogs()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
 		return err
 	}
@@ -212,12 +208,18 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 }
 
 // libraryLog subscribes to deps.LibraryLog for the command, the API key
-// redacted from every line; nil (which takes nothing) without one.
-func libraryLog(deps Deps, cfg runConfig) *liblog.Subscription {
-	if deps.LibraryLog == nil {
-		return nil
+// redacted from every line; nil (which takes nothing) without one. The
+// runs take what it holds as their warnings; done, which the command
+// defers, writes what no run took to stderr as warnings.
+func libraryLog(deps Deps, cfg runConfig, stderr io.Writer) (logs *liblog.Subscription, done func()) {
+	if deps.LibraryLog != nil {
+		logs = deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
 	}
-	return deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
+	return logs, func() {
+		for _, l := range logs.Close() {
+			fmt.Fprintln(stderr, "servebench: warning: "+l)
+		}
+	}
 }
 
 // runTarget is one server to sweep: the server already running at
