@@ -61,41 +61,44 @@ func hex2(r rune) string {
 // `\u202e`), invalid UTF-8 becomes U+FFFD. Text without hazards is
 // returned as it is, without allocating.
 func Line(s string) string {
-	if clean(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\r' || r == '\t':
-			b.WriteByte(' ')
-		case Hazard(r):
-			b.WriteString(escape(r))
-		default:
-			b.WriteRune(r) // invalid UTF-8 arrives here as U+FFFD
+	return rewrite(s, func(r rune) (string, bool) {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return " ", true
 		}
-	}
-	return b.String()
+		return "", false
+	})
 }
 
 // Lines is Line for text of several lines (an error quoting a server's
 // log): line feeds and tabs are kept, every other hazard, a carriage
 // return included, becomes its visible escape.
 func Lines(s string) string {
+	return rewrite(s, func(r rune) (string, bool) {
+		if r == '\n' || r == '\t' {
+			return string(r), true
+		}
+		return "", false
+	})
+}
+
+// rewrite is s with each rune that layout replaces (ok) written as it
+// says, every other Hazard as its escape, invalid UTF-8 as U+FFFD; s
+// itself when it is clean.
+func rewrite(s string, layout func(rune) (string, bool)) string {
 	if clean(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case Hazard(r):
+		if out, ok := layout(r); ok {
+			b.WriteString(out)
+			continue
+		}
+		if Hazard(r) {
 			b.WriteString(escape(r))
-		default:
-			b.WriteRune(r)
+		} else {
+			b.WriteRune(r) // invalid UTF-8 arrives here as U+FFFD
 		}
 	}
 	return b.String()
