@@ -630,53 +630,6 @@ func Summarize(rs []record.Result, opts Options) document.Level {
 	return a.Level()
 }
 
-// Levels groups rs by Level, in order of first appearance, leaving out
-// warm-ups, and summarizes each group with Summarize. rs should hold
-// one run's Results (see summary.Runs for files with several runs).
-func Levels(rs []record.Result, opts Options) []document.Level {
-	var order []int
-	groups := map[int][]record.Result{}
-	for _, r := range rs {
-		if r.Warmup {
-			continue
-		}
-		if _, ok := groups[r.Level]; !ok {
-			order = append(order, r.Level)
-		}
-		groups[r.Level] = append(groups[r.Level], r)
-	}
-	out := make([]document.Level, 0, len(order))
-	for _, lv := range order {
-		l := Summarize(groups[lv], opts)
-		l.Classes = Classes(groups[lv], opts)
-		out = append(out, l)
-	}
-	return out
-}
-
-// Classes summarizes the Results of one level per request class (run
-// --mix: Result.Class), each by Summarize over that class's Results
-// alone, in order of class name; nil when no Result has a class.
-func Classes(rs []record.Result, opts Options) []document.Level {
-	groups := map[string][]record.Result{}
-	for _, r := range rs {
-		if r.Class != "" && !r.Warmup {
-			groups[r.Class] = append(groups[r.Class], r)
-		}
-	}
-	if len(groups) == 0 {
-		return nil
-	}
-	names := slices.Sorted(maps.Keys(groups))
-	out := make([]document.Level, 0, len(names))
-	for _, name := range names {
-		l := Summarize(groups[name], opts)
-		l.Class = name
-		out = append(out, l)
-	}
-	return out
-}
-
 func sorted(xs []float64) []float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)

@@ -154,37 +154,6 @@ func TestPeakInFlight(t *testing.T) {
 	}
 }
 
-// TestClasses: a mixed level is summarized overall and per class, each
-// class over its own requests alone.
-func TestClasses(t *testing.T) {
-	rs := scheduled(12, 100, func(int) int64 { return 0 }, 100, -1)
-	for k := range rs {
-		rs[k].Class = "text"
-		if k%3 == 0 {
-			rs[k].Class, rs[k].E2ENS = "image", 400*msNS
-		}
-	}
-	rs = append(rs, record.Result{Seq: 99, Warmup: true, Class: "long", StartNS: 0, E2ENS: 1})
-	levels := Levels(rs, Options{})
-	if len(levels) != 1 {
-		t.Fatalf("%d levels", len(levels))
-	}
-	l := levels[0]
-	if l.Requests != 12 || len(l.Classes) != 2 {
-		t.Fatalf("level: %d requests, classes %+v", l.Requests, l.Classes)
-	}
-	img, txt := l.Classes[0], l.Classes[1]
-	if img.Class != "image" || img.Requests != 4 || txt.Class != "text" || txt.Requests != 8 {
-		t.Fatalf("classes %s %d, %s %d", img.Class, img.Requests, txt.Class, txt.Requests)
-	}
-	nearMs(t, "image e2e p50", img.E2EP50Ms, 400)
-	nearMs(t, "text e2e p50", txt.E2EP50Ms, 100)
-	nearMs(t, "overall e2e p50", l.E2EP50Ms, 100)
-	if img.Classes != nil || Classes(scheduled(3, 1, func(int) int64 { return 0 }, 1, -1), Options{}) != nil {
-		t.Fatal("classes without a mix")
-	}
-}
-
 // TestPromptWarningOnlyOverTargets: requests without a prompt target (a
 // mix's image requests) do not make the level's prompt look off target.
 func TestPromptWarningOnlyOverTargets(t *testing.T) {

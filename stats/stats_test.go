@@ -181,16 +181,6 @@ func TestRateFields(t *testing.T) {
 	near(t, "lag p99", l.ScheduleLagP99Ms, 5+0.96*15)
 }
 
-func TestLevelsGroupsInFirstAppearanceOrder(t *testing.T) {
-	rs := []record.Result{
-		{Level: 16, Warmup: true}, ok(16, 0, 1, 2, 2, 1), ok(1, 5, 1, 2, 2, 1), ok(16, 1, 1, 2, 2, 1), {Level: 4, Warmup: true},
-	}
-	ls := Levels(rs, Options{})
-	if len(ls) != 2 || ls[0].Concurrency != 16 || ls[0].Requests != 2 || ls[1].Concurrency != 1 {
-		t.Fatalf("levels %+v", ls)
-	}
-}
-
 func TestMergeLevel(t *testing.T) {
 	dst := document.Level{Requests: 3, ThroughputTokS: fp(10)}
 	MergeLevel(&dst, &record.Observations{PeakVRAMGiB: fp(9.3), Preemptions: fp(0), Warnings: []string{"w"}})

@@ -204,3 +204,53 @@ func TestLevelsPlannedAsTheyWent(t *testing.T) {
 		t.Fatal("combining level_end lines changed the file's lines")
 	}
 }
+
+// TestLevelsInFirstAppearanceOrder: a run's levels are listed in the order
+// their first counted Result appears; warm-ups count nowhere.
+func TestLevelsInFirstAppearanceOrder(t *testing.T) {
+	w16, w4 := res("r", 16, 0, 0, 2, 1), res("r", 4, 0, 0, 2, 1)
+	w16.Warmup, w4.Warmup = true, true
+	f := &record.File{Results: []record.Result{w16, res("r", 16, 0, 0, 2, 1), res("r", 1, 0, 5, 2, 1), res("r", 16, 0, 1, 2, 1), w4}}
+	ls := Runs(f)[0].Levels
+	if len(ls) != 2 || ls[0].Concurrency != 16 || ls[0].Requests != 2 || ls[1].Concurrency != 1 {
+		t.Fatalf("levels %+v", ls)
+	}
+}
+
+// TestClasses: a mixed level is summarized overall and per class, each
+// class over its own requests alone and at the level's concurrency; a
+// level without a mix has no classes.
+func TestClasses(t *testing.T) {
+	var rs []record.Result
+	for k := range 12 {
+		r := res("mix", 4, 0, int64(k)*100, 100, 8)
+		r.Class = "text"
+		if k%3 == 0 {
+			r.Class, r.E2ENS = "image", 400*1e6
+		}
+		rs = append(rs, r)
+	}
+	warm := res("mix", 4, 0, 0, 1, 8)
+	warm.Warmup, warm.Class = true, "long"
+	rs = append(rs, warm, res("plain", 1, 0, 0, 100, 8))
+	runs := Runs(&record.File{Results: rs})
+	l := runs[0].Levels[0]
+	if l.Requests != 12 || len(l.Classes) != 2 {
+		t.Fatalf("level: %d requests, classes %+v", l.Requests, l.Classes)
+	}
+	img, txt := l.Classes[0], l.Classes[1]
+	if img.Class != "image" || img.Requests != 4 || txt.Class != "text" || txt.Requests != 8 || img.Concurrency != 4 {
+		t.Fatalf("classes %s %d (c=%d), %s %d", img.Class, img.Requests, img.Concurrency, txt.Class, txt.Requests)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"image e2e p50", *img.E2EP50Ms, 400}, {"text e2e p50", *txt.E2EP50Ms, 100}, {"overall e2e p50", *l.E2EP50Ms, 100}} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if img.Classes != nil || runs[1].Levels[0].Classes != nil {
+		t.Fatal("classes without a mix")
+	}
+}
