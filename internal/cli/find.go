@@ -72,11 +72,15 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
 }
 
-// findArrivalFlags refuses run's arrival shapes under find: a probe is
-// one steady load (a fixed concurrency, or a rate with poisson or
-// constant gaps), so a ramp, bursts or a level's duration would change
-// what the probe measures.
-func findArrivalFlags(set map[string]bool, arrival string) error {
+// findShapeFlags refuses run's load shapes under find: a probe is one
+// steady load (a fixed concurrency, or a rate with poisson or constant
+// gaps), so a ramp, bursts or a level's duration would change what the
+// probe measures, and a trace brings its own schedule where find chooses
+// the loads.
+func findShapeFlags(set map[string]bool, arrival string) error {
+	if set["trace"] {
+		return usagef("find: --trace does not apply to find (a trace brings its own schedule; find chooses the loads): replay it with servebench run")
+	}
 	for _, name := range []string{"ramp", "rate-start", "burstiness", "duration"} {
 		if set[name] {
 			return usagef("find: --%s does not apply to find (each probe is one steady load); sweep ramps, bursts and durations with servebench run", name)
@@ -107,7 +111,7 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if err := findArrivalFlags(set, *rf.arrival); err != nil {
+	if err := findShapeFlags(set, *rf.arrival); err != nil {
 		return runConfig{}, fsets, err
 	}
 	cfg, err := rf.config(set)

@@ -26,10 +26,7 @@ var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ram
 // shapeConflicts rejects flags that do not go together, before the other
 // steps read them, and makes --trace imply --method rate.
 func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
-	if set["trace"] {
-		if f.method == nil { // find: it chooses the loads, a trace brings its own
-			return usagef("run: --trace does not apply to find (a trace brings its own schedule; find chooses the loads): replay it with servebench run")
-		}
+	if set["trace"] { // find refuses --trace before this (findShapeFlags)
 		for _, name := range traceExcludes {
 			if set[name] {
 				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
