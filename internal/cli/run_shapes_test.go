@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -71,20 +69,7 @@ func TestRunShapeFlagErrors(t *testing.T) {
 		{"mix images over completions", []string{"run", "--backend", "vllm", "--url", "http://x", "--model", "m", "--api", "completions", "--mix", "text:1,image:1"}, "image class"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			err := Run(context.Background(), c.args, &out, &errb)
-			var ue *UsageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("err %v, want a *UsageError", err)
-			}
-			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q does not name %q on one line", err, c.want)
-			}
-			if ExitCode(err, &errb) != 2 {
-				t.Fatal("exit code not 2")
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantUsageLine(t, c.args, c.want) })
 	}
 }
 

@@ -67,20 +67,25 @@ func TestRunFlagErrors(t *testing.T) {
 		{"slo", append(slices.Clone(base), "--slo", "ttft_p95=fast"), "--slo"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var out, errb bytes.Buffer
-			err := Run(context.Background(), c.args, &out, &errb)
-			var ue *UsageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("err %v, want a *UsageError", err)
-			}
-			if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %q does not name %q on one line", err, c.want)
-			}
-			if ExitCode(err, &errb) != 2 {
-				t.Fatal("exit code not 2")
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantUsageLine(t, c.args, c.want) })
+	}
+}
+
+// wantUsageLine runs args and requires a usage error (exit 2) whose one
+// line names want.
+func wantUsageLine(t *testing.T, args []string, want string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, &out, &errb)
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("err %v, want a *UsageError", err)
+	}
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %q does not name %q on one line", err, want)
+	}
+	if ExitCode(err, &errb) != 2 {
+		t.Fatal("exit code not 2")
 	}
 }
 
