@@ -125,6 +125,25 @@ func TestLibraryLogGoesToWarnings(t *testing.T) {
 	}
 }
 
+// signalAndWait sends sig to cmd and returns how it exited; a command
+// still running after within is killed and fails the test.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig os.Signal, within time.Duration) error {
+	t.Helper()
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(within):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s did not end within %v of %v", cmd.Args[1], within, sig)
+		return nil
+	}
+}
+
 // TestSIGHUPWritesTheReport: a closed terminal (SIGHUP) ends a run as
 // Ctrl-C does: in-flight requests finish, the report is written and marked
 // incomplete, and the command exits 0 since requests succeeded.
@@ -153,19 +172,8 @@ func TestSIGHUPWritesTheReport(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run after SIGHUP: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatal("run did not end within a minute of SIGHUP")
+	if err := signalAndWait(t, cmd, syscall.SIGHUP, time.Minute); err != nil {
+		t.Fatalf("run after SIGHUP: %v\n%s", err, stderr.String())
 	}
 	doc := readReport(t, report)
 	if doc.Complete == nil || *doc.Complete || len(doc.Runs) != 1 || doc.Runs[0].Levels[0].Requests == 0 {

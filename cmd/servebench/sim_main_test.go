@@ -55,18 +55,8 @@ func TestSimServeCommand(t *testing.T) {
 	if !r.OK() || r.OutputTokens == nil || *r.OutputTokens != 20 || r.Server == nil || r.Server.EvalNS == nil {
 		t.Errorf("request: %s %s, output %v, server timings %+v", r.Reason, r.Error, r.OutputTokens, r.Server)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit: %v; stderr %q", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("sim serve did not exit 30s after SIGINT")
+	if err := signalAndWait(t, cmd, os.Interrupt, 30*time.Second); err != nil {
+		t.Errorf("exit: %v; stderr %q", err, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "served 1 requests (1 finished, 0 aborted), 20 tokens") {
 		t.Errorf("stderr %q: want the summary of the one request", stderr.String())
