@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/stats"
 )
@@ -215,10 +214,9 @@ func BenchmarkScrapeOverhead(b *testing.B) {
 					b.Fatalf("%s: %v\n%s", s.name, err, stderr)
 				}
 				n[s.name] += scrapes.Load() - before
-				var doc document.Document
-				raw, err := os.ReadFile(out)
-				if err != nil || json.Unmarshal(raw, &doc) != nil || len(doc.Runs) == 0 || len(doc.Runs[0].Levels) == 0 {
-					b.Fatalf("%s: report %s: %v", s.name, out, err)
+				doc := readDoc(b, out)
+				if len(doc.Runs) == 0 || len(doc.Runs[0].Levels) == 0 {
+					b.Fatalf("%s: report %s has no level", s.name, out)
 				}
 				l := doc.Runs[0].Levels[0]
 				p50[s.name] = append(p50[s.name], *l.TTFTP50Ms)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/servebench/servebench/document"
 )
 
 // TestSimUsageErrors: every bad sim command line is one line naming the
@@ -182,14 +180,7 @@ func TestRunAgainstSimServe(t *testing.T) {
 			if log, err := stop(); err != nil || !strings.Contains(log, "served ") {
 				t.Errorf("sim serve ended with %v; stderr %q", err, log)
 			}
-			b, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var doc document.Document
-			if err := json.Unmarshal(b, &doc); err != nil {
-				t.Fatal(err)
-			}
+			doc := readDoc(t, out)
 			r := doc.Runs[0]
 			if tc.backend != "openai" && (r.Runtime == nil || !strings.Contains(*r.Runtime, "servebench.sim")) {
 				t.Errorf("runtime %v: want the simulated version", r.Runtime)
@@ -280,14 +271,7 @@ func TestRunFindsSimServe(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr.String())
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc document.Document
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readDoc(t, out)
 	if r := doc.Runs[0]; r.Backend != "llamacpp" || r.Model != "qwen2.5-7b" || r.Levels[0].Errors != 0 {
 		t.Errorf("run found backend %q, model %q, errors %d; want llamacpp, qwen2.5-7b, 0", r.Backend, r.Model, r.Levels[0].Errors)
 	}
