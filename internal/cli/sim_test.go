@@ -13,7 +13,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // TestSimUsageErrors: every bad sim command line is one line naming the
