@@ -86,9 +86,12 @@ type Case struct {
 // Figures are the measured figures of a case, as published; nil = not
 // published.
 type Figures struct {
-	OutputTokS   *float64 `json:"output_tok_s,omitempty"`
-	TotalTokS    *float64 `json:"total_tok_s,omitempty"`
-	PromptTokS   *float64 `json:"prompt_tok_s,omitempty"`
+	OutputTokS *float64 `json:"output_tok_s,omitempty"`
+	TotalTokS  *float64 `json:"total_tok_s,omitempty"`
+	PromptTokS *float64 `json:"prompt_tok_s,omitempty"`
+	// DecodeTokS is one request's generation rate after its first token
+	// (Ollama's eval rate, a client's tokens / (duration − TTFT)).
+	DecodeTokS   *float64 `json:"decode_tok_s,omitempty"`
 	TPOTMeanMs   *float64 `json:"tpot_mean_ms,omitempty"`
 	TPOTMedianMs *float64 `json:"tpot_median_ms,omitempty"`
 	TTFTMeanMs   *float64 `json:"ttft_mean_ms,omitempty"`
@@ -202,7 +205,7 @@ func (c *Case) validateLoad() error {
 func (c *Case) validateFigures() error {
 	m := c.Measured
 	any := false
-	for _, p := range []*float64{m.OutputTokS, m.TotalTokS, m.PromptTokS, m.TPOTMeanMs, m.TPOTMedianMs, m.TTFTMeanMs, m.TTFTMedianMs} {
+	for _, p := range []*float64{m.OutputTokS, m.TotalTokS, m.PromptTokS, m.DecodeTokS, m.TPOTMeanMs, m.TPOTMedianMs, m.TTFTMeanMs, m.TTFTMedianMs} {
 		if p == nil {
 			continue
 		}

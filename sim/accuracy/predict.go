@@ -192,9 +192,10 @@ func predict(c Case) ([]Point, error) {
 }
 
 // points pairs the figures c publishes with the simulated level's. A
-// llama-bench tgN is compared with the decode rate (1000 / mean TPOT) and
-// a ppN with the prompt over the prefill time (TTFT less the simulated
-// request latency), since llama-bench times the kernels alone.
+// llama-bench tgN and a published per-request decode rate are compared
+// with the simulated decode rate (1000 / mean TPOT), and a ppN with the
+// prompt over the prefill time (TTFT less the simulated request latency),
+// since llama-bench times the kernels alone.
 func points(c Case, lr *sim.LevelResult, reqLatencyMs float64) []Point {
 	m, l := c.Measured, lr.Level
 	var pts []Point
@@ -203,13 +204,17 @@ func points(c Case, lr *sim.LevelResult, reqLatencyMs float64) []Point {
 			pts = append(pts, Point{Metric: metric, Stat: stat, Measured: *meas, Predicted: *pred})
 		}
 	}
+	decode := m.DecodeTokS
 	if c.llamaBench() {
-		if l.TPOTMeanMs != nil {
-			add(Throughput, "decode", m.OutputTokS, ptr(1000 / *l.TPOTMeanMs))
-		}
-		if l.TTFTMeanMs != nil && *l.TTFTMeanMs > reqLatencyMs {
-			add(Prefill, "prompt", m.PromptTokS, ptr(float64(w0(c.PromptTokens))/((*l.TTFTMeanMs-reqLatencyMs)/1000)))
-		}
+		decode = m.OutputTokS
+	}
+	if decode != nil && l.TPOTMeanMs != nil {
+		add(Throughput, "decode", decode, ptr(1000 / *l.TPOTMeanMs))
+	}
+	if m.PromptTokS != nil && l.TTFTMeanMs != nil && *l.TTFTMeanMs > reqLatencyMs {
+		add(Prefill, "prompt", m.PromptTokS, ptr(float64(w0(c.PromptTokens))/((*l.TTFTMeanMs-reqLatencyMs)/1000)))
+	}
+	if c.llamaBench() {
 		return pts
 	}
 	if m.OutputTokS != nil {
