@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/serverlog"
 )
 
@@ -80,7 +80,7 @@ func planModelArg(p *Profile, modelFile string) string {
 // The knobs the profile sets are given; those it leaves to the server are
 // taken from the log where it states them. The record's source is "log
 // <file name>".
-func Calibrate(p *Profile, logPath string, deviceGiB float64) (*document.Calibration, []string, error) {
+func Calibrate(p *Profile, logPath string, deviceGiB float64) (*record.Calibration, []string, error) {
 	server, err := serverlog.ParseServerFile(logPath)
 	if err != nil {
 		return nil, nil, err

@@ -22,8 +22,8 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/record"
 )
 
 // Format is the log family a capacity line came from.
@@ -159,11 +159,11 @@ func (c *Capacity) TokensFor(blockSize int) (int, bool) {
 }
 
 // Document converts c to the run document's Capacity, naming source.
-func (c *Capacity) Document(source string) *document.Capacity {
+func (c *Capacity) Document(source string) *record.Capacity {
 	if !c.Found() {
 		return nil
 	}
-	return &document.Capacity{
+	return &record.Capacity{
 		Tokens: c.Tokens, Blocks: c.Blocks, KVMiB: c.KVMiB, Cells: c.Cells,
 		MaxConcurrency: c.MaxConcurrency, Source: source,
 	}

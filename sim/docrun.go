@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 )
 
 // Metrics a fit and a prediction compare, by their document names.
@@ -165,7 +166,7 @@ func labelKV(label string) string {
 }
 
 // applyProfile copies a document's server profile into s.
-func applyProfile(s *Spec, p *document.Profile) {
+func applyProfile(s *Spec, p *record.Profile) {
 	if p == nil {
 		return
 	}

@@ -7,8 +7,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/tinymodel"
 )
 
@@ -52,7 +52,7 @@ func TestCalibrationPathsAgree(t *testing.T) {
 				t.Fatalf("calibrate: exit %d: %s", code, stderr)
 			}
 			var fromCalibrate struct {
-				Record document.Calibration `json:"record"`
+				Record record.Calibration `json:"record"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &fromCalibrate); err != nil {
 				t.Fatal(err)
@@ -103,8 +103,8 @@ func TestCalibrateDeprecatedSeedBackend(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var got, canonical struct {
-		Record   document.Calibration `json:"record"`
-		Warnings []string             `json:"warnings"`
+		Record   record.Calibration `json:"record"`
+		Warnings []string           `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
