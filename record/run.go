@@ -21,7 +21,9 @@ type Run struct {
 	GPUGiB       *float64 `json:"gpu_gib"`
 	KVCache      KVCache  `json:"kv_cache"`
 
-	// Method is the load method: "pool", "batch" or "rate".
+	// Method is the load method, by its name in package load (load.Method:
+	// "pool", "batch" or "rate"); a string here, so that a records file
+	// written by a build with other methods still reads.
 	Method string `json:"method,omitempty"`
 	// API is the request API used: "chat", "completions", "generate".
 	API string `json:"api,omitempty"`

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 )
@@ -218,7 +219,7 @@ func feed(f *record.File, add func(record.Line)) {
 // none.
 func batchMethod(headers []*record.Header) string {
 	for _, h := range headers {
-		if h.Run.Method != "batch" || len(h.Levels) == 0 {
+		if load.Method(h.Run.Method) != load.Batch || len(h.Levels) == 0 {
 			continue
 		}
 		return fmt.Sprintf("%d repetitions per point of a batch of `concurrency` simultaneous requests, each batch after the last finished; "+
