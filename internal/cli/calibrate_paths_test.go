@@ -9,6 +9,7 @@ import (
 
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/tinymodel"
 )
 
@@ -61,7 +62,11 @@ func TestCalibrationPathsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromProfile, _, err := launch.Calibrate(p, c.log, c.deviceGiB)
+			lg, err := serverlog.ReadFile(c.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromProfile, _, err := launch.Calibrate(p, &lg, c.log, c.deviceGiB)
 			if err != nil {
 				t.Fatalf("run --profile's calibration: %v", err)
 			}
