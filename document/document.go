@@ -15,9 +15,11 @@
 //
 // The engine that measures (load, backend, telemetry) never imports this
 // package: it writes records (package record), and summary builds documents
-// from them. The parts of a run that are written once before it starts
-// (server identity, KV-cache settings, capacity, profile, calibration) are
-// record's types, named here as a document shows them.
+// from them. What is written once before a run starts (its description,
+// server identity, KV-cache settings, capacity, profile, calibration: a
+// record.Run) and what observers measured over a level (a
+// record.Observations) are record's types, embedded here under the same
+// JSON names, so that the schema is declared once.
 package document
 
 import "github.com/servebench/servebench/record"
