@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/servebench/servebench/internal/filecap"
 )
@@ -171,47 +172,69 @@ func check(path string, v any, t reflect.Type) (string, string) {
 	case reflect.Interface:
 		return "", ""
 	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return path, "want object, got " + kindOf(v)
-		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name := jsonName(f)
-			if name == "" {
-				continue
-			}
-			if fv, present := obj[name]; present {
-				if p, msg := check(join(path, name), fv, f.Type); msg != "" {
-					return p, msg
-				}
-			}
-		}
+		return checkStruct(path, v, t)
 	case reflect.Slice:
-		arr, ok := v.([]any)
-		if !ok {
-			return path, "want array, got " + kindOf(v)
-		}
-		for i, e := range arr {
-			if p, msg := check(path+"["+strconv.Itoa(i)+"]", e, t.Elem()); msg != "" {
-				return p, msg
-			}
-		}
+		return checkSlice(path, v, t)
 	case reflect.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return path, "want object, got " + kindOf(v)
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if p, msg := check(join(path, k), obj[k], t.Elem()); msg != "" {
+		return checkMap(path, v, t)
+	}
+	return checkScalar(path, v, t)
+}
+
+// checkStruct checks a JSON object against struct type t, member by
+// member (jsonFields); members t does not have are allowed.
+func checkStruct(path string, v any, t reflect.Type) (string, string) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return path, "want object, got " + kindOf(v)
+	}
+	for _, f := range jsonFields(t) {
+		if fv, present := obj[f.name]; present {
+			if p, msg := check(join(path, f.name), fv, f.typ); msg != "" {
 				return p, msg
 			}
 		}
+	}
+	return "", ""
+}
+
+// checkSlice checks a JSON array against slice type t, element by element.
+func checkSlice(path string, v any, t reflect.Type) (string, string) {
+	arr, ok := v.([]any)
+	if !ok {
+		return path, "want array, got " + kindOf(v)
+	}
+	for i, e := range arr {
+		if p, msg := check(path+"["+strconv.Itoa(i)+"]", e, t.Elem()); msg != "" {
+			return p, msg
+		}
+	}
+	return "", ""
+}
+
+// checkMap checks a JSON object against map type t, value by value in the
+// order of their keys (so that the first error is always the same one).
+func checkMap(path string, v any, t reflect.Type) (string, string) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return path, "want object, got " + kindOf(v)
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if p, msg := check(join(path, k), obj[k], t.Elem()); msg != "" {
+			return p, msg
+		}
+	}
+	return "", ""
+}
+
+// checkScalar checks a JSON string, boolean or number against t.
+func checkScalar(path string, v any, t reflect.Type) (string, string) {
+	switch t.Kind() {
 	case reflect.String:
 		if _, ok := v.(string); !ok {
 			return path, "want string, got " + kindOf(v)
@@ -247,19 +270,87 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
-func jsonName(f reflect.StructField) string {
-	if !f.IsExported() {
-		return ""
+// jsonField is one JSON member of a struct type: its name and the Go type
+// its value decodes into.
+type jsonField struct {
+	name string
+	typ  reflect.Type
+}
+
+// jsonFieldCache holds jsonFields' answer per struct type.
+var jsonFieldCache sync.Map // reflect.Type → []jsonField
+
+// jsonFields lists the JSON members of struct type t as encoding/json
+// sees them, in field order: the fields of an embedded struct without a
+// JSON name are the outer struct's own (document.Run's record.Run,
+// document.Level's record.Observations), and of several fields under one
+// name the shallowest wins (document.Level.Warnings over
+// record.Observations.Warnings), a tagged one over an untagged one at the
+// same depth, and none where that leaves a tie.
+func jsonFields(t reflect.Type) []jsonField {
+	if fs, ok := jsonFieldCache.Load(t); ok {
+		return fs.([]jsonField)
 	}
-	tag := f.Tag.Get("json")
-	if tag == "-" {
-		return ""
+	var all []candidate
+	collectFields(t, 0, &all)
+	best := map[string]candidate{}
+	tied := map[string]bool{}
+	for _, c := range all {
+		b, seen := best[c.name]
+		switch {
+		case !seen || c.depth < b.depth || (c.depth == b.depth && c.tagged && !b.tagged):
+			best[c.name], tied[c.name] = c, false
+		case c.depth == b.depth && c.tagged == b.tagged:
+			tied[c.name] = true
+		}
 	}
-	name, _, _ := strings.Cut(tag, ",")
-	if name == "" {
-		return f.Name
+	var fs []jsonField
+	for _, c := range all {
+		if b := best[c.name]; !tied[c.name] && b.depth == c.depth && b.index == c.index {
+			fs = append(fs, jsonField{c.name, c.typ})
+		}
 	}
-	return name
+	jsonFieldCache.Store(t, fs)
+	return fs
+}
+
+// candidate is a struct field that may be a JSON member: at depth levels
+// of embedding, the index-th found, tagged when its tag names it.
+type candidate struct {
+	jsonField
+	depth, index int
+	tagged       bool
+}
+
+// collectFields appends to out the candidate members of struct type t at
+// depth, descending into embedded structs that have no JSON name.
+func collectFields(t reflect.Type, depth int, out *[]candidate) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectFields(ft, depth+1, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		c := candidate{jsonField: jsonField{name, f.Type}, depth: depth, index: len(*out), tagged: name != ""}
+		if name == "" {
+			c.name = f.Name
+		}
+		*out = append(*out, c)
+	}
 }
 
 func wantOf(t reflect.Type) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -74,6 +75,17 @@ func TestDecodeErrors(t *testing.T) {
 			"sweep.json: runs[3].levels[2].concurrency: want an integer ≥ 1, got 0"},
 		{"map value", mutate(func(m map[string]any) { m["planner"].(map[string]any)["kv_bytes"].(map[string]any)["fp8"] = true }),
 			"sweep.json: planner.kv_bytes.fp8: want number, got boolean"},
+		// Fields of embedded structs are the outer struct's: record.Run's
+		// in a run, record.Observations' in a level.
+		{"embedded run field", mutate(func(m map[string]any) { m["runs"].([]any)[1].(map[string]any)["method"] = 5 }),
+			"sweep.json: runs[1].method: want string, got number"},
+		{"embedded run object", mutate(func(m map[string]any) {
+			m["runs"].([]any)[0].(map[string]any)["kv_cache"].(map[string]any)["blocks"] = "many"
+		}), "sweep.json: runs[0].kv_cache.blocks: want integer, got string"},
+		{"embedded level field", mutate(func(m map[string]any) { level(m, 2, 1)["peak_vram_gib"] = true }),
+			"sweep.json: runs[2].levels[1].peak_vram_gib: want number, got boolean"},
+		{"shadowed level warnings", mutate(func(m map[string]any) { level(m, 0, 0)["warnings"] = []any{"ok", 7} }),
+			"sweep.json: runs[0].levels[0].warnings[1]: want string, got number"},
 		{"not json", "gpu: RTX\n", "sweep.json: not JSON: invalid character 'g' looking for beginning of value at line 1, column 2"},
 		{"truncated", `{"runs": [`, "sweep.json: not JSON: unexpected end of file"},
 		{"empty", "", "sweep.json: not JSON: empty file"},
@@ -94,6 +106,68 @@ func TestDecodeErrors(t *testing.T) {
 				t.Errorf("error spans lines: %q", err)
 			}
 		})
+	}
+}
+
+// TestDecodeEmbedded checks that the members of embedded structs decode
+// into them (record.Run in a run, record.Observations in a level), that a
+// level's warnings land in its own field and not in the shadowed
+// Observations.Warnings, and that unknown members beside them are still
+// allowed.
+func TestDecodeEmbedded(t *testing.T) {
+	in := `{"runs": [{"label": "a", "method": "rate", "kv_cache": {"blocks": 9}, "newer_run_field": 1, "levels": [
+		{"concurrency": 2, "peak_vram_gib": 3.5, "requests_waiting_rise": 0.25, "warnings": ["w"], "newer_level_field": {"x": 1}}]}]}`
+	doc, err := Decode("e.json", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := doc.Runs[0]
+	if r.Label != "a" || r.Method != "rate" || r.KVCache.Blocks == nil || *r.KVCache.Blocks != 9 {
+		t.Errorf("run = %q %q %v, want a rate 9 blocks", r.Label, r.Method, r.KVCache.Blocks)
+	}
+	l := r.Levels[0]
+	if l.PeakVRAMGiB == nil || *l.PeakVRAMGiB != 3.5 || l.RequestsWaitingRise == nil || *l.RequestsWaitingRise != 0.25 {
+		t.Errorf("level observations = %v %v, want 3.5 0.25", l.PeakVRAMGiB, l.RequestsWaitingRise)
+	}
+	if len(l.Warnings) != 1 || l.Warnings[0] != "w" || l.Observations.Warnings != nil {
+		t.Errorf("level warnings = %q, observations' = %q; want [w] and none", l.Warnings, l.Observations.Warnings)
+	}
+}
+
+// TestJSONFields checks the members check walks against encoding/json's
+// rules for embedded structs: promoted in field order, the shallowest of
+// one name wins, a tagged one beats an untagged one at its depth, a tie
+// leaves none, and "-" and unexported fields are not members.
+func TestJSONFields(t *testing.T) {
+	type inner struct {
+		A int      `json:"a"`
+		W []string `json:"w"`
+		B string
+		T int
+	}
+	type other struct {
+		T string
+		V bool
+	}
+	type tagged struct {
+		X int `json:"V"`
+	}
+	type outer struct {
+		inner
+		other
+		tagged
+		W []int `json:"w,omitempty"`
+		D int   `json:"-"`
+		e int
+	}
+	_ = outer{}.e
+	var got []string
+	for _, f := range jsonFields(reflect.TypeFor[outer]()) {
+		got = append(got, f.name+":"+f.typ.String())
+	}
+	want := []string{"a:int", "B:string", "V:int", "w:[]int"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("jsonFields = %v, want %v", got, want)
 	}
 }
 

@@ -15,9 +15,11 @@
 //
 // The engine that measures (load, backend, telemetry) never imports this
 // package: it writes records (package record), and summary builds documents
-// from them. The parts of a run that are written once before it starts
-// (server identity, KV-cache settings, capacity, profile, calibration) are
-// record's types, named here as a document shows them.
+// from them. What is written once before a run starts (its description,
+// server identity, KV-cache settings, capacity, profile, calibration: a
+// record.Run) and what observers measured over a level (a
+// record.Observations) are record's types, embedded here under the same
+// JSON names, so that the schema is declared once.
 package document
 
 import "github.com/servebench/servebench/record"
@@ -34,14 +36,14 @@ type Document struct {
 	// Runs are the sweeps, one per server configuration and workload.
 	Runs []Run `json:"runs,omitempty"`
 	// Calibration holds planner predictions against real capacities.
-	Calibration []Calibration `json:"calibration,omitempty"`
+	Calibration []record.Calibration `json:"calibration,omitempty"`
 	// Planner is the seed planner's constants and model table.
 	Planner *Planner `json:"planner,omitempty"`
 
 	// Runtime names the server and its version (batch shape).
 	Runtime *string `json:"runtime,omitempty"`
 	// Profile is the server configuration the batch records ran under.
-	Profile *Profile `json:"profile,omitempty"`
+	Profile *record.Profile `json:"profile,omitempty"`
 	// Method describes how the batch records were measured, in words.
 	Method string `json:"method,omitempty"`
 	// Records are batch-method results (examples/vllm-text-image-example.json).
@@ -57,81 +59,16 @@ type Document struct {
 }
 
 // Run is one sweep: one server configuration, one workload, several
-// concurrency levels.
+// concurrency levels. Its description is the records header's (record.Run,
+// whose fields a document shows as they were recorded, under the same JSON
+// names); a document adds the levels and whether the run completed. Its
+// Calibration is lifted by summary into Document.Calibration.
 type Run struct {
-	Label        string   `json:"label"`
-	Backend      string   `json:"backend"`
-	Model        string   `json:"model"`
-	Scenario     string   `json:"scenario"`
-	PromptTokens int      `json:"prompt_tokens"`
-	MaxTokens    int      `json:"max_tokens"`
-	StartedAt    string   `json:"started_at"`
-	GPU          *string  `json:"gpu"`
-	GPUGiB       *float64 `json:"gpu_gib"`
-	KVCache      KVCache  `json:"kv_cache"`
-	Levels       []Level  `json:"levels"`
-
-	// Method is the load method: "pool", "batch" or "rate".
-	Method string `json:"method,omitempty"`
-	// API is the request API used: "chat", "completions", "generate".
-	API string `json:"api,omitempty"`
-	// URL is the server's base URL (never carries credentials).
-	URL string `json:"url,omitempty"`
-	// Connection is how requests used connections, which sets where
-	// their clock started: "keep-alive" or "per-request".
-	Connection string `json:"connection,omitempty"`
-	// Runtime is the server's name and version as it reported them.
-	Runtime *string `json:"runtime,omitempty"`
-	// Server is what the server said about itself when probed.
-	Server *ServerInfo `json:"server,omitempty"`
-	// Profile is the launch profile the server ran under, if servebench
-	// launched it.
-	Profile *Profile `json:"profile,omitempty"`
-	// Capacity is the KV capacity parsed from the server's log, if any.
-	Capacity *Capacity `json:"capacity,omitempty"`
-	// Calibration is the planner's prediction for the launch profile held
-	// against Capacity; summary lifts it into Document.Calibration.
-	Calibration *Calibration `json:"calibration,omitempty"`
+	record.Run
+	Levels []Level `json:"levels"`
 	// Complete is false when the run was cut short.
 	Complete *bool `json:"complete,omitempty"`
-	// Warnings are findings about the whole run, as data.
-	Warnings []string `json:"warnings,omitempty"`
-
-	// Workloads like real traffic (issue 14): the trace replayed and the
-	// request classes mixed, as the records header has them.
-	Trace *TraceInfo `json:"trace,omitempty"`
-	Mix   []MixClass `json:"mix,omitempty"`
-	// SLO is the latency budget the levels' goodput counts against, and
-	// GoodputBudget its per-request bounds (issue 15; record.Run).
-	SLO           string         `json:"slo,omitempty"`
-	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
-	// CIConfidence is the confidence the run asked of its intervals, when
-	// other than the default (record.Run).
-	CIConfidence float64 `json:"ci_confidence,omitempty"`
-
-	// Simulation (issue 17, run --backend sim; record.Run): Simulated is
-	// true when package sim predicted the run instead of a server being
-	// measured, and Sim holds the engine's inputs and constants.
-	Simulated bool     `json:"simulated,omitempty"`
-	Sim       *SimInfo `json:"sim,omitempty"`
-	// Sessions and shared prefixes (issue 14): record.Run's fields.
-	Turns              int    `json:"turns,omitempty"`
-	ThinkTime          string `json:"think_time,omitempty"`
-	SharedPrefixTokens int    `json:"shared_prefix_tokens,omitempty"`
-	PrefixGroups       int    `json:"prefix_groups,omitempty"`
 }
-
-// SimInfo is what a simulated run was predicted from (record.SimInfo).
-type SimInfo = record.SimInfo
-
-// TraceInfo describes a replayed trace (record.TraceInfo).
-type TraceInfo = record.TraceInfo
-
-// MixClass is one request class of a mix (record.MixClass).
-type MixClass = record.MixClass
-
-// GoodputBudget is the per-request part of an SLO (record.GoodputBudget).
-type GoodputBudget = record.GoodputBudget
 
 // Level is the summary of one concurrency level of a sweep.
 //
@@ -143,16 +80,19 @@ type GoodputBudget = record.GoodputBudget
 // and Preemptions (counter delta over the level) come from telemetry and are
 // null where the server or machine has none.
 type Level struct {
-	Concurrency      int      `json:"concurrency"`
-	Requests         int      `json:"requests"`
-	Errors           int      `json:"errors"`
-	ThroughputTokS   *float64 `json:"throughput_tok_s"`
-	TTFTP50Ms        *float64 `json:"ttft_p50_ms"`
-	TTFTP95Ms        *float64 `json:"ttft_p95_ms"`
-	TPOTP50Ms        *float64 `json:"tpot_p50_ms"`
-	PeakVRAMGiB      *float64 `json:"peak_vram_gib"`
-	PeakKVCacheUsage *float64 `json:"peak_kv_cache_usage"`
-	Preemptions      *float64 `json:"preemptions"`
+	Concurrency    int      `json:"concurrency"`
+	Requests       int      `json:"requests"`
+	Errors         int      `json:"errors"`
+	ThroughputTokS *float64 `json:"throughput_tok_s"`
+	TTFTP50Ms      *float64 `json:"ttft_p50_ms"`
+	TTFTP95Ms      *float64 `json:"ttft_p95_ms"`
+	TPOTP50Ms      *float64 `json:"tpot_p50_ms"`
+	// Observations are what was measured over the level from outside its
+	// requests (telemetry): peak VRAM, peak KV usage, preemptions, peak
+	// requests running and waiting, the waiting gauge's rise, the
+	// server's prefix-cache hit rate. Their Warnings are shadowed by the
+	// level's own: stats.MergeLevel appends them there.
+	record.Observations
 	MeanPromptTokens *float64 `json:"mean_prompt_tokens"`
 
 	// Extras beyond the shape of examples/multi-backend-sweep.json, all
@@ -177,9 +117,6 @@ type Level struct {
 	AchievedRate  *float64 `json:"achieved_rate,omitempty"`
 	// ScheduleLagP99Ms is how late the rate method sent, 99th percentile.
 	ScheduleLagP99Ms *float64 `json:"schedule_lag_p99_ms,omitempty"`
-	// PeakRequestsRunning and PeakRequestsWaiting come from server metrics.
-	PeakRequestsRunning *float64 `json:"peak_requests_running,omitempty"`
-	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
 
 	// Means and tails (issue 13): the mean of each latency over the same
 	// samples as its percentiles, p90 beside p95, and the p99s that were
@@ -295,10 +232,6 @@ type Level struct {
 	// the batch method's batches, or the passes of a probe find repeated
 	// because its interval straddled a bound; absent for one pass.
 	Repeats int `json:"repeats,omitempty"`
-	// RequestsWaitingRise is how much the server's waiting-requests gauge
-	// rose over the level along its least-squares trend (requests), from
-	// the scrapes of the level; null where the server exports no queue.
-	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
 	// Saturated says why this level counts as saturated (see package
 	// saturation), when a sweep or search checked it and it was.
 	Saturated string `json:"saturated,omitempty"`
@@ -313,11 +246,6 @@ type Level struct {
 	PromptTokensSent   *int     `json:"prompt_tokens_sent,omitempty"`
 	PromptTokensCached *int     `json:"prompt_tokens_cached,omitempty"`
 	PromptCacheHitRate *float64 `json:"prompt_cache_hit_rate,omitempty"`
-	// PrefixCacheHitRate is the server's own prefix-cache hit rate over
-	// the level, from its metrics (vLLM Δprefix_cache_hits /
-	// Δprefix_cache_queries; SGLang's cache_hit_rate gauge, averaged over
-	// the level's scrapes).
-	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
 	// ServerPrefillP50Ms is the median of the prefill time the server
 	// reported per request (Ollama prompt_eval_duration, llama.cpp
 	// timings.prompt_ms): it falls when a prompt's prefix came from cache.
@@ -421,33 +349,6 @@ func (l *Level) Estimate(f Figure) Estimate {
 	}
 	return Estimate{*v, *lo, *hi}
 }
-
-// The run's description, its server's identity and settings, its launch
-// profile, capacity and calibration are written first into the header of
-// a records file (record.Run); a document shows them as recorded.
-
-// KVCache is the server's KV-cache configuration (record.KVCache).
-type KVCache = record.KVCache
-
-// ServerInfo is the server's identity as probed once per run
-// (record.ServerInfo).
-type ServerInfo = record.ServerInfo
-
-// Discovery is what run found by itself: server, address, family, model
-// (record.Discovery).
-type Discovery = record.Discovery
-
-// Capacity is the KV-cache capacity a server logged at start-up
-// (record.Capacity).
-type Capacity = record.Capacity
-
-// Profile is a server configuration, the knobs of the reference profile
-// (record.Profile).
-type Profile = record.Profile
-
-// Calibration holds one planner prediction against the capacity a real
-// server reported (record.Calibration).
-type Calibration = record.Calibration
 
 // BatchRecord is one batch-method point: Repeats batches of Concurrency
 // simultaneous requests with OutputTokensPerRequest tokens each.

@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/serverlog"
 )
 
@@ -78,14 +78,11 @@ func planModelArg(p *Profile, modelFile string) string {
 // Ollama's log names; deviceGiB is the memory of the device the server
 // runs on, which the log's total GPU memory replaces where it states one.
 // The knobs the profile sets are given; those it leaves to the server are
-// taken from the log where it states them. The record's source is "log
-// <file name>".
-func Calibrate(p *Profile, logPath string, deviceGiB float64) (*document.Calibration, []string, error) {
-	server, err := serverlog.ParseServerFile(logPath)
-	if err != nil {
-		return nil, nil, err
-	}
-	arg := planModelArg(p, server.ModelFile)
+// taken from the log where it states them. lg is the log read once
+// (serverlog.ReadFile) from logPath; the record's source is "log <file
+// name>".
+func Calibrate(p *Profile, lg *serverlog.Log, logPath string, deviceGiB float64) (*record.Calibration, []string, error) {
+	arg := planModelArg(p, lg.Server.ModelFile)
 	if arg == "" {
 		return nil, nil, fmt.Errorf("set plan_model in profile %s (a preset, config.json or GGUF) for the planner", p.Path)
 	}
@@ -93,10 +90,7 @@ func Calibrate(p *Profile, logPath string, deviceGiB float64) (*document.Calibra
 	if err != nil {
 		return nil, nil, fmt.Errorf("planner model %s: %v", arg, err)
 	}
-	c, err := serverlog.ParseFile(logPath)
-	if err != nil {
-		return nil, nil, err
-	}
+	c := lg.Capacity
 	in, err := planInputs(p, m, deviceGiB)
 	if err != nil {
 		return nil, nil, err

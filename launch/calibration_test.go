@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/tinymodel"
 )
 
@@ -56,7 +58,7 @@ func TestCalibrateOllamaTiny(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.p.PlanModel = tiny
 			log := writeLog(t, "ollama-np.log", "llama_init_from_model: KV self size  =    "+tc.logged+" MiB, K (f16):    0.25 MiB, V (f16):    0.25 MiB")
-			rec, _, err := Calibrate(&tc.p, log, 24)
+			rec, _, err := calibrateFile(t, &tc.p, log, 24)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +85,7 @@ func TestCalibrateFromTestbedLog(t *testing.T) {
 		"llama_kv_cache_init: kv_size = 8192, offload = 1, type_k = 'f16', type_v = 'f16', n_layer = 2, can_shift = 1",
 		"llama_init_from_model: KV self size  =    2.00 MiB, K (f16):    1.00 MiB, V (f16):    1.00 MiB")
 	p := &Profile{Backend: backend.Ollama, PlanModel: tinyGGUF(t)}
-	rec, _, err := Calibrate(p, log, 24)
+	rec, _, err := calibrateFile(t, p, log, 24)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,17 +98,17 @@ func TestCalibrateWithLoggedTokens(t *testing.T) {
 	p := &Profile{Backend: backend.LlamaCpp, ContextLength: ptr(4096), Parallel: ptr(1), PlanModel: tinyGGUF(t)}
 	log := writeLog(t, "l.log", "llama_kv_cache_unified:      CUDA0 KV buffer size =     1.00 MiB",
 		"llama_kv_cache_unified: size =    1.00 MiB (  4096 cells,   2 layers,  1 seqs), K (f16):    0.50 MiB, V (f16):    0.50 MiB")
-	rec, _, err := Calibrate(p, log, 24)
+	rec, _, err := calibrateFile(t, p, log, 24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rec.ActualTokens != 4096 || rec.PredictedTokens != 4096 || rec.ErrorPct != 0 {
 		t.Errorf("%+v", rec)
 	}
-	if _, _, err := Calibrate(p, writeLog(t, "empty.log", "nothing"), 24); err == nil {
+	if _, _, err := calibrateFile(t, p, writeLog(t, "empty.log", "nothing"), 24); err == nil {
 		t.Error("empty capacity accepted")
 	}
-	if _, _, err := Calibrate(&Profile{Backend: backend.VLLM, Model: "Qwen/x", Path: "v.yaml"}, log, 24); err == nil || !strings.Contains(err.Error(), "set plan_model in profile v.yaml") {
+	if _, _, err := calibrateFile(t, &Profile{Backend: backend.VLLM, Model: "Qwen/x", Path: "v.yaml"}, log, 24); err == nil || !strings.Contains(err.Error(), "set plan_model in profile v.yaml") {
 		t.Errorf("vLLM profile without plan_model: %v", err)
 	}
 }
@@ -130,4 +132,15 @@ func TestPlanModelArg(t *testing.T) {
 			}
 		})
 	}
+}
+
+// calibrateFile reads the log at path once and calibrates p against it,
+// as run --profile does.
+func calibrateFile(t *testing.T, p *Profile, path string, deviceGiB float64) (*record.Calibration, []string, error) {
+	t.Helper()
+	lg, err := serverlog.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Calibrate(p, &lg, path, deviceGiB)
 }

@@ -30,8 +30,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/filecap"
+	"github.com/servebench/servebench/record"
 )
 
 // Profile is one launch profile as read from a file. Pointer fields are
@@ -75,7 +75,7 @@ type Profile struct {
 	// the llama.cpp model file, or the blob Ollama's log says it loaded.
 	PlanModel string `yaml:"plan_model" json:"plan_model"`
 
-	// The reference profile knobs (document.Profile); see the mapping
+	// The reference profile knobs (record.Profile); see the mapping
 	// table in mapping.go for what each becomes per server family.
 	MaxModelLen          *int           `yaml:"max_model_len" json:"max_model_len"`
 	MaxNumSeqs           *int           `yaml:"max_num_seqs" json:"max_num_seqs"`
@@ -397,8 +397,8 @@ func (p *Profile) checkKnobRanges() error {
 }
 
 // Knobs returns the profile's reference knobs as the report records them.
-func (p *Profile) Knobs() *document.Profile {
-	return &document.Profile{
+func (p *Profile) Knobs() *record.Profile {
+	return &record.Profile{
 		MaxModelLen:          p.MaxModelLen,
 		MaxNumSeqs:           p.MaxNumSeqs,
 		MaxNumBatchedTokens:  p.MaxNumBatchedTokens,

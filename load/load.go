@@ -12,7 +12,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -481,30 +480,16 @@ func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS i
 	wg.Wait()
 }
 
-// merge copies the non-nil fields of src into dst (allocating dst) and
+// merge copies the figures src measured into dst (allocating dst) and
 // appends src's warnings.
 func merge(dst, src *record.Observations) *record.Observations {
 	if src == nil {
 		return dst
 	}
 	if dst == nil {
-		c := *src
-		c.Warnings = slices.Clone(src.Warnings)
-		return &c
+		dst = &record.Observations{}
 	}
-	for _, f := range []struct{ d, s **float64 }{
-		{&dst.PeakVRAMGiB, &src.PeakVRAMGiB},
-		{&dst.PeakKVCacheUsage, &src.PeakKVCacheUsage},
-		{&dst.Preemptions, &src.Preemptions},
-		{&dst.PeakRequestsRunning, &src.PeakRequestsRunning},
-		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
-		{&dst.PrefixCacheHitRate, &src.PrefixCacheHitRate},
-		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
-	} {
-		if *f.s != nil {
-			*f.d = *f.s
-		}
-	}
+	dst.MergeFigures(src)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 	return dst
 }

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/hardware"
 	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/internal/jsonerr"
+	"github.com/servebench/servebench/record"
 )
 
 // errorPct is the calibration error: (predicted − actual) / actual × 100,
@@ -29,12 +29,12 @@ func errorPct(predicted, actual int) float64 {
 
 // calibrationRecord builds a seed-shaped calibration record from a
 // prediction and the capacity a real server reported.
-func calibrationRecord(model, preset string, in *InputsOut, p *Prediction, actual int, source string) document.Calibration {
+func calibrationRecord(model, preset string, in *InputsOut, p *Prediction, actual int, source string) record.Calibration {
 	pred := p.PredictedTokens
 	if p.Correction != nil {
 		pred = p.UncorrectedTokens
 	}
-	return document.Calibration{
+	return record.Calibration{
 		Model: model, Preset: preset, KVCacheDtype: p.KVCacheDtype, GPUGiB: in.GPUGiB,
 		WeightsGiB: p.WeightsGiB, GPUMemoryUtilization: in.GPUMemoryUtilization,
 		PredictedTokens: pred, ActualTokens: actual, ErrorPct: errorPct(pred, actual),
@@ -63,8 +63,8 @@ type Correction struct {
 // CalibrationFile is the --calibration file: corrections plus the records
 // they came from.
 type CalibrationFile struct {
-	Corrections []Correction           `json:"corrections"`
-	Records     []document.Calibration `json:"calibration,omitempty"`
+	Corrections []Correction         `json:"corrections"`
+	Records     []record.Calibration `json:"calibration,omitempty"`
 }
 
 // correctionKey names the GPU by catalog name or, without one, by its
@@ -143,7 +143,7 @@ func (f *CalibrationFile) Save(path string) error {
 
 // Fit stores (replacing any earlier one) the correction for this
 // backend, GPU and KV dtype, and keeps the record.
-func (f *CalibrationFile) Fit(rec document.Calibration, gpu string) Correction {
+func (f *CalibrationFile) Fit(rec record.Calibration, gpu string) Correction {
 	c := Correction{
 		Backend: rec.Backend, GPU: correctionKey(gpu, rec.GPUGiB), KVDtype: rec.KVCacheDtype,
 		Factor:          float64(rec.ActualTokens) / float64(rec.PredictedTokens),
@@ -225,7 +225,7 @@ type TermComparison struct {
 
 // Comparison is one prediction held against the real capacity.
 type Comparison struct {
-	Record document.Calibration `json:"record"`
+	Record record.Calibration `json:"record"`
 	// The record's predicted_kv_mib/actual_kv_mib and PredictedTotalMiB/
 	// ActualTotalMiB compare memory where the server reports it
 	// (llama.cpp/Ollama); the *ErrorPct fields are (predicted − actual) /

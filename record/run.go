@@ -21,7 +21,9 @@ type Run struct {
 	GPUGiB       *float64 `json:"gpu_gib"`
 	KVCache      KVCache  `json:"kv_cache"`
 
-	// Method is the load method: "pool", "batch" or "rate".
+	// Method is the load method, by its name in package load (load.Method:
+	// "pool", "batch" or "rate"); a string here, so that a records file
+	// written by a build with other methods still reads.
 	Method string `json:"method,omitempty"`
 	// API is the request API used: "chat", "completions", "generate".
 	API string `json:"api,omitempty"`
@@ -256,12 +258,37 @@ type Observations struct {
 	PeakRequestsWaiting *float64 `json:"peak_requests_waiting,omitempty"`
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
-	// RequestsWaitingRise is the waiting-requests gauge's rise over the
-	// level along its least-squares trend (issue 15: a queue that keeps
-	// growing is a sign of saturation).
+	// RequestsWaitingRise is how much the server's waiting-requests gauge
+	// rose over the level along its least-squares trend (requests), from
+	// the scrapes of the level; null where the server exports no queue (a
+	// queue that keeps growing is a sign of saturation).
 	RequestsWaitingRise *float64 `json:"requests_waiting_rise,omitempty"`
 
-	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
-	// level, from its metrics (issue 14; see document.Level).
+	// PrefixCacheHitRate is the server's own prefix-cache hit rate over
+	// the level, from its metrics (vLLM Δprefix_cache_hits /
+	// Δprefix_cache_queries; SGLang's cache_hit_rate gauge, averaged over
+	// the level's scrapes).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+}
+
+// MergeFigures copies into o the figures src measured: each of src's
+// non-null figures wins over o's. It leaves warnings alone, because a
+// report's level (document.Level) keeps its warnings in a field of its
+// own that shadows Observations.Warnings: each caller appends src's
+// warnings where its level keeps them.
+func (o *Observations) MergeFigures(src *Observations) {
+	for _, f := range [...]struct{ d, s **float64 }{
+		{&o.PeakVRAMGiB, &src.PeakVRAMGiB},
+		{&o.PeakKVCacheUsage, &src.PeakKVCacheUsage},
+		{&o.Preemptions, &src.Preemptions},
+		{&o.PeakRequestsRunning, &src.PeakRequestsRunning},
+		{&o.PeakRequestsWaiting, &src.PeakRequestsWaiting},
+		{&o.RequestsWaitingRise, &src.RequestsWaitingRise},
+		{&o.PrefixCacheHitRate, &src.PrefixCacheHitRate},
+	} {
+		if *f.s != nil {
+			v := **f.s
+			*f.d = &v
+		}
+	}
 }

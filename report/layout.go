@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 )
 
 // Null is how a missing value is shown: never as 0.
@@ -118,7 +119,7 @@ func docDetails(src Source) []string {
 }
 
 // profileString lists the set knobs of a server profile as key=value.
-func profileString(p *document.Profile) string {
+func profileString(p *record.Profile) string {
 	var kv []string
 	i := func(k string, v *int) {
 		if v != nil {
@@ -293,7 +294,7 @@ func sweepDetails(r *document.Run) []string {
 }
 
 // traceDetails describes a replayed trace in words.
-func traceDetails(t *document.TraceInfo) string {
+func traceDetails(t *record.TraceInfo) string {
 	s := fmt.Sprintf("trace %s (%s): %d requests over %s s, mean %s tok in, %s tok out, speed ×%s",
 		t.File, t.Format, t.Rows, num(t.SpanSeconds, 1), num(t.MeanInputTokens, 1), num(t.MeanOutputTokens, 1), num(t.Speed, -1))
 	if t.WindowStartSeconds > 0 || t.WindowSeconds > 0 {
@@ -307,7 +308,7 @@ func traceDetails(t *document.TraceInfo) string {
 
 // mixDetails lists a mix's classes and shares; maxTokens is the output
 // length every class was given, 0 when each kept its scenario's.
-func mixDetails(m []document.MixClass, maxTokens int) string {
+func mixDetails(m []record.MixClass, maxTokens int) string {
 	parts := make([]string, len(m))
 	for i, c := range m {
 		parts[i] = fmt.Sprintf("%s %s%%", c.Class, num(c.Weight*100, 1))
@@ -544,7 +545,7 @@ func batchTable(recs []document.BatchRecord) Table {
 	return t
 }
 
-func calibrationTable(cs []document.Calibration) Table {
+func calibrationTable(cs []record.Calibration) Table {
 	t := Table{Columns: []Column{
 		{"model", Left}, {"preset", Left}, {"KV dtype", Left}, {"capacity model", Left}, {"GPU GiB", Right}, {"weights GiB", Right},
 		{"utilization", Right}, {"predicted tok", Right}, {"actual tok", Right}, {"error %", Right},

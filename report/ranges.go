@@ -38,9 +38,11 @@ func OutOfRange(v any) []string {
 		return nil
 	}
 	var out []string
-	rt := rv.Type()
-	for i := range rt.NumField() {
-		f := rv.Field(i)
+	for _, sf := range reflect.VisibleFields(rv.Type()) {
+		if sf.Anonymous {
+			continue // its fields follow as the level's own (record.Observations)
+		}
+		f := rv.FieldByIndex(sf.Index)
 		if f.Kind() == reflect.Pointer && !f.IsNil() {
 			f = f.Elem()
 		}
@@ -48,7 +50,7 @@ func OutOfRange(v any) []string {
 			continue
 		}
 		x := f.Float()
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		switch {
 		case !InRange(x):
 			out = append(out, fmt.Sprintf("%s %s is out of range (not finite, or %g or more in magnitude); shown as %s and drawn at the edge of the axis",

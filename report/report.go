@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 )
 
 // Kind is the shape a run came from.
@@ -45,7 +46,7 @@ type Set struct {
 	// Runs are the merged runs in first-seen order.
 	Runs []*Run
 	// Calibration collects the calibration records of all sources.
-	Calibration []document.Calibration
+	Calibration []record.Calibration
 	// Warnings are findings about the set as a whole (document warnings,
 	// merge conflicts), as data.
 	Warnings []string

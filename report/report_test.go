@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/record"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -348,7 +349,7 @@ func TestMeansAndTailsInEveryFormat(t *testing.T) {
 		TPOTMeanMs: f(5.125), TPOTP90Ms: f(6.5), TPOTP95Ms: f(6.75), TPOTP99Ms: f(7.25),
 		ITLMeanMs: f(5.375), ITLP50Ms: f(5), ITLP90Ms: f(8.5), ITLP95Ms: f(9.5), ITLP99Ms: f(12.25),
 		E2EMeanMs: f(700.5), E2EP50Ms: f(690), E2EP90Ms: f(750.5), E2EP95Ms: f(780.5), E2EP99Ms: f(799.5)}
-	doc := &document.Document{Runs: []document.Run{{Label: "r", Backend: "vllm", Levels: []document.Level{lvl}}}}
+	doc := &document.Document{Runs: []document.Run{{Run: record.Run{Label: "r", Backend: "vllm"}, Levels: []document.Level{lvl}}}}
 	s := NewSet([]Source{{File: "r.json", Doc: doc}}, Options{})
 	render := func(write func(*bytes.Buffer) error) string {
 		var b bytes.Buffer
@@ -399,7 +400,7 @@ func TestIntervalsInTable(t *testing.T) {
 		TTFTP50Ms: f(20), TTFTP50MsCILow: f(19), TTFTP50MsCIHigh: f(22),
 		TTFTP95Ms: f(80), TTFTP95MsCILow: f(70),
 		GoodputReqS: f(12.5), GoodputFraction: f(0.975), Saturated: "throughput_flat: +1.0%"}
-	doc := &document.Document{Runs: []document.Run{{Label: "r", SLO: "ttft_p95=100ms", Levels: []document.Level{l}}}}
+	doc := &document.Document{Runs: []document.Run{{Run: record.Run{Label: "r", SLO: "ttft_p95=100ms"}, Levels: []document.Level{l}}}}
 	var out bytes.Buffer
 	if err := WriteText(&out, Build(NewSet([]Source{{File: "x.json", Doc: doc}}, Options{}))); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -71,7 +72,8 @@ func TestServerModelFile(t *testing.T) {
 			}
 		})
 	}
-	s, err := ParseServerFile(filepath.Join("testdata", "ollama-0.6.5-testbed.log"))
+	lg, err := ReadFile(filepath.Join("testdata", "ollama-0.6.5-testbed.log"))
+	s := lg.Server
 	if err != nil || !strings.Contains(s.ModelFile, "/blobs/sha256-6a7223") {
 		t.Errorf("testbed log: model file %q, %v", s.ModelFile, err)
 	}
@@ -88,7 +90,8 @@ func TestParseServerLargeLog(t *testing.T) {
 	if err := os.WriteFile(path, []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseServerFile(path)
+	lg, err := ReadFile(path)
+	s := lg.Server
 	if err != nil || s.OllamaVersion != "0.6.5" || s.ModelFile != "/last" {
 		t.Errorf("%+v %v", s, err)
 	}
@@ -112,4 +115,41 @@ func FuzzParseServer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadFileOnePass: ReadFile's one pass over a log finds what the
+// capacity scanner and the server scanner find, each over it alone, for
+// every log of testdata/ (the "# source:" header included, as a file on
+// disk has it).
+func TestReadFileOnePass(t *testing.T) {
+	logs, err := filepath.Glob(filepath.Join("testdata", "*.log"))
+	if err != nil || len(logs) < 5 {
+		t.Fatalf("testdata logs: %v %v", logs, err)
+	}
+	for _, path := range logs {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			lg, err := ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, _ := parseServer(bytes.NewReader(b))
+			if !reflect.DeepEqual(lg.Capacity, c) {
+				t.Errorf("capacity\n got %+v\nwant %+v", lg.Capacity, c)
+			}
+			if lg.Server != s {
+				t.Errorf("server\n got %+v\nwant %+v", lg.Server, s)
+			}
+		})
+	}
+	if _, err := ReadFile(filepath.Join("testdata", "no-such.log")); err == nil {
+		t.Error("missing log: no error")
+	}
 }

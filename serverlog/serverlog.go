@@ -22,8 +22,8 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/record"
 )
 
 // Format is the log family a capacity line came from.
@@ -159,11 +159,11 @@ func (c *Capacity) TokensFor(blockSize int) (int, bool) {
 }
 
 // Document converts c to the run document's Capacity, naming source.
-func (c *Capacity) Document(source string) *document.Capacity {
+func (c *Capacity) Document(source string) *record.Capacity {
 	if !c.Found() {
 		return nil
 	}
-	return &document.Capacity{
+	return &record.Capacity{
 		Tokens: c.Tokens, Blocks: c.Blocks, KVMiB: c.KVMiB, Cells: c.Cells,
 		MaxConcurrency: c.MaxConcurrency, Source: source,
 	}
@@ -234,26 +234,58 @@ var attentionBackendV1 = map[string]string{
 // MiB (longer ones are skipped), never fails on content, and returns an
 // error only when reading fails.
 func parse(r io.Reader) (Capacity, error) {
-	var c Capacity
-	iswa, prev := "", ""
+	var cs capacityScan
+	err := scanLines(r, cs.line)
+	return cs.c, err
+}
+
+// capacityScan is parse's state between lines: the capacity so far, the
+// sliding-window cache line waiting for its figure, the line before.
+type capacityScan struct {
+	c          Capacity
+	iswa, prev string
+}
+
+// line reads one log line into the capacity.
+func (cs *capacityScan) line(line string) {
+	if strings.HasSuffix(strings.TrimSpace(cs.prev), "num_gpu_blocks is") {
+		// a log file hard-wrapped at a fixed width split this line
+		line = strings.TrimSpace(cs.prev) + line
+	}
+	cs.prev = line
+	if cs.c.holdsCapacity() && isStartup(line) {
+		// a new start-up: forget the earlier one entirely
+		cs.c, cs.iswa = Capacity{}, ""
+	}
+	if m := reISWA.FindStringSubmatch(line); m != nil {
+		cs.iswa = m[1]
+	}
+	if cs.c.parseVLLM(line) || cs.c.parseLlama(line, &cs.iswa) {
+		cs.c.Lines = append(cs.c.Lines, strings.TrimSpace(line))
+	}
+}
+
+// Log is what one server log says: the KV-cache capacity it reported
+// (parse) and what it says about the server (parseServer).
+type Log struct {
+	Capacity Capacity
+	Server   Server
+}
+
+// ReadFile reads the log at path once for both its capacity and its
+// server; like ParseFile, its error is a read error.
+func ReadFile(path string) (Log, error) { return parseFile(path, parseLog) }
+
+// parseLog is parse and parseServer in one pass over r.
+func parseLog(r io.Reader) (Log, error) {
+	var cs capacityScan
+	var lg Log
 	err := scanLines(r, func(line string) {
-		if strings.HasSuffix(strings.TrimSpace(prev), "num_gpu_blocks is") {
-			// a log file hard-wrapped at a fixed width split this line
-			line = strings.TrimSpace(prev) + line
-		}
-		prev = line
-		if c.holdsCapacity() && isStartup(line) {
-			// a new start-up: forget the earlier one entirely
-			c, iswa = Capacity{}, ""
-		}
-		if m := reISWA.FindStringSubmatch(line); m != nil {
-			iswa = m[1]
-		}
-		if c.parseVLLM(line) || c.parseLlama(line, &iswa) {
-			c.Lines = append(c.Lines, strings.TrimSpace(line))
-		}
+		cs.line(line)
+		lg.Server.parseLine(line)
 	})
-	return c, err
+	lg.Capacity = cs.c
+	return lg, err
 }
 
 // scanLines calls fn with each line of r, skipping lines longer than
@@ -600,10 +632,6 @@ func parseServer(r io.Reader) (Server, error) {
 	err := scanLines(r, s.parseLine)
 	return s, err
 }
-
-// ParseServerFile reads what the log at path says about the server (see
-// parseServer).
-func ParseServerFile(path string) (Server, error) { return parseFile(path, parseServer) }
 
 // parseLine reads one log line into s (the substring tests spare most
 // lines the regexps).

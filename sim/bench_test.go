@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/internal/cputime"
+	"github.com/servebench/servebench/load"
 )
 
 // BenchmarkSimulate measures simulation speed in virtual time: output
@@ -32,7 +33,7 @@ func BenchmarkSimulate(b *testing.B) {
 				b.Fatal(err)
 			}
 			w := Workload{PromptTokens: c.prompt, OutputTokens: 256}
-			l := Load{Method: Pool, Concurrency: c.clients, Requests: max(48, 3*c.clients), Seed: 1}
+			l := Load{Method: load.Pool, Concurrency: c.clients, Requests: max(48, 3*c.clients), Seed: 1}
 			tokens := 0
 			b.ReportAllocs()
 			cpu0 := cputime.Process()

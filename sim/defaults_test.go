@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 )
@@ -146,7 +147,7 @@ func sweepMeans(t *testing.T, c Config, pv *publishedVLLM) (tpot, ttft []float64
 		}
 		n := int(p.QPS * pv.ArrivalSeconds)
 		lr, err := RunLevel(e, Workload{PromptTokens: pv.PromptTokens, OutputTokens: pv.OutputTokens},
-			Load{Method: Rate, Key: i + 1, Rate: p.QPS, Requests: n, Seed: 42})
+			Load{Method: load.Rate, Key: i + 1, Rate: p.QPS, Requests: n, Seed: 42})
 		if err != nil {
 			t.Fatal(err)
 		}

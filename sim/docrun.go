@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
 )
 
 // Metrics a fit and a prediction compare, by their document names.
@@ -125,13 +127,13 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 	for _, l := range run.Levels {
 		c := Case{
 			Workload: Workload{PromptTokens: run.PromptTokens, OutputTokens: run.MaxTokens},
-			Load:     Load{Method: Pool, Key: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Run: run.Label},
+			Load:     Load{Method: load.Pool, Key: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Run: run.Label},
 		}
 		if l.MeanPromptTokens != nil && *l.MeanPromptTokens >= 1 {
 			c.Workload.PromptTokens = int(math.Round(*l.MeanPromptTokens))
 		}
-		if run.Method == string(Rate) && l.RequestedRate != nil {
-			c.Load.Method, c.Load.Rate = Rate, *l.RequestedRate
+		if load.Method(run.Method) == load.Rate && l.RequestedRate != nil {
+			c.Load.Method, c.Load.Rate = load.Rate, *l.RequestedRate
 		}
 		for _, t := range []struct {
 			m string
@@ -165,7 +167,7 @@ func labelKV(label string) string {
 }
 
 // applyProfile copies a document's server profile into s.
-func applyProfile(s *Spec, p *document.Profile) {
+func applyProfile(s *Spec, p *record.Profile) {
 	if p == nil {
 		return
 	}
@@ -220,7 +222,7 @@ func batchRun(doc *document.Document) (RunSpec, error) {
 		if strings.Contains(strings.ToLower(r.Workload), "image") {
 			w.Images = 1
 		}
-		c := Case{Workload: w, Load: Load{Method: Batch, Key: r.Concurrency, Concurrency: r.Concurrency, Repeats: max(r.Repeats, 1), Run: r.Label}}
+		c := Case{Workload: w, Load: Load{Method: load.Batch, Key: r.Concurrency, Concurrency: r.Concurrency, Repeats: max(r.Repeats, 1), Run: r.Label}}
 		if r.AggregateOutputTokS > 0 {
 			c.Targets = append(c.Targets, Target{MetricAggregate, r.AggregateOutputTokS})
 		}

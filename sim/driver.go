@@ -7,25 +7,9 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
-)
-
-// Method is a load method of the built-in client driver; the same three
-// as package load's.
-type Method string
-
-// Load methods.
-const (
-	// Pool is a closed loop: Concurrency clients send Requests requests,
-	// each sending its next when its last one ends.
-	Pool Method = "pool"
-	// Batch sends Repeats batches of Concurrency simultaneous requests,
-	// each batch after the last one finished.
-	Batch Method = "batch"
-	// Rate is an open loop: Requests requests at Rate requests/s, at most
-	// Concurrency in flight (0: no cap).
-	Rate Method = "rate"
 )
 
 // DefaultJitter is the mean of the clients' send jitter. Real clients do
@@ -56,7 +40,9 @@ type Workload struct {
 
 // Load is how a level sends its requests.
 type Load struct {
-	Method Method
+	// Method is the load method, one of package load's (load.Methods):
+	// pool, batch or rate.
+	Method load.Method
 	// Key is the value the level's Results carry in Level (0 =
 	// Concurrency).
 	Key int
@@ -98,15 +84,15 @@ type LevelResult struct {
 
 func (l *Load) validate() error {
 	switch {
-	case l.Method != Pool && l.Method != Batch && l.Method != Rate:
+	case l.Method != load.Pool && l.Method != load.Batch && l.Method != load.Rate:
 		return fmt.Errorf("%w: method %q (want pool, batch or rate)", ErrBadInput, l.Method)
-	case l.Method != Rate && l.Concurrency < 1:
+	case l.Method != load.Rate && l.Concurrency < 1:
 		return fmt.Errorf("%w: concurrency %d must be >= 1", ErrBadInput, l.Concurrency)
-	case l.Method == Batch && l.Repeats < 1:
+	case l.Method == load.Batch && l.Repeats < 1:
 		return fmt.Errorf("%w: repeats %d must be >= 1", ErrBadInput, l.Repeats)
-	case l.Method != Batch && l.Requests < 1:
+	case l.Method != load.Batch && l.Requests < 1:
 		return fmt.Errorf("%w: requests %d must be >= 1", ErrBadInput, l.Requests)
-	case l.Method == Rate && !(l.Rate > 0 && l.Rate < 1e9):
+	case l.Method == load.Rate && !(l.Rate > 0 && l.Rate < 1e9):
 		return fmt.Errorf("%w: rate %v must be > 0", ErrBadInput, l.Rate)
 	case l.Warmup < 0 || l.Concurrency < 0:
 		return fmt.Errorf("%w: warmup and concurrency must be >= 0", ErrBadInput)
@@ -153,20 +139,20 @@ func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	pre := e.Stats().Preemptions
 	first := len(c.results)
 	switch l.Method {
-	case Pool:
+	case load.Pool:
 		c.pool(l.Requests, l.Concurrency, false)
-	case Batch:
+	case load.Batch:
 		for rep := range l.Repeats {
 			c.batch(rep)
 		}
-	case Rate:
+	case load.Rate:
 		c.rate()
 	}
 	counted := c.results[first:]
 	res := &LevelResult{Results: c.results, Stats: e.Stats()}
 	res.Level = stats.SummarizeLevel(counted)
 	c.telemetry(&res.Level, res.Stats, pre)
-	if l.Method == Batch {
+	if l.Method == load.Batch {
 		b := stats.BatchRecord(c.workloadName(), l.Concurrency, w.OutputTokens, counted, nil)
 		res.Batch = &b
 	}
@@ -194,7 +180,7 @@ func (c *client) telemetry(l *document.Level, s Stats, pre int) {
 		l.PeakRequestsRunning = ptr(float64(s.PeakRunning))
 		l.PeakRequestsWaiting = ptr(float64(s.PeakWaiting))
 	}
-	if c.l.Method == Rate {
+	if c.l.Method == load.Rate {
 		l.RequestedRate = ptr(c.l.Rate)
 	}
 }

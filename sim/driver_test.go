@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/load"
 )
 
 // TestRunLevelReproducible: the same seed gives the same records; another
@@ -11,7 +13,7 @@ import (
 func TestRunLevelReproducible(t *testing.T) {
 	run := func(seed uint64) *LevelResult {
 		e := mustNew(t, testConfig(VLLM))
-		lr, err := RunLevel(e, Workload{PromptTokens: 200, OutputTokens: 20}, Load{Method: Pool, Concurrency: 4, Requests: 12, Seed: seed})
+		lr, err := RunLevel(e, Workload{PromptTokens: 200, OutputTokens: 20}, Load{Method: load.Pool, Concurrency: 4, Requests: 12, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +35,7 @@ func TestRunLevelRecords(t *testing.T) {
 	c := testConfig(VLLM)
 	c.Params.RequestLatency = 3 * time.Millisecond
 	e := mustNew(t, c)
-	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 16}, Load{Method: Pool, Concurrency: 1, Requests: 3, Warmup: 2, Seed: 1, Run: "r"})
+	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 16}, Load{Method: load.Pool, Concurrency: 1, Requests: 3, Warmup: 2, Seed: 1, Run: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +65,7 @@ func TestRunLevelRecords(t *testing.T) {
 func TestRunLevelTelemetryByFamily(t *testing.T) {
 	for _, f := range []Family{VLLM, SGLang, LlamaCpp, Ollama} {
 		e := mustNew(t, testConfig(f))
-		lr, err := RunLevel(e, Workload{PromptTokens: 50, OutputTokens: 4}, Load{Method: Pool, Concurrency: 2, Requests: 4})
+		lr, err := RunLevel(e, Workload{PromptTokens: 50, OutputTokens: 4}, Load{Method: load.Pool, Concurrency: 2, Requests: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func TestRunLevelTelemetryByFamily(t *testing.T) {
 // the vllm-text-image-example.json record.
 func TestRunLevelBatch(t *testing.T) {
 	e := mustNew(t, testConfig(VLLM))
-	lr, err := RunLevel(e, Workload{PromptTokens: 32, OutputTokens: 128, Images: 0}, Load{Method: Batch, Concurrency: 4, Repeats: 3, Seed: 1})
+	lr, err := RunLevel(e, Workload{PromptTokens: 32, OutputTokens: 128, Images: 0}, Load{Method: load.Batch, Concurrency: 4, Repeats: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestRunLevelBatch(t *testing.T) {
 // over the in-flight cap back and records when they were due.
 func TestRunLevelRate(t *testing.T) {
 	e := mustNew(t, testConfig(VLLM))
-	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 50}, Load{Method: Rate, Key: 1, Rate: 200, Concurrency: 2, Requests: 20, Constant: true})
+	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 50}, Load{Method: load.Rate, Key: 1, Rate: 200, Concurrency: 2, Requests: 20, Constant: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +122,9 @@ func TestRunLevelBadLoad(t *testing.T) {
 	w := Workload{PromptTokens: 10, OutputTokens: 10}
 	for _, l := range []Load{
 		{Method: "burst", Concurrency: 1, Requests: 1},
-		{Method: Pool, Concurrency: 0, Requests: 1},
-		{Method: Batch, Concurrency: 1},
-		{Method: Rate, Requests: 5},
+		{Method: load.Pool, Concurrency: 0, Requests: 1},
+		{Method: load.Batch, Concurrency: 1},
+		{Method: load.Rate, Requests: 5},
 	} {
 		e := mustNew(t, testConfig(VLLM))
 		if _, err := RunLevel(e, w, l); err == nil {

@@ -150,3 +150,35 @@ func TestProfileRoundTrip(t *testing.T) {
 		t.Errorf("predictions differ after the round trip: %v %v", err1, err2)
 	}
 }
+
+// BenchmarkFit is the README's `sim fit` example: fitting the engine to
+// two runs of examples/multi-backend-sweep.json (llamacpp-f16kv-chat,
+// vllm-fp16kv-chat) on every level, as `servebench sim fit --run …`
+// does. It measures the engine-only driver (RunLevel) that the fit calls
+// for each candidate profile.
+func BenchmarkFit(b *testing.B) {
+	doc := readSweep(b)
+	specs, err := RunSpecs(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var want []RunSpec
+	for _, s := range specs {
+		if s.Label == "llamacpp-f16kv-chat" || s.Label == "vllm-fp16kv-chat" {
+			want = append(want, s)
+		}
+	}
+	if len(want) != 2 {
+		b.Fatalf("found %d of the README's two runs", len(want))
+	}
+	for b.Loop() {
+		p, err := FitRuns(want, FitOptions{})
+		var fe *FitError
+		if err != nil && !errors.As(err, &fe) {
+			b.Fatal(err)
+		}
+		if len(p.Runs) != 2 {
+			b.Fatalf("fitted %d runs, want 2", len(p.Runs))
+		}
+	}
+}

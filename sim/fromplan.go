@@ -11,6 +11,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
 )
@@ -295,7 +296,7 @@ func RecommendPerformance(seed uint64) plan.ThroughputFunc {
 		if err != nil {
 			return plan.Performance{}, err
 		}
-		lr, err := RunLevel(e, w, Load{Method: Pool, Concurrency: users, Requests: max(2*users, 16), Seed: seed})
+		lr, err := RunLevel(e, w, Load{Method: load.Pool, Concurrency: users, Requests: max(2*users, 16), Seed: seed})
 		if err != nil {
 			return plan.Performance{}, err
 		}

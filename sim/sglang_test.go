@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/plan"
 )
@@ -80,7 +81,7 @@ func TestSGLangChunkedPrefillEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lr, err := RunLevel(e, Workload{PromptTokens: 7936, OutputTokens: 64}, Load{Method: Pool, Concurrency: users, Requests: 2 * users, Seed: 1})
+		lr, err := RunLevel(e, Workload{PromptTokens: 7936, OutputTokens: 64}, Load{Method: load.Pool, Concurrency: users, Requests: 2 * users, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestRecommendPerformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		e, _ := New(cfg)
-		lr, err := RunLevel(e, Workload{PromptTokens: 4096 - 256, OutputTokens: 256}, Load{Method: Pool, Concurrency: 8, Requests: 16, Seed: 1})
+		lr, err := RunLevel(e, Workload{PromptTokens: 4096 - 256, OutputTokens: 256}, Load{Method: load.Pool, Concurrency: 8, Requests: 16, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

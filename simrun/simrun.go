@@ -49,7 +49,6 @@ import (
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
-	"github.com/servebench/servebench/simserve"
 )
 
 // Options configure a Sim.
@@ -253,7 +252,7 @@ func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) 
 		history[i] = m.Content
 	}
 	c := &call{seq: res.Seq, res: res, answer: req.Answer, wake: make(chan struct{}),
-		req: sim.Request{PromptTokens: max(simserve.ConversationTokens(history, req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
+		req: sim.Request{PromptTokens: max(sim.ConversationTokens(history, req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
 	c.req.PrefixGroup, c.req.SharedPrefixTokens = s.sharedPrefix(req)
 	s.mu.Lock()
 	now := s.eng.Now()
@@ -308,7 +307,7 @@ func (s *Sim) sharedPrefix(req *backend.Request) (group, tokens int) {
 	group = int(h.Sum32()&0x7fffffff) | 1
 	// The system message with its template tokens, as the conversation's
 	// count has it.
-	return group, simserve.ConversationTokens([]string{sys}, "", s.opt.Chat) - simserve.ConversationTokens(nil, "", s.opt.Chat)
+	return group, sim.ConversationTokens([]string{sys}, "", s.opt.Chat) - sim.ConversationTokens(nil, "", s.opt.Chat)
 }
 
 // delay is request seq's send delay: exponential of mean s.jitter, drawn
@@ -361,7 +360,7 @@ func (s *Sim) event(c *call, ev sim.Event) {
 		r.OutputTokens, r.PromptTokens = &out, &prompt
 		if c.answer != nil {
 			c.answer.Reset()
-			c.answer.WriteString(simserve.OutputText(uint64(s.opt.Seed)^uint64(c.seq)*0x9e3779b97f4a7c15, out))
+			c.answer.WriteString(sim.OutputText(uint64(s.opt.Seed)^uint64(c.seq)*0x9e3779b97f4a7c15, out))
 		}
 		s.end(c)
 	case sim.EventRejected:

@@ -210,7 +210,7 @@ func TestAgreesWithRunLevel(t *testing.T) {
 		for _, c := range []int{4, 16} {
 			got := level(k, c)
 			lr, err := sim.RunLevel(e, sim.Workload{PromptTokens: int(*got.MeanPromptTokens + 0.5), OutputTokens: 256},
-				sim.Load{Method: sim.Pool, Concurrency: c, Requests: 48, Warmup: 2, Seed: 1})
+				sim.Load{Method: load.Pool, Concurrency: c, Requests: 48, Warmup: 2, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+
+	"github.com/servebench/servebench/sim"
 )
 
 // The streaming formats. Each writes its server's chunks field for field,
@@ -417,7 +419,7 @@ func (tgiGenerateFormat) token(b []byte, g *gen, text string, last bool) []byte 
 	b = append(b, `data:{"index":`...)
 	b = appendInt(b, g.generated)
 	b = append(b, `,"token":{"id":`...)
-	b = appendInt(b, outputTokenID(w))
+	b = appendInt(b, sim.OutputTokenID(w))
 	b = append(b, `,"text":"`...)
 	b = append(b, text...)
 	b = append(b, `","logprob":`...)
@@ -428,7 +430,7 @@ func (tgiGenerateFormat) token(b []byte, g *gen, text string, last bool) []byte 
 	}
 	b = append(b, '"')
 	for _, w := range g.words {
-		b = append(b, outputWords[w]...)
+		b = append(b, sim.OutputWords[w]...)
 	}
 	b = append(b, `","details":`...)
 	if !g.req.details {
@@ -579,7 +581,7 @@ func (f ollamaFormat) finish(b []byte, g *gen) []byte {
 	b = f.head(b, g, g.lastAt)
 	if f.generate {
 		b = append(b, `"response":"","done":true,"done_reason":"length","context":[`...)
-		for i, id := range tokenIDs(g.req.text) {
+		for i, id := range sim.TokenIDs(g.req.text) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -587,7 +589,7 @@ func (f ollamaFormat) finish(b []byte, g *gen) []byte {
 		}
 		for _, w := range g.words {
 			b = append(b, ',')
-			b = appendInt(b, outputTokenID(w))
+			b = appendInt(b, sim.OutputTokenID(w))
 		}
 		b = append(b, ']', ',')
 	} else {

@@ -105,22 +105,22 @@ func parseRequest(r *http.Request, chat, ollamaTemplate bool) (*genRequest, erro
 				return nil, err
 			}
 			text.WriteString(t)
-			g.prompt += countTokens(t) + chatTemplateTokens
+			g.prompt += sim.CountTokens(t) + sim.ChatTemplateTokens
 			g.images += imgs + len(m.Images)
 		}
-		g.prompt += replyTemplateTokens
+		g.prompt += sim.ReplyTemplateTokens
 	case in.Inputs != "":
 		text.WriteString(in.Inputs)
-		g.prompt = countTokens(in.Inputs)
+		g.prompt = sim.CountTokens(in.Inputs)
 	default:
 		t, err := promptText(in.Prompt)
 		if err != nil {
 			return nil, err
 		}
 		text.WriteString(t)
-		g.prompt = countTokens(t)
+		g.prompt = sim.CountTokens(t)
 		if ollamaTemplate {
-			g.prompt += chatTemplateTokens + replyTemplateTokens
+			g.prompt += sim.ChatTemplateTokens + sim.ReplyTemplateTokens
 		}
 		g.images = len(in.Images)
 	}
@@ -248,16 +248,16 @@ func (s *Server) newGen(req *genRequest, arrived time.Time) *gen {
 
 // nextWord draws the next output token.
 func (g *gen) nextWord() string {
-	w := g.rng.IntN(len(outputWords))
+	w := g.rng.IntN(len(sim.OutputWords))
 	g.words = append(g.words, w)
-	return outputWords[w]
+	return sim.OutputWords[w]
 }
 
 // outputText is the whole generated text so far.
 func (g *gen) outputText() string {
 	var b bytes.Buffer
 	for _, w := range g.words {
-		b.WriteString(outputWords[w])
+		b.WriteString(sim.OutputWords[w])
 	}
 	return b.String()
 }

@@ -206,16 +206,16 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	if s.as == LlamaCpp {
 		if in.WithPieces {
 			var out []map[string]any
-			for _, p := range tokenPieces(in.Content) {
-				out = append(out, map[string]any{"id": pieceID(p), "piece": p})
+			for _, p := range sim.TokenPieces(in.Content) {
+				out = append(out, map[string]any{"id": sim.PieceID(p), "piece": p})
 			}
 			writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"tokens": nonNil(tokenIDs(in.Content))})
+		writeJSON(w, http.StatusOK, map[string]any{"tokens": nonNil(sim.TokenIDs(in.Content))})
 		return
 	}
-	ids := tokenIDs(in.Prompt)
+	ids := sim.TokenIDs(in.Prompt)
 	if len(in.Messages) > 0 {
 		ids = nil
 		for _, m := range in.Messages {
@@ -224,10 +224,10 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 				s.apiError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 				return
 			}
-			ids = append(ids, make([]int, chatTemplateTokens)...)
-			ids = append(ids, tokenIDs(t)...)
+			ids = append(ids, make([]int, sim.ChatTemplateTokens)...)
+			ids = append(ids, sim.TokenIDs(t)...)
 		}
-		ids = append(ids, make([]int, replyTemplateTokens)...)
+		ids = append(ids, make([]int, sim.ReplyTemplateTokens)...)
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Count       int   `json:"count"`
@@ -348,7 +348,7 @@ func (s *Server) handleProps(w http.ResponseWriter, _ *http.Request) {
 }
 
 // chatMLTemplate is the chat template the simulated tokenizer counts
-// (chatTemplateTokens per message, replyTemplateTokens for the reply).
+// (sim.ChatTemplateTokens per message, sim.ReplyTemplateTokens for the reply).
 const chatMLTemplate = "{%- for message in messages %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 
 // ggufPath is the model file a llama.cpp or Ollama server would load.
@@ -494,7 +494,7 @@ func ggufArch(arch string) string {
 // ollamaDigest is the simulated model blob's digest (a fixed function of
 // its name).
 func (s *Server) ollamaDigest() string {
-	return fmt.Sprintf("%016x%016x%016x%016x", pieceID(s.name), s.seed, len(s.name), s.paramCount())
+	return fmt.Sprintf("%016x%016x%016x%016x", sim.PieceID(s.name), s.seed, len(s.name), s.paramCount())
 }
 
 // handleOllamaTags is GET /api/tags (backend/testdata/

@@ -646,22 +646,10 @@ func pctMs(s []float64, p float64) *float64 {
 }
 
 // MergeLevel copies into dst what was measured over the level from outside
-// its requests (telemetry), where src has it: peak VRAM, peak KV usage,
-// preemptions, peak requests running and waiting, the prefix-cache hit
-// rate, the waiting gauge's rise; and appends src's warnings.
+// its requests (telemetry), where src has it (record.Observations'
+// figures), and appends src's warnings to the level's own.
 // Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
-	set := func(d **float64, s *float64) {
-		if s != nil {
-			*d = ptr.To(*s)
-		}
-	}
-	set(&dst.PeakVRAMGiB, src.PeakVRAMGiB)
-	set(&dst.PeakKVCacheUsage, src.PeakKVCacheUsage)
-	set(&dst.Preemptions, src.Preemptions)
-	set(&dst.PeakRequestsRunning, src.PeakRequestsRunning)
-	set(&dst.PeakRequestsWaiting, src.PeakRequestsWaiting)
-	set(&dst.PrefixCacheHitRate, src.PrefixCacheHitRate)
-	set(&dst.RequestsWaitingRise, src.RequestsWaitingRise)
+	dst.MergeFigures(src)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 }

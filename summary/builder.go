@@ -7,6 +7,7 @@ import (
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
@@ -83,7 +84,7 @@ func (b *Builder) Add(l record.Line) {
 		b.headers = append(b.headers, l.Header)
 		r := b.run(l.Header.Run.Label, &b.byHeader)
 		r.header = l.Header
-		if l.Header.Run.Method != "batch" {
+		if load.Method(l.Header.Run.Method) != load.Batch {
 			clear(r.batch)
 		}
 	case l.Result != nil:
@@ -122,7 +123,7 @@ func (b *Builder) addResult(res *record.Result) {
 		}
 		ca.Add(res)
 	}
-	if r.header == nil || r.header.Run.Method == "batch" {
+	if r.header == nil || load.Method(r.header.Run.Method) == load.Batch {
 		r.batch[res.Level] = append(r.batch[res.Level], slim(res))
 	}
 }
@@ -231,7 +232,7 @@ func (b *Builder) BatchRecords() []document.BatchRecord {
 	var out []document.BatchRecord
 	for _, label := range b.order() {
 		r := b.runs[label]
-		if r.header == nil || r.header.Run.Method != "batch" {
+		if r.header == nil || load.Method(r.header.Run.Method) != load.Batch {
 			continue
 		}
 		wl := workload.Scenario(r.header.Run.Scenario).BatchWorkload()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/ptr"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 )
@@ -165,19 +166,11 @@ func Runs(f *record.File) []document.Run { return RunsWith(f, Options{}) }
 func RunsWith(f *record.File, opts Options) []document.Run { return fromFile(f, opts).Runs() }
 
 // runDocument is the report's run for a records header's description of
-// it, without levels.
+// it, without levels; its warnings and mix are its own copies.
 func runDocument(h *record.Run) document.Run {
-	return document.Run{
-		Label: h.Label, Backend: h.Backend, Model: h.Model, Scenario: h.Scenario,
-		PromptTokens: h.PromptTokens, MaxTokens: h.MaxTokens, StartedAt: h.StartedAt,
-		GPU: h.GPU, GPUGiB: h.GPUGiB, KVCache: h.KVCache,
-		Method: h.Method, API: h.API, URL: h.URL, Connection: h.Connection, Runtime: h.Runtime, Server: h.Server,
-		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
-		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
-		Trace: h.Trace, Mix: slices.Clone(h.Mix),
-		Simulated: h.Simulated, Sim: h.Sim,
-		Turns: h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
-	}
+	r := document.Run{Run: *h}
+	r.Warnings, r.Mix = slices.Clone(h.Warnings), slices.Clone(h.Mix)
+	return r
 }
 
 // BatchRecords rebuilds records[] (vllm-text-image-example.json shape) for
@@ -226,7 +219,7 @@ func feed(f *record.File, add func(record.Line)) {
 // none.
 func batchMethod(headers []*record.Header) string {
 	for _, h := range headers {
-		if h.Run.Method != "batch" || len(h.Levels) == 0 {
+		if load.Method(h.Run.Method) != load.Batch || len(h.Levels) == 0 {
 			continue
 		}
 		return fmt.Sprintf("%d repetitions per point of a batch of `concurrency` simultaneous requests, each batch after the last finished; "+

@@ -96,8 +96,8 @@ func TestDocumentBatchRuntime(t *testing.T) {
 }
 
 // TestRunDocumentCopiesEveryField fills every field of a header's run and
-// checks that the report's run has each under the same name: a field
-// added to record.Run and not to runDocument fails here.
+// checks that the report's run has each under the same name and value
+// (document.Run embeds record.Run; its warnings and mix are copies).
 func TestRunDocumentCopiesEveryField(t *testing.T) {
 	var h record.Run
 	hv := reflect.ValueOf(&h).Elem()

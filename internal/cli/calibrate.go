@@ -13,6 +13,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/plan"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/telemetry"
@@ -242,8 +243,8 @@ func joinWarnings(w []string) string {
 
 // writeCalibrationDoc writes a result document holding the record, in the
 // seed's calibration shape.
-func writeCalibrationDoc(path string, res *plan.Result, rec document.Calibration) error {
-	doc := document.Document{Calibration: []document.Calibration{rec}, Planner: res.Planner}
+func writeCalibrationDoc(path string, res *plan.Result, rec record.Calibration) error {
+	doc := document.Document{Calibration: []record.Calibration{rec}, Planner: res.Planner}
 	gib := res.Inputs.GPUGiB
 	doc.GPUGiB = &gib
 	if res.Inputs.GPU != "" {

@@ -7,8 +7,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/launch"
+	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/serverlog"
 	"github.com/servebench/servebench/tinymodel"
 )
 
@@ -52,7 +53,7 @@ func TestCalibrationPathsAgree(t *testing.T) {
 				t.Fatalf("calibrate: exit %d: %s", code, stderr)
 			}
 			var fromCalibrate struct {
-				Record document.Calibration `json:"record"`
+				Record record.Calibration `json:"record"`
 			}
 			if err := json.Unmarshal([]byte(stdout), &fromCalibrate); err != nil {
 				t.Fatal(err)
@@ -61,7 +62,11 @@ func TestCalibrationPathsAgree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fromProfile, _, err := launch.Calibrate(p, c.log, c.deviceGiB)
+			lg, err := serverlog.ReadFile(c.log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromProfile, _, err := launch.Calibrate(p, &lg, c.log, c.deviceGiB)
 			if err != nil {
 				t.Fatalf("run --profile's calibration: %v", err)
 			}
@@ -103,8 +108,8 @@ func TestCalibrateDeprecatedSeedBackend(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var got, canonical struct {
-		Record   document.Calibration `json:"record"`
-		Warnings []string             `json:"warnings"`
+		Record   record.Calibration `json:"record"`
+		Warnings []string           `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/testenv"
+	"github.com/servebench/servebench/record"
 )
 
 // quickSweep is a short sweep for the tests of finding the server: they
@@ -82,13 +83,13 @@ func TestRunFindsBackendAndModel(t *testing.T) {
 	if run.Backend != "ollama" || run.Model != model || run.Label != "ollama-text" || len(run.Levels) != 2 || run.Levels[1].Errors != 0 {
 		t.Fatalf("run %s backend %s model %s, %d levels", run.Label, run.Backend, run.Model, len(run.Levels))
 	}
-	want := document.Discovery{Server: "Ollama 0.6.5", Backend: "ollama", BackendBy: "GET /api/version", Model: model, ModelBy: "GET /api/tags"}
+	want := record.Discovery{Server: "Ollama 0.6.5", Backend: "ollama", BackendBy: "GET /api/version", Model: model, ModelBy: "GET /api/tags"}
 	if run.Server == nil || run.Server.Discovered == nil || !equalDiscovery(*run.Server.Discovered, want) {
 		t.Fatalf("server.discovered %+v, want %+v", run.Server, want)
 	}
 }
 
-func equalDiscovery(a, b document.Discovery) bool {
+func equalDiscovery(a, b record.Discovery) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)

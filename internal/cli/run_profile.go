@@ -265,20 +265,22 @@ func preload(ctx context.Context, deps Deps, cfg runConfig, srv *launch.Server) 
 
 // describeLaunch fills what the run records about the launched server:
 // the capacity its log reports and the planner's prediction beside it.
+// The log is read once (serverlog.ReadFile) for all three.
 func describeLaunch(ctx context.Context, cfg runConfig, spec *launch.Spec, srv *launch.Server, ls *launchedServer) {
-	capacity, err := logCapacity(srv.LogPath)
-	switch {
-	case err != nil:
+	lg, err := serverlog.ReadFile(srv.LogPath)
+	if err != nil {
 		ls.warnings = append(ls.warnings, fmt.Sprintf("server log %s: %v", srv.LogPath, err))
-	case capacity == nil:
+		return
+	}
+	if capacity := lg.Capacity.Document(filepath.Base(srv.LogPath)); capacity == nil {
 		ls.warnings = append(ls.warnings, "no KV-cache capacity line found in "+srv.LogPath)
-	default:
+	} else {
 		ls.capacity = capacity
-		cal, warns := profileCalibration(ctx, cfg, spec, srv.LogPath)
+		cal, warns := profileCalibration(ctx, cfg, spec, &lg, srv.LogPath)
 		ls.calibration = cal
 		ls.warnings = append(ls.warnings, warns...)
 	}
-	if v := logVersion(cfg.Backend, srv.LogPath); v != "" {
+	if v := lg.Server.Version(cfg.Backend); v != "" {
 		rt := string(cfg.Backend) + " " + v
 		ls.runtime = &rt
 	}
@@ -306,22 +308,13 @@ func (o *exitObserver) LevelEnd(context.Context, load.Level) *record.Observation
 	return &record.Observations{Warnings: []string{fmt.Sprintf("server exited (%s) during this level; its log is %s", how, o.logPath)}}
 }
 
-// logVersion is the server version the launched server's log names.
-func logVersion(kind backend.Kind, logPath string) string {
-	s, err := serverlog.ParseServerFile(logPath)
-	if err != nil {
-		return ""
-	}
-	return s.Version(kind)
-}
-
 // profileCalibration is the planner's prediction for the profile beside
 // the capacity its log reported; it needs the model's spec (plan_model,
 // the llama.cpp GGUF, or the blob Ollama loaded) and the device memory
 // (the GPU's, else the host's for a CPU-only server).
-func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, logPath string) (*record.Calibration, []string) {
+func profileCalibration(ctx context.Context, cfg runConfig, spec *launch.Spec, lg *serverlog.Log, logPath string) (*record.Calibration, []string) {
 	gib, where := deviceGiB(ctx)
-	rec, warns, err := launch.Calibrate(spec.Profile, logPath, gib)
+	rec, warns, err := launch.Calibrate(spec.Profile, lg, logPath, gib)
 	if err != nil {
 		return nil, append(warns, "no calibration record: "+err.Error())
 	}
@@ -358,14 +351,4 @@ func hostMemKiB() int64 {
 		}
 	}
 	return 0
-}
-
-// logCapacity parses the KV-cache capacity lines of a launched server's
-// log (serverlog); nil when the log has none.
-func logCapacity(logPath string) (*record.Capacity, error) {
-	c, err := serverlog.ParseFile(logPath)
-	if err != nil {
-		return nil, err
-	}
-	return c.Document(filepath.Base(logPath)), nil
 }

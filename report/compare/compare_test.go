@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 
 	"github.com/servebench/servebench/report/reporttest"
 
@@ -129,7 +130,7 @@ func TestLevelsOnOneSide(t *testing.T) {
 // its 95% interval.
 func sweepRun(label string, v, lo, hi float64) *report.Run {
 	l := document.Level{Concurrency: 4, Requests: 400, ThroughputTokS: &v, ThroughputTokSCILow: &lo, ThroughputTokSCIHigh: &hi, CIConfidence: ptr(0.95)}
-	s := report.NewSet([]report.Source{{File: label + ".json", Doc: &document.Document{Runs: []document.Run{{Label: label, Levels: []document.Level{l}}}}}}, report.Options{})
+	s := report.NewSet([]report.Source{{File: label + ".json", Doc: &document.Document{Runs: []document.Run{{Run: record.Run{Label: label}, Levels: []document.Level{l}}}}}}, report.Options{})
 	return s.Runs[0]
 }
 

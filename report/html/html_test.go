@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/reporttest"
 
 	"github.com/servebench/servebench/document"
@@ -189,7 +190,7 @@ func runChromium(t *testing.T, bin, dir string, args ...string) (stdout, stderr 
 // of the page under the level table.
 func TestLatencySection(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	doc := &document.Document{Runs: []document.Run{{Label: "r", Backend: "vllm", Levels: []document.Level{{
+	doc := &document.Document{Runs: []document.Run{{Run: record.Run{Label: "r", Backend: "vllm"}, Levels: []document.Level{{
 		Concurrency: 2, Requests: 4, TTFTP50Ms: f(20), TTFTMeanMs: f(21.5), TTFTP90Ms: f(35.25), TPOTMeanMs: f(5.125), E2EP99Ms: f(799.5),
 	}}}}}
 	page := string(render(t, report.NewSet([]report.Source{{File: "r.json", Doc: doc}}, report.Options{}), ""))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/reporttest"
 
 	"github.com/servebench/servebench/report"
@@ -232,7 +233,7 @@ func TestJudge(t *testing.T) {
 // TestHoldsIsBelowEveryFailure: "holds up to" is the highest load below
 // which every measured load passed, even when a higher load passes again.
 func TestHoldsIsBelowEveryFailure(t *testing.T) {
-	run := &document.Run{Label: "r", Levels: []document.Level{level(1, 50, 40, 60), level(2, 150, 140, 160), level(4, 90, 80, 95), level(8, 120, 110, 130)}}
+	run := &document.Run{Run: record.Run{Label: "r"}, Levels: []document.Level{level(1, 50, 40, 60), level(2, 150, 140, 160), level(4, 90, 80, 95), level(8, 120, 110, 130)}}
 	s := report.NewSet([]report.Source{{File: "x.json", Doc: &document.Document{Runs: []document.Run{*run}}}}, report.Options{})
 	b, _ := Parse("ttft_p95=100ms")
 	ra := Evaluate(s, b).Runs[0]
@@ -247,7 +248,7 @@ func TestRateRun(t *testing.T) {
 		l.RequestedRate = fp(rate)
 		return l
 	}
-	run := document.Run{Label: "r", Levels: []document.Level{mk(8, 300), mk(2, 50), mk(4, 80)}}
+	run := document.Run{Run: record.Run{Label: "r"}, Levels: []document.Level{mk(8, 300), mk(2, 50), mk(4, 80)}}
 	s := report.NewSet([]report.Source{{File: "x.json", Doc: &document.Document{Runs: []document.Run{run}}}}, report.Options{})
 	b, _ := Parse("ttft_p95=100ms")
 	a := Evaluate(s, b)

@@ -1,4 +1,4 @@
-package simserve
+package sim
 
 import (
 	"hash/fnv"
@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// The simulated tokenizer. It is not the model's: it is a fixed rule,
-// cheap and deterministic, under which /tokenize, the prompt tokens of
-// usage and Ollama's prompt_eval_count always agree, as they do on a real
-// server. A token is
+// The simulated tokenizer, beside the engine whose requests it sizes. It
+// is not the model's: it is a fixed rule, cheap and deterministic, under
+// which sim serve's /tokenize, the prompt tokens of usage and Ollama's
+// prompt_eval_count, and run --backend sim's prompt lengths always agree,
+// as they do on a real server. A token is
 //   - a run of letters and digits (bytes ≥ 0x80 count as letters), with
 //     the one space before it, of up to maxPieceBytes bytes (a longer run
 //     is several tokens);
@@ -23,15 +24,15 @@ const maxPieceBytes = 8
 // vocabulary size).
 const vocabSize = 151936
 
-// chatTemplateTokens are the prompt tokens a chat template adds per
+// ChatTemplateTokens are the prompt tokens a chat template adds per
 // message (role markers: ChatML's "<|im_start|>user\n" and
-// "<|im_end|>\n"), and replyTemplateTokens those of the assistant turn it
+// "<|im_end|>\n"), and ReplyTemplateTokens those of the assistant turn it
 // opens at the end ("<|im_start|>assistant\n"). Ollama's /api/generate
 // applies the template too (one user message); /v1/completions and TGI's
 // /generate_stream take the prompt raw.
 const (
-	chatTemplateTokens  = 5
-	replyTemplateTokens = 3
+	ChatTemplateTokens  = 5
+	ReplyTemplateTokens = 3
 )
 
 func isWordByte(c byte) bool {
@@ -59,38 +60,38 @@ func pieces(s string, fn func(piece string)) {
 	}
 }
 
-// countTokens is the number of tokens of s.
-func countTokens(s string) int {
+// CountTokens is the number of tokens of s.
+func CountTokens(s string) int {
 	n := 0
 	pieces(s, func(string) { n++ })
 	return n
 }
 
-// tokenIDs are the token ids of s: a hash of each piece, so the same text
+// TokenIDs are the token ids of s: a hash of each piece, so the same text
 // always has the same ids.
-func tokenIDs(s string) []int {
+func TokenIDs(s string) []int {
 	ids := make([]int, 0, len(s)/4+1)
-	pieces(s, func(p string) { ids = append(ids, pieceID(p)) })
+	pieces(s, func(p string) { ids = append(ids, PieceID(p)) })
 	return ids
 }
 
-// tokenPieces are the pieces of s, for tokenizers that return them.
-func tokenPieces(s string) []string {
+// TokenPieces are the pieces of s, for tokenizers that return them.
+func TokenPieces(s string) []string {
 	var out []string
 	pieces(s, func(p string) { out = append(out, p) })
 	return out
 }
 
-func pieceID(p string) int {
+func PieceID(p string) int {
 	h := fnv.New32a()
 	h.Write([]byte(p))
 	return int(h.Sum32() % vocabSize)
 }
 
-// outputWords are the texts of generated tokens: one word each, with its
+// OutputWords are the texts of generated tokens (read only): one word each, with its
 // leading space, so a stream reads as words and every token is one token
 // of the simulated tokenizer.
-var outputWords = []string{
+var OutputWords = []string{
 	" the", " of", " and", " to", " in", " a", " is", " that", " for", " it",
 	" as", " with", " was", " on", " be", " by", " at", " this", " from", " or",
 	" an", " are", " which", " but", " not", " have", " one", " all", " were", " their",
@@ -100,26 +101,8 @@ var outputWords = []string{
 	" GPU", " load", " rate", " level",
 }
 
-// outputTokenID is the id /tokenize would give word w.
-func outputTokenID(w int) int { return pieceID(outputWords[w]) }
-
-// PromptTokens is the prompt length the simulated server reports for one
-// user message of text: the text's tokens under its tokenizer, plus the
-// chat template's tokens (one message and the reply it opens) when chat
-// is true (/v1/chat/completions, /api/chat), none for a raw prompt
-// (/v1/completions). run --backend sim counts prompts with it, so that a
-// virtual-time run's prompts have the lengths sim serve would report.
-func PromptTokens(text string, chat bool) int {
-	n := countTokens(text)
-	if chat {
-		n += chatTemplateTokens + replyTemplateTokens
-	}
-	return n
-}
-
-// TextTokens is the text's tokens under the simulated tokenizer, as
-// /tokenize counts them (no template).
-func TextTokens(text string) int { return countTokens(text) }
+// OutputTokenID is the id /tokenize would give word w.
+func OutputTokenID(w int) int { return PieceID(OutputWords[w]) }
 
 // ConversationTokens is the prompt length the simulated server reports for
 // a conversation: the earlier messages' contents, oldest first, then the
@@ -128,12 +111,12 @@ func TextTokens(text string) int { return countTokens(text) }
 // --backend sim counts multi-turn requests with it, as sim serve counts
 // /v1/chat/completions' messages.
 func ConversationTokens(history []string, prompt string, chat bool) int {
-	n := countTokens(prompt)
+	n := CountTokens(prompt)
 	for _, h := range history {
-		n += countTokens(h)
+		n += CountTokens(h)
 	}
 	if chat {
-		n += (len(history)+1)*chatTemplateTokens + replyTemplateTokens
+		n += (len(history)+1)*ChatTemplateTokens + ReplyTemplateTokens
 	}
 	return n
 }
@@ -146,7 +129,7 @@ func OutputText(key uint64, n int) string {
 	rng := rand.New(rand.NewPCG(key, 0x5eed))
 	var b strings.Builder
 	for range n {
-		b.WriteString(outputWords[rng.IntN(len(outputWords))])
+		b.WriteString(OutputWords[rng.IntN(len(OutputWords))])
 	}
 	return b.String()
 }

@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCountTokens(t *testing.T) {
+	cases := []struct {
+		name, text string
+		want       int
+	}{
+		{"empty", "", 0},
+		{"one word", "hello", 1},
+		{"words with their spaces", "hello there world", 3},
+		{"a leading space joins the word", " hello", 1},
+		{"punctuation is a token", "hello, world", 3},
+		{"a second space is a token", "a  b", 3},
+		{"long words split every 8 bytes", "abcdefghij", 2},
+		{"newlines", "a\nb", 3},
+		{"non-ASCII letters", "wörld", 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := CountTokens(tc.text); got != tc.want {
+				t.Errorf("CountTokens(%q) = %d, want %d (pieces %q)", tc.text, got, tc.want, TokenPieces(tc.text))
+			}
+		})
+	}
+}
+
+// FuzzTokenizer: the pieces of any text put it back together, and the
+// three views of it (count, ids, pieces) agree.
+func FuzzTokenizer(f *testing.F) {
+	for _, s := range []string{"", "hello there", " a  b\n\tc,d", "abcdefghijklmnop", "wörld ✓"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p := TokenPieces(s)
+		if strings.Join(p, "") != s {
+			t.Fatalf("pieces %q do not make %q", p, s)
+		}
+		if n := CountTokens(s); n != len(p) || n != len(TokenIDs(s)) {
+			t.Fatalf("count %d, %d pieces, %d ids", n, len(p), len(TokenIDs(s)))
+		}
+	})
+}
