@@ -55,6 +55,9 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 	if cfg.SharedPrefixTokens == 0 {
 		cfg.PrefixGroups = 0
 	}
+	if set["users"] {
+		return nil // usersConfig reads them into the people's profile
+	}
 	if cfg.Scenario != workload.Multiturn {
 		if set["turns"] || set["think-time"] || set["followup-tokens"] {
 			return usagef("run: --turns, --followup-tokens and --think-time apply only to --scenario multiturn")
