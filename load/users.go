@@ -48,12 +48,12 @@ type usersLevel struct {
 	window time.Duration // the stagger window: one mean think time
 	think  func(s *workload.Session, k, answerTokens int, rng *rand.Rand) time.Duration
 
-	mu        sync.Mutex
-	ended     int           // turns answered (warm-up or not)
-	endedE2E  time.Duration // their summed E2E
-	counted   int           // counted turns ended
-	stopped   bool          // Requests counted turns ended: send no more
-	prepErr   error
+	mu       sync.Mutex
+	ended    int           // turns answered (warm-up or not)
+	endedE2E time.Duration // their summed E2E
+	counted  int           // counted turns ended
+	stopped  bool          // Requests counted turns ended: send no more
+	prepErr  error
 }
 
 // users runs a users level: l.Concurrency people until l.Requests

@@ -107,13 +107,13 @@ type runConfig struct {
 	SharedPrefixTokens int
 	PrefixGroups       int
 
-	Method         load.Method
-	Concurrency    []int
+	Method      load.Method
+	Concurrency []int
 	// Users are the numbers of people of a --users run, one level each,
 	// and UserProfile what they send (its lengths as flags override
 	// them); nil for other methods.
-	Users       []int
-	UserProfile workload.Profile
+	Users          []int
+	UserProfile    workload.Profile
 	Requests       int
 	Repeats        int
 	Warmup         int
