@@ -92,6 +92,10 @@ type Event struct {
 	Generated int
 	// Reason explains an EventRejected.
 	Reason string
+	// Cached is, for an EventScheduled, the prompt tokens the server
+	// found in its cache (a shared prefix, a conversation's history)
+	// and did not compute.
+	Cached int
 }
 
 // Listener receives one request's events, in time order, from the

@@ -246,7 +246,7 @@ func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	b.pool.take(need)
 	r.shared, r.blocks, r.computed = shared, own+need, hit
 	r.state = stateRunning
-	b.e.emit(h, Event{Kind: EventScheduled})
+	b.e.emit(h, Event{Kind: EventScheduled, Cached: min(hit, r.prompt)})
 	return n, true
 }
 

@@ -117,7 +117,7 @@ func (s *slotScheduler) assign(i int, h Handle) {
 	}
 	sl.conv, sl.cached = 0, 0
 	s.busy++
-	s.e.emit(h, Event{Kind: EventScheduled})
+	s.e.emit(h, Event{Kind: EventScheduled, Cached: r.computed})
 }
 
 func (s *slotScheduler) plan() (float64, bool) {

@@ -362,6 +362,14 @@ func (s *Sim) event(c *call, ev sim.Event) {
 	r := c.res
 	off := int64(ev.At - c.writeAt)
 	switch ev.Kind {
+	case sim.EventScheduled:
+		if r.CachedPromptTokens == nil {
+			// the prompt tokens served from the cache, as a server's
+			// usage reports them (vLLM prompt_tokens_details, llama.cpp
+			// timings.cache_n), at the request's first admission
+			cached := ev.Cached
+			r.CachedPromptTokens = &cached
+		}
 	case sim.EventToken:
 		if r.TTFTNS == nil {
 			r.TTFTNS = &off
