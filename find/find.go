@@ -324,7 +324,10 @@ func (s *Search) plan() {
 	case lo == nil:
 		s.finish(FirstLoadFails)
 	case hi == nil:
-		if sat := s.saturated(lo); sat != nil {
+		// People who think between turns add load even past the
+		// server's saturation, and the answer is where their latency
+		// breaks: a users search grows until a bound fails.
+		if sat := s.saturated(lo); sat != nil && s.cfg.By != slo.ByUsers {
 			s.finish(Saturated)
 			return
 		}
