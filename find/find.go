@@ -81,7 +81,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.By == "" {
 		c.By = slo.ByConcurrency
 	}
-	if c.By != slo.ByConcurrency && c.By != slo.ByRate && c.By != slo.ByUsers {
+	if !slices.Contains([]slo.Load{slo.ByConcurrency, slo.ByRate, slo.ByUsers}, c.By) {
 		return c, fmt.Errorf("by %q: want concurrency, rate or users", c.By)
 	}
 	if len(c.Bounds) == 0 {

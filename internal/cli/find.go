@@ -159,24 +159,36 @@ func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig
 	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {
 		return cfg, fsets, usagef("find: --max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
 	}
+	if err := searchLoad(&cfg, &fsets, set); err != nil {
+		return cfg, fsets, err
+	}
+	fsets.Requests = cfg.Requests
+	cfg.defaultLabel()
+	return cfg, fsets, nil
+}
+
+// searchLoad checks find's load settings into cfg and fsets: the method
+// of the load searched, the time limit and the start and highest loads,
+// and the counted requests a probe needs.
+func searchLoad(cfg *runConfig, fsets *findSettings, set map[string]bool) error {
 	switch fsets.By {
 	case slo.ByConcurrency:
 		cfg.Method = load.Pool
 		if set["arrival"] || set["max-concurrency"] {
-			return cfg, fsets, usagef("find: --arrival and --max-concurrency apply only to --by rate")
+			return usagef("find: --arrival and --max-concurrency apply only to --by rate")
 		}
 	case slo.ByRate:
 		cfg.Method = load.Rate
 	case slo.ByUsers:
 		// usersConfig made the people's load (findUsers asked it to)
 	default:
-		return cfg, fsets, usagef("find: --by %q: want concurrency, rate or users", *by)
+		return usagef("find: --by %q: want concurrency, rate or users", fsets.By)
 	}
 	if fsets.MaxTime < 0 {
-		return cfg, fsets, usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
+		return usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
 	}
 	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
-		return cfg, fsets, usagef("find: --start/--max-load: %v", err)
+		return usagef("find: --start/--max-load: %v", err)
 	}
 	need := slo.MinRequests(cfg.SLO)
 	if fsets.By == slo.ByUsers {
@@ -186,13 +198,11 @@ func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig
 	}
 	switch {
 	case set["requests"] && cfg.Requests < need:
-		return cfg, fsets, usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
+		return usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
 	case !set["requests"] && need > 0:
 		cfg.Requests = need
 	}
-	fsets.Requests = cfg.Requests
-	cfg.defaultLabel()
-	return cfg, fsets, nil
+	return nil
 }
 
 // findUsers readies a search by users: the people's load, whose number
