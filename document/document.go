@@ -253,6 +253,15 @@ type Level struct {
 	// Turns summarizes a multi-turn level turn by turn.
 	Turns []TurnSummary `json:"turns,omitempty"`
 
+	// People (run --users): Conversations is the number of distinct
+	// conversations (sessions) the level's counted turns belong to, and
+	// MessageRate the counted turns per second of the level's wall time
+	// (its first counted send to its last finish): the rate N people make,
+	// ≈ N / (mean think + mean E2E) by Little's law (docs/users.md).
+	// Absent outside sessions.
+	Conversations *int     `json:"conversations,omitempty"`
+	MessageRate   *float64 `json:"message_rate,omitempty"`
+
 	// Reasoning models (issue 14): where requests streamed reasoning.
 
 	// TTFRP50Ms and TTFRP95Ms are percentiles of the time to the first

@@ -113,7 +113,7 @@ func (s *Search) interval() (lo, hi *float64) {
 	}
 	if ends[1] != nil {
 		v := ends[1].Load
-		if s.cfg.By == slo.ByConcurrency {
+		if s.cfg.By.Whole() {
 			v--
 		}
 		hi = ptr(v)

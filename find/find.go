@@ -81,8 +81,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.By == "" {
 		c.By = slo.ByConcurrency
 	}
-	if c.By != slo.ByConcurrency && c.By != slo.ByRate {
-		return c, fmt.Errorf("by %q: want concurrency or rate", c.By)
+	if !slices.Contains([]slo.Load{slo.ByConcurrency, slo.ByRate, slo.ByUsers}, c.By) {
+		return c, fmt.Errorf("by %q: want concurrency, rate or users", c.By)
 	}
 	if len(c.Bounds) == 0 {
 		return c, errors.New("no SLO bounds to search against")
@@ -111,8 +111,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case !(c.Start > 0) || math.IsInf(c.Start, 0):
 		return c, fmt.Errorf("start %v: want a positive load", c.Start)
-	case c.By == slo.ByConcurrency && c.Start != math.Trunc(c.Start):
-		return c, fmt.Errorf("start %v: want a whole concurrency", c.Start)
+	case c.By.Whole() && c.Start != math.Trunc(c.Start):
+		return c, fmt.Errorf("start %v: want a whole %s", c.Start, c.By)
 	case !(c.Max >= c.Start) || math.IsInf(c.Max, 0):
 		return c, fmt.Errorf("max %v: want a load at least the start %v", c.Max, c.Start)
 	case !(c.Growth > 1) || c.Growth > 100:
@@ -324,7 +324,10 @@ func (s *Search) plan() {
 	case lo == nil:
 		s.finish(FirstLoadFails)
 	case hi == nil:
-		if sat := s.saturated(lo); sat != nil {
+		// People who think between turns add load even past the
+		// server's saturation, and the answer is where their latency
+		// breaks: a users search grows until a bound fails.
+		if sat := s.saturated(lo); sat != nil && s.cfg.By != slo.ByUsers {
 			s.finish(Saturated)
 			return
 		}
@@ -373,7 +376,7 @@ func (s *Search) saturated(lo *ProbeResult) *ProbeResult {
 // more for concurrency, at most Max.
 func (s *Search) grow(load float64) float64 {
 	next := load * s.cfg.Growth
-	if s.cfg.By == slo.ByConcurrency {
+	if s.cfg.By.Whole() {
 		next = max(math.Round(next), load+1)
 	} else {
 		next = roundRate(next)
@@ -384,7 +387,7 @@ func (s *Search) grow(load float64) float64 {
 // resolved reports whether the bracket lo–hi is within the resolution.
 func (s *Search) resolved(lo, hi float64) bool {
 	width := hi - lo
-	if width <= s.cfg.Resolution*lo || (s.cfg.By == slo.ByConcurrency && width <= 1) {
+	if width <= s.cfg.Resolution*lo || (s.cfg.By.Whole() && width <= 1) {
 		return true
 	}
 	m := s.mid(lo, hi)
@@ -394,7 +397,7 @@ func (s *Search) resolved(lo, hi float64) bool {
 // mid is the bisection point of the bracket lo–hi.
 func (s *Search) mid(lo, hi float64) float64 {
 	m := lo + (hi-lo)/2
-	if s.cfg.By == slo.ByConcurrency {
+	if s.cfg.By.Whole() {
 		return math.Floor(m)
 	}
 	return roundRate(m)

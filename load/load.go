@@ -41,7 +41,7 @@ const (
 )
 
 // Methods lists every Method.
-var Methods = []Method{Pool, Batch, Rate}
+var Methods = []Method{Pool, Batch, Rate, Users}
 
 // ParseMethod returns the Method named s.
 func ParseMethod(s string) (Method, error) {
@@ -157,6 +157,10 @@ type Sweep struct {
 	// pause between a session's turns.
 	Sessions SessionSource
 	Think    ThinkTime
+	// People, for the Users method, prepares the conversations of the
+	// levels' people and their think times (users.go); Think, when set,
+	// overrides the think times it draws.
+	People PeopleSource
 	// FirstSession is the number of the next session prepared; Do
 	// advances it past the sessions it prepared, as FirstSeq, so that the
 	// sessions of several Do calls on one Sweep are numbered, seeded and
@@ -298,6 +302,14 @@ func (r *runner) level(l Level) error {
 	r.events <- event{start: &l}
 	end := &record.LevelEnd{Run: r.s.Run, Level: l.Level}
 	defer func() { r.events <- event{end: end, endLvl: l} }()
+	if r.s.Method == Users {
+		// its warm-up is the first mean cycle of its people
+		if err := r.users(l); err != nil {
+			return err
+		}
+		r.levelEnd(l, end)
+		return nil
+	}
 	if r.s.Warmup > 0 {
 		items, seq0, err := r.warmupItems(r.s.Warmup)
 		if err != nil {
@@ -342,6 +354,20 @@ func (r *runner) levelEnd(l Level, end *record.LevelEnd) {
 // the request ended, from the run's start: StartNS + E2ENS, or the time Do
 // returned for a request that failed before any chunk (E2ENS 0).
 func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) (endNS int64) {
+	endNS, _ = r.sendTurn(l, it, seq, repeat, warmup, scheduled)
+	return endNS
+}
+
+// outcome is what the sender of a request learns of it: how long it took
+// and the tokens it was answered with.
+type outcome struct {
+	e2e          time.Duration
+	outputTokens int
+}
+
+// sendTurn is send that also returns the request's outcome (a person's
+// next think time reads the answer).
+func (r *runner) sendTurn(l Level, it *workload.Item, seq, repeat int, warmup bool, scheduled *int64) (endNS int64, out outcome) {
 	res := &record.Result{
 		Run: r.s.Run, Seq: seq, Level: l.Level, Repeat: repeat, Warmup: warmup,
 		Class:                it.Class,
@@ -359,8 +385,12 @@ func (r *runner) send(l Level, it *workload.Item, seq, repeat int, warmup bool, 
 	if res.E2ENS <= 0 {
 		endNS = int64(r.clock.Now().Sub(r.t0))
 	}
+	out.e2e = time.Duration(res.E2ENS)
+	if res.OutputTokens != nil {
+		out.outputTokens = *res.OutputTokens
+	}
 	r.events <- event{result: res}
-	return endNS
+	return endNS, out
 }
 
 // pool runs items with c workers, each taking the next item as its last

@@ -208,6 +208,9 @@ func buildBlock(r *Run) Block {
 		if t, ok := turnTable(r.Sweep.Levels); ok {
 			b.Sections = append(b.Sections, Section{Title: "turns: each session's turn k, per level", Table: t})
 		}
+		if t, ok := peopleTable(r.Sweep); ok {
+			b.Sections = append(b.Sections, Section{Title: "people: each level's people, their conversations and turns, and the message rate they made", Table: t})
+		}
 	case KindBatch:
 		b.Table = batchTable(r.Records)
 	}

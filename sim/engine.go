@@ -22,6 +22,15 @@ type Request struct {
 	// same group (a shared system prompt), which prefix caching reuses.
 	PrefixGroup        int
 	SharedPrefixTokens int
+	// Conversation, when nonzero, names the conversation the request is
+	// a turn of, and its first HistoryTokens tokens are that
+	// conversation so far (the earlier turns' messages and answers). A
+	// server with prefix caching still holds them from the previous
+	// turn unless they were evicted meanwhile (vLLM's and SGLang's
+	// prefix cache, llama.cpp's and Ollama's slot cache), so the turn
+	// computes only the rest of its prompt.
+	Conversation  int
+	HistoryTokens int
 }
 
 // Handle names a submitted request.
@@ -83,6 +92,10 @@ type Event struct {
 	Generated int
 	// Reason explains an EventRejected.
 	Reason string
+	// Cached is, for an EventScheduled, the prompt tokens the server
+	// found in its cache (a shared prefix, a conversation's history)
+	// and did not compute.
+	Cached int
 }
 
 // Listener receives one request's events, in time order, from the
@@ -108,7 +121,9 @@ type req struct {
 	images    int
 	group     int
 	groupToks int
-	state     reqState
+	// conv and histToks are Request.Conversation and HistoryTokens.
+	conv, histToks int
+	state          reqState
 	// generated is the tokens sampled so far; computed the tokens whose
 	// KV is in the cache (prompt + generated − 1 once decoding).
 	generated, computed int
@@ -221,6 +236,7 @@ func (e *Engine) Submit(r Request, at time.Duration, on Listener) (Handle, error
 		on: on, arrive: at + e.cfg.Params.RequestLatency,
 		prompt: r.PromptTokens + r.Images*e.cfg.Model.ImageTokens, output: r.OutputTokens, images: r.Images,
 		group: r.PrefixGroup, groupToks: r.SharedPrefixTokens, slot: -1,
+		conv: r.Conversation, histToks: min(max(r.HistoryTokens, 0), r.PromptTokens),
 	})
 	e.arrivals.push(h)
 	return h, nil

@@ -100,6 +100,10 @@ func (b *batchScheduler) counts() (int, int, float64) {
 func ownKey(h Handle) int64 { return 1<<40 + int64(h) }
 func groupKey(g int) int64  { return int64(g) }
 
+// convKey names the blocks a conversation's last turn left cached: its
+// prompt and answer, which the conversation's next turn begins with.
+func convKey(c int) int64 { return 2<<40 + int64(c) }
+
 func (b *batchScheduler) enqueue(h Handle) {
 	r := &b.e.reqs[h]
 	total := r.prompt + r.output
@@ -217,7 +221,7 @@ func (b *batchScheduler) admitFront(budget int) (Handle, int, bool) {
 // blocks are not there (nothing changes).
 func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	r := &b.e.reqs[h]
-	shared, own, fromCache := b.lookup(h)
+	shared, own, key, fromCache := b.lookup(h)
 	hit := (shared + own) * b.bs
 	n := min(r.numTokens()-hit, budget)
 	need := b.blocksFor(hit+n) - shared - own
@@ -231,7 +235,7 @@ func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	if b.full && b.blocksFor(r.numTokens())-shared-own+touched > b.pool.free {
 		return 0, false
 	}
-	b.pool.reuse(ownKey(h), own)
+	b.pool.reuse(key, own)
 	if shared > 0 {
 		if fromCache {
 			b.pool.reuse(groupKey(r.group), shared)
@@ -242,17 +246,20 @@ func (b *batchScheduler) admit(h Handle, budget int) (int, bool) {
 	b.pool.take(need)
 	r.shared, r.blocks, r.computed = shared, own+need, hit
 	r.state = stateRunning
-	b.e.emit(h, Event{Kind: EventScheduled})
+	b.e.emit(h, Event{Kind: EventScheduled, Cached: min(hit, r.prompt)})
 	return n, true
 }
 
 // lookup is h's prefix-cache hit in blocks: its group's shared prefix
 // (held by a running request, or cached in the free queue), then its own
-// blocks kept from a preemption.
-func (b *batchScheduler) lookup(h Handle) (shared, own int, fromCache bool) {
+// blocks kept from a preemption or, for a conversation's turn, the
+// blocks its conversation's previous turn left (at most its history).
+// key names the free-queue segment the own blocks come from.
+func (b *batchScheduler) lookup(h Handle) (shared, own int, key int64, fromCache bool) {
 	r := &b.e.reqs[h]
+	key = ownKey(h)
 	if !b.prefix || r.computed != 0 {
-		return 0, 0, false
+		return 0, 0, key, false
 	}
 	limit := (r.numTokens() - 1) / b.bs
 	if g := r.group; g != 0 {
@@ -266,16 +273,21 @@ func (b *batchScheduler) lookup(h Handle) (shared, own int, fromCache bool) {
 		}
 		shared = min(shared, limit)
 		if shared == 0 && gb > 0 {
-			return 0, 0, false // own blocks hash on the group prefix
+			return 0, 0, key, false // own blocks hash on the group prefix
 		}
 	}
-	own = min(b.pool.cached(ownKey(h)), limit-shared)
-	return shared, own, fromCache
+	own = min(b.pool.cached(key), limit-shared)
+	if own == 0 && r.conv != 0 {
+		key = convKey(r.conv)
+		own = max(min(b.pool.cached(key), min(limit, r.histToks/b.bs)-shared), 0)
+	}
+	return shared, own, key, fromCache
 }
 
-// release frees h's blocks; its full private blocks stay cached under its
-// own key after a preemption (prefix caching), the last ones evicted
-// first.
+// release frees h's blocks; with prefix caching its full private blocks
+// stay cached, the last ones evicted first: under its own key after a
+// preemption, under its conversation's when a conversation's turn ends
+// (the next turn begins with them).
 func (b *batchScheduler) release(h Handle, preempted bool) {
 	r := &b.e.reqs[h]
 	if r.shared > 0 {
@@ -286,12 +298,15 @@ func (b *batchScheduler) release(h Handle, preempted bool) {
 			b.groupHeld[g] = 0
 		}
 	}
-	full := 0
-	if preempted && b.prefix {
-		full = min(r.computed/b.bs-r.shared, r.blocks)
+	full, key := 0, ownKey(h)
+	if b.prefix && (preempted || r.conv != 0) {
+		full = max(min(r.computed/b.bs-r.shared, r.blocks), 0)
+		if !preempted {
+			key = convKey(r.conv)
+		}
 	}
 	b.pool.release(0, r.blocks-full)
-	b.pool.release(ownKey(h), full)
+	b.pool.release(key, full)
 	r.blocks, r.shared = 0, 0
 }
 
@@ -420,7 +435,7 @@ func (b *batchScheduler) prefillSGLang() bool {
 
 // cachedFor is the blocks of h's prefix that a hit would not need anew.
 func (b *batchScheduler) cachedFor(h Handle) int {
-	shared, own, _ := b.lookup(h)
+	shared, own, _, _ := b.lookup(h)
 	return shared + own
 }
 

@@ -37,11 +37,19 @@ type slotScheduler struct {
 	cellsUse int
 }
 
-// slotState is one slot: the request it holds (-1: idle) and when it was
-// last released.
+// slotState is one slot: the request it holds (-1: idle), when it was
+// last released, and the conversation whose last turn it still holds in
+// its cache (conv, 0: none) with the tokens cached. llama.cpp keeps a
+// slot's cells after a task (cache_prompt) and gives a task the idle
+// slot whose cached prompt it shares most (get_available_slot's
+// similarity); Ollama's runner reuses the cached sequence with the
+// longest common prefix (InputCache.LoadCacheSlot): a conversation's
+// next turn finds its history there.
 type slotState struct {
 	h        Handle
 	lastUsed int64
+	conv     int
+	cached   int
 }
 
 func newSlotScheduler(e *Engine) *slotScheduler {
@@ -70,30 +78,46 @@ func (s *slotScheduler) enqueue(h Handle) {
 		// generation stops at the end of the slot's context
 		r.output = min(r.output, s.ctx-r.prompt)
 	}
-	if i := s.idle(); i >= 0 {
+	if i := s.idle(h); i >= 0 {
 		s.assign(i, h)
 		return
 	}
 	s.queue.pushBack(h)
 }
 
-// idle is the least recently used idle slot, or −1.
-func (s *slotScheduler) idle() int {
+// idle is the idle slot that holds h's conversation, else the least
+// recently used idle slot, or −1.
+func (s *slotScheduler) idle(h Handle) int {
 	best := -1
+	conv := s.e.reqs[h].conv
 	for i, sl := range s.slots {
-		if sl.h < 0 && (best < 0 || sl.lastUsed < s.slots[best].lastUsed) {
+		if sl.h >= 0 {
+			continue
+		}
+		if conv != 0 && sl.conv == conv {
+			return i
+		}
+		if best < 0 || sl.lastUsed < s.slots[best].lastUsed {
 			best = i
 		}
 	}
 	return best
 }
 
+// assign gives slot i to h; a turn of the conversation the slot still
+// caches starts with its history computed.
 func (s *slotScheduler) assign(i int, h Handle) {
-	s.slots[i].h = h
+	sl := &s.slots[i]
+	sl.h = h
 	r := &s.e.reqs[h]
 	r.slot, r.state, r.computed = i, stateRunning, 0
+	if r.conv != 0 && sl.conv == r.conv {
+		r.computed = max(min(sl.cached, r.histToks, r.prompt-1), 0)
+		s.cellsUse += r.computed
+	}
+	sl.conv, sl.cached = 0, 0
 	s.busy++
-	s.e.emit(h, Event{Kind: EventScheduled})
+	s.e.emit(h, Event{Kind: EventScheduled, Cached: r.computed})
 }
 
 func (s *slotScheduler) plan() (float64, bool) {
@@ -179,6 +203,7 @@ func (s *slotScheduler) release(h Handle) {
 	s.cellsUse -= r.computed
 	s.slots[i].h = -1
 	s.slots[i].lastUsed = int64(s.e.now)
+	s.slots[i].conv, s.slots[i].cached = r.conv, r.computed
 	s.busy--
 	if s.queue.len() > 0 {
 		s.assign(i, s.queue.popFront())

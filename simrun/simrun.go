@@ -254,6 +254,7 @@ func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) 
 	c := &call{seq: res.Seq, res: res, answer: req.Answer, wake: make(chan struct{}),
 		req: sim.Request{PromptTokens: max(sim.ConversationTokens(history, req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
 	c.req.PrefixGroup, c.req.SharedPrefixTokens = s.sharedPrefix(req)
+	c.req.Conversation, c.req.HistoryTokens = s.conversation(req, res, history)
 	s.mu.Lock()
 	now := s.eng.Now()
 	c.writeAt = now + s.delay(res.Seq, res.Warmup)
@@ -294,9 +295,7 @@ func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) 
 // engine's prefix caching: a shared system prompt (run
 // --shared-prefix-tokens, a trace's prefix groups) is a group keyed by its
 // text, its tokens (template included) the shared length; 0, 0 for none.
-// A conversation's earlier turns are not modelled as a shared prefix (the
-// engine's groups share one fixed-length prefix; a session's grows by
-// turn), so simulated multi-turn TTFT counts each turn's whole prompt.
+// A conversation's earlier turns are its own cached prefix (conversation).
 func (s *Sim) sharedPrefix(req *backend.Request) (group, tokens int) {
 	if len(req.History) == 0 || req.History[0].Role != backend.System {
 		return 0, 0
@@ -308,6 +307,22 @@ func (s *Sim) sharedPrefix(req *backend.Request) (group, tokens int) {
 	// The system message with its template tokens, as the conversation's
 	// count has it.
 	return group, sim.ConversationTokens([]string{sys}, "", s.opt.Chat) - sim.ConversationTokens(nil, "", s.opt.Chat)
+}
+
+// conversation names the conversation a session's turn belongs to and
+// the tokens of its history (the earlier turns' messages and answers, the
+// system prompt included, template tokens as the conversation's count
+// has them), for the engine's prefix and slot caches: the session's
+// number + 1 (0 outside sessions), and 0 tokens for a first turn.
+func (s *Sim) conversation(req *backend.Request, res *record.Result, history []string) (conv, historyTokens int) {
+	if res.Session == nil {
+		return 0, 0
+	}
+	conv = *res.Session + 1
+	if len(req.History) > 0 && req.History[len(req.History)-1].Role == backend.Assistant {
+		historyTokens = simserve.ConversationTokens(history, "", s.opt.Chat)
+	}
+	return conv, historyTokens
 }
 
 // delay is request seq's send delay: exponential of mean s.jitter, drawn
@@ -346,6 +361,14 @@ func (s *Sim) event(c *call, ev sim.Event) {
 	r := c.res
 	off := int64(ev.At - c.writeAt)
 	switch ev.Kind {
+	case sim.EventScheduled:
+		if r.CachedPromptTokens == nil {
+			// the prompt tokens served from the cache, as a server's
+			// usage reports them (vLLM prompt_tokens_details, llama.cpp
+			// timings.cache_n), at the request's first admission
+			cached := ev.Cached
+			r.CachedPromptTokens = &cached
+		}
 	case sim.EventToken:
 		if r.TTFTNS == nil {
 			r.TTFTNS = &off

@@ -64,6 +64,7 @@ type Accumulator struct {
 	// turns of sessions, reasoning.
 	cache     cacheAcc
 	turns     turns
+	people    people
 	reasoning reasoningAcc
 
 	// implausible counts successful requests whose records hold a token
@@ -146,6 +147,7 @@ func (a *Accumulator) Add(r *record.Result) {
 		a.addScheduled(r)
 	}
 	a.turns.add(r)
+	a.people.add(r)
 	if !r.OK() {
 		a.addError(r)
 		return
@@ -423,6 +425,7 @@ func (a *Accumulator) Level() document.Level {
 	l.Warnings = a.warnings()
 	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
 	l.Turns = a.turns.summaries()
+	a.people.fill(&l)
 	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)
 	return l
 }

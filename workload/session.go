@@ -28,7 +28,10 @@ type Session struct {
 	// Due is its arrival and Trace its row.
 	turns []Item
 	// timed says the turns carry their own timing (a replayed trace).
-	timed    bool
+	timed bool
+	// messages is a drawn conversation's new-message tokens per turn
+	// (People); nil otherwise.
+	messages []int
 	history  []backend.Message
 	answer   strings.Builder
 	answered int

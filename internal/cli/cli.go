@@ -113,6 +113,9 @@ type command struct {
 // them.
 func (d Deps) commands() []command {
 	return []command{
+		{"capacity", "how many people can this server serve: find --by users with the default SLO, TTFT p95 ≤ 1 s and TPOT p95 ≤ 100 ms", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runCapacity(ctx, d, args, stdout, stderr)
+		}},
 		{"calibrate", "hold the planner's KV-cache prediction against a server's log or live figures", runCalibrate},
 		{"compare", "set two results side by side per level, with B/A ratios and significance", runCompare},
 		{"find", "find the largest load that meets a latency budget (SLO), with goodput and its interval", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -38,6 +38,9 @@ type findSettings struct {
 	MaxTime    time.Duration
 	MaxRepeats int
 	Requests   int
+	// Capacity says the search is servebench capacity's: its answers
+	// begin with one sentence in people (find.Answer.Sentence).
+	Capacity bool
 }
 
 // config is the search's configuration for the SLO bounds.
@@ -53,6 +56,11 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
+	return search(ctx, deps, cfg, fs, stdout, stderr)
+}
+
+// search runs find's (or capacity's) searches of cfg's targets.
+func search(ctx context.Context, deps Deps, cfg runConfig, fs findSettings, stdout, stderr io.Writer) error {
 	// What the HTTP library logs from here on (finding the server
 	// included) goes into the runs' warnings, redacted, as in run.
 	logs, doneLogs := libraryLog(deps, cfg, stderr)
@@ -65,7 +73,7 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return renameUsage(err)
 	}
-	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout}
+	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout, sentence: fs.Capacity}
 	if cfg.Out == "-" {
 		f.lines = stderr // standard output carries the document
 	}
@@ -95,9 +103,24 @@ func findShapeFlags(set map[string]bool, arrival string) error {
 // parseFindFlags parses find's flags into a run configuration (the load
 // method and requests set for the search) and find's settings.
 func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, error) {
-	fs := newFlagSet("find", findSynopsis, stdout)
+	return parseSearchFlags(args, stdout, false)
+}
+
+// parseSearchFlags is parseFindFlags, or for servebench capacity
+// (capacity) the same flags but --by, which is users, with the default
+// SLO unless --slo says otherwise.
+func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig, findSettings, error) {
+	name, synopsis := "find", findSynopsis
+	if capacity {
+		name, synopsis = "capacity", capacitySynopsis
+	}
+	fs := newFlagSet(name, synopsis, stdout)
 	rf := defineTargetFlags(fs)
-	by := fs.String("by", "concurrency", "what to vary: concurrency (requests in flight) or rate (requests/s, open loop, at most --max-concurrency in flight)")
+	byUsers := string(slo.ByUsers)
+	by := &byUsers
+	if !capacity {
+		by = fs.String("by", "concurrency", "what to vary: concurrency (requests in flight), rate (requests/s, open loop, at most --max-concurrency in flight) or users (people of --user-profile who think between turns, docs/users.md)")
+	}
 	start := fs.Float64("start", 1, "first load of the search (concurrency, or requests/s)")
 	maxLoad := fs.Float64("max-load", 0, "highest load to try (default 4096 concurrency, 100000 requests/s)")
 	maxTime := fs.Duration("max-time", 30*time.Minute, "start no probe after this long; the answer says the search was cut short (0: no limit)")
@@ -114,6 +137,12 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	if err := findShapeFlags(set, *rf.arrival); err != nil {
 		return runConfig{}, fsets, err
 	}
+	if err := findUsers(rf, set, *by); err != nil {
+		return runConfig{}, fsets, err
+	}
+	if capacity && !set["slo"] {
+		*rf.slo = DefaultCapacitySLO
+	}
 	cfg, err := rf.config(set)
 	if err != nil {
 		return cfg, fsets, renameUsage(err)
@@ -126,37 +155,73 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 	if cfg.Scenario == workload.Multiturn || cfg.TraceSessions > 0 {
 		return cfg, fsets, usagef("find: sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")
 	}
-	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats}
+	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats, Capacity: capacity}
 	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {
 		return cfg, fsets, usagef("find: --max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
 	}
-	switch fsets.By {
-	case slo.ByConcurrency:
-		cfg.Method = load.Pool
-		if set["arrival"] || set["max-concurrency"] {
-			return cfg, fsets, usagef("find: --arrival and --max-concurrency apply only to --by rate")
-		}
-	case slo.ByRate:
-		cfg.Method = load.Rate
-	default:
-		return cfg, fsets, usagef("find: --by %q: want concurrency or rate", *by)
-	}
-	if fsets.MaxTime < 0 {
-		return cfg, fsets, usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
-	}
-	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
-		return cfg, fsets, usagef("find: --start/--max-load: %v", err)
-	}
-	need := slo.MinRequests(cfg.SLO)
-	switch {
-	case set["requests"] && cfg.Requests < need:
-		return cfg, fsets, usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
-	case !set["requests"] && need > 0:
-		cfg.Requests = need
+	if err := searchLoad(&cfg, &fsets, set); err != nil {
+		return cfg, fsets, err
 	}
 	fsets.Requests = cfg.Requests
 	cfg.defaultLabel()
 	return cfg, fsets, nil
+}
+
+// searchLoad checks find's load settings into cfg and fsets: the method
+// of the load searched, the time limit and the start and highest loads,
+// and the counted requests a probe needs.
+func searchLoad(cfg *runConfig, fsets *findSettings, set map[string]bool) error {
+	switch fsets.By {
+	case slo.ByConcurrency:
+		cfg.Method = load.Pool
+		if set["arrival"] || set["max-concurrency"] {
+			return usagef("find: --arrival and --max-concurrency apply only to --by rate")
+		}
+	case slo.ByRate:
+		cfg.Method = load.Rate
+	case slo.ByUsers:
+		// usersConfig made the people's load (findUsers asked it to)
+	default:
+		return usagef("find: --by %q: want concurrency, rate or users", fsets.By)
+	}
+	if fsets.MaxTime < 0 {
+		return usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
+	}
+	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
+		return usagef("find: --start/--max-load: %v", err)
+	}
+	need := slo.MinRequests(cfg.SLO)
+	if fsets.By == slo.ByUsers {
+		// a users level counts 72 turns, which a p95's two-sided 95%
+		// interval needs; a straddling verdict is measured again
+		need = min(need, defaultUserTurns)
+	}
+	switch {
+	case set["requests"] && cfg.Requests < need:
+		return usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
+	case !set["requests"] && need > 0:
+		cfg.Requests = need
+	}
+	return nil
+}
+
+// findUsers readies a search by users: the people's load, whose number
+// the search chooses, so --users itself and the flags of other loads do
+// not apply.
+func findUsers(rf *runFlags, set map[string]bool, by string) error {
+	if slo.Load(by) != slo.ByUsers {
+		return nil
+	}
+	if set["users"] {
+		return usagef("find: --by users and --users do not go together (the search chooses the number of people; --start and --max-load bound it)")
+	}
+	for _, name := range usersExcludes {
+		if set[name] {
+			return usagef("find: --by users and --%s do not go together (the load is people who think between turns)", name)
+		}
+	}
+	set["users"], *rf.people.users = true, "1"
+	return nil
 }
 
 // renameUsage makes the shared flags' "run: …" messages find's.
@@ -175,6 +240,8 @@ type finder struct {
 	started time.Time
 	lines   io.Writer
 	answers []find.Answer
+	// sentence prints each answer's sentence in people first (capacity).
+	sentence bool
 }
 
 // drive searches one target: each probe the search asks for becomes one
@@ -195,6 +262,9 @@ func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg 
 		}
 	}
 	f.answers = append(f.answers, a)
+	if f.sentence {
+		fmt.Fprintln(f.lines, a.Sentence(serverWords(cfg), string(cfg.UserProfile.Name), cfg.Sim != nil))
+	}
 	line := a.Line()
 	fmt.Fprintln(f.lines, line)
 	return a.Stop != find.Interrupted, []string{"find: " + line}, err

@@ -107,8 +107,13 @@ type runConfig struct {
 	SharedPrefixTokens int
 	PrefixGroups       int
 
-	Method         load.Method
-	Concurrency    []int
+	Method      load.Method
+	Concurrency []int
+	// Users are the numbers of people of a --users run, one level each,
+	// and UserProfile what they send (its lengths as flags override
+	// them); nil for other methods.
+	Users          []int
+	UserProfile    workload.Profile
 	Requests       int
 	Repeats        int
 	Warmup         int
@@ -375,7 +380,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	env.rec.header(&record.Header{Run: run, Levels: levels, Warmup: cfg.Warmup})
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
-		Client: client, Source: source.requests, Sessions: source.sessions, Think: cfg.Think, Observe: observers, Clock: clock,
+		Client: client, Source: source.requests, Sessions: source.sessions, People: source.people, Think: cfg.Think, Observe: observers, Clock: clock,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
@@ -420,6 +425,7 @@ func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, 
 type runSource struct {
 	requests load.Source
 	sessions load.SessionSource
+	people   load.PeopleSource
 	notes    []string
 }
 
@@ -465,6 +471,9 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (runSo
 	src := runSource{requests: b, notes: b.Notes()}
 	if cfg.Turns > 0 {
 		src.sessions = b
+	}
+	if cfg.Method == load.Users {
+		src.people = &workload.People{Builder: b, Profile: cfg.UserProfile, Seed: cfg.Seed}
 	}
 	return src, nil
 }
@@ -567,6 +576,9 @@ func (cfg *runConfig) planLevels() ([]load.Level, error) {
 			out = append(out, l)
 		}
 		return out, nil
+	}
+	for _, n := range cfg.Users {
+		out = append(out, load.Level{Level: n, Concurrency: n, Requests: cfg.Requests})
 	}
 	for _, c := range cfg.Concurrency {
 		l := load.Level{Level: c, Concurrency: c, Requests: cfg.Requests}
@@ -701,6 +713,7 @@ type runFlags struct {
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
 	sessions                                sessionFlags
+	people                                  usersFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
@@ -774,6 +787,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
 		sessions:       defineSessionFlags(fs),
+		people:         defineUsersFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 		sim:            defineSimRunFlags(fs),
 	}
@@ -791,7 +805,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.usersConfig, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}

@@ -38,22 +38,11 @@ func defineSessionFlags(fs *flag.FlagSet) sessionFlags {
 // needs --shared-prefix-tokens, which must leave room in --prompt-tokens.
 func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 	sf := f.sessions
-	cfg.SharedPrefixTokens, cfg.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
-	switch {
-	case cfg.SharedPrefixTokens < 0:
-		return usagef("run: --shared-prefix-tokens %d: must not be negative", cfg.SharedPrefixTokens)
-	case cfg.PrefixGroups < 1:
-		return usagef("run: --prefix-groups %d: must be at least 1", cfg.PrefixGroups)
-	case set["prefix-groups"] && cfg.SharedPrefixTokens == 0:
-		return usagef("run: --prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
-	case cfg.SharedPrefixTokens > 0 && cfg.PromptTokens > 0 && cfg.SharedPrefixTokens >= cfg.PromptTokens && !set["trace"] && !set["mix"]:
-		// A trace's rows and a mix's classes have prompts of their own
-		// lengths: traceConfig checks the trace's, each class's Builder
-		// its own.
-		return usagef("run: --shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", cfg.SharedPrefixTokens, cfg.PromptTokens)
+	if err := f.prefixConfig(cfg, set); err != nil {
+		return err
 	}
-	if cfg.SharedPrefixTokens == 0 {
-		cfg.PrefixGroups = 0
+	if set["users"] {
+		return nil // usersConfig reads them into the people's profile
 	}
 	if cfg.Scenario != workload.Multiturn {
 		if set["turns"] || set["think-time"] || set["followup-tokens"] {
@@ -75,5 +64,29 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		return usagef("run: --scenario multiturn runs under --method pool or rate, not batch")
 	}
 	cfg.Turns, cfg.FollowupTokens, cfg.Think = *sf.turns, *sf.followupTokens, think
+	return nil
+}
+
+// prefixConfig checks the shared-prefix flags into cfg: --prefix-groups
+// needs --shared-prefix-tokens, which must leave room in --prompt-tokens.
+func (f *runFlags) prefixConfig(cfg *runConfig, set map[string]bool) error {
+	sf := f.sessions
+	cfg.SharedPrefixTokens, cfg.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
+	switch {
+	case cfg.SharedPrefixTokens < 0:
+		return usagef("run: --shared-prefix-tokens %d: must not be negative", cfg.SharedPrefixTokens)
+	case cfg.PrefixGroups < 1:
+		return usagef("run: --prefix-groups %d: must be at least 1", cfg.PrefixGroups)
+	case set["prefix-groups"] && cfg.SharedPrefixTokens == 0:
+		return usagef("run: --prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
+	case cfg.SharedPrefixTokens > 0 && cfg.PromptTokens > 0 && cfg.SharedPrefixTokens >= cfg.PromptTokens && !set["trace"] && !set["mix"]:
+		// A trace's rows and a mix's classes have prompts of their own
+		// lengths: traceConfig checks the trace's, each class's Builder
+		// its own.
+		return usagef("run: --shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", cfg.SharedPrefixTokens, cfg.PromptTokens)
+	}
+	if cfg.SharedPrefixTokens == 0 {
+		cfg.PrefixGroups = 0
+	}
 	return nil
 }

@@ -249,6 +249,8 @@ func (cfg *runConfig) scenarioName() string {
 		return "trace"
 	case cfg.Mix != nil:
 		return "mix"
+	case cfg.Method == load.Users:
+		return "users-" + string(cfg.UserProfile.Name)
 	}
 	return string(cfg.Scenario)
 }

@@ -402,7 +402,12 @@ type Load string
 const (
 	ByConcurrency Load = "concurrency"
 	ByRate        Load = "rate"
+	// ByUsers varies the people of a model of people (run --users).
+	ByUsers Load = "users"
 )
+
+// Whole says the load takes whole values only (concurrency, people).
+func (l Load) Whole() bool { return l != ByRate }
 
 // Format writes a load value with its unit: "16", "12.5 req/s".
 func (l Load) Format(v float64) string {

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/servebench/servebench/internal/testenv"
+)
+
+// TestCapacityLiveTestbed: servebench capacity against the Ollama testbed
+// (4 slots) answers twice with intervals that overlap. The think time is
+// shortened to 300 ms (a chat user's is about 100 s: the search would take
+// hours of real time), and the lengths to 32-token messages and answers,
+// so the search fits in minutes.
+func TestCapacityLiveTestbed(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	dir := t.TempDir()
+	start := time.Now()
+	var answers [2][3]float64
+	for i := range answers {
+		out := filepath.Join(dir, "capacity"+itoa(i)+".json")
+		code, stdout, stderr := run(t, "capacity", "--url", url, "--model", model, "--quiet", "--out", out,
+			"--think-time", "const:300ms", "--prompt-tokens", "32", "--followup-tokens", "32", "--max-tokens", "32", "--max-repeats", "1")
+		if code != 0 {
+			t.Fatalf("capacity: exit %d: %s", code, stderr)
+		}
+		t.Logf("run %d: %s", i+1, firstLine(stdout))
+		a := readAnswer(t, out)
+		if a.Load == nil || a.LoadCILow == nil || a.LoadCIHigh == nil {
+			t.Fatalf("run %d: answer %v (%v–%v): want a bounded answer", i+1, a.Load, a.LoadCILow, a.LoadCIHigh)
+		}
+		answers[i] = [3]float64{*a.Load, *a.LoadCILow, *a.LoadCIHigh}
+	}
+	t.Logf("two searches in %v", time.Since(start).Round(time.Second))
+	a, b := answers[0], answers[1]
+	if a[1] > b[2] || b[1] > a[2] {
+		t.Errorf("the two answers' intervals %v–%v and %v–%v do not overlap", a[1], a[2], b[1], b[2])
+	}
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/workload"
+)
+
+// usersArgs is a simulated users run of the 4090 question's server.
+func usersArgs(args ...string) []string {
+	return append([]string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--quant", "awq", "--context", "4096", "--quiet"}, args...)
+}
+
+// TestRunUsersFlagErrors: a bad --users run is one line naming the flags
+// at fault, exit 2, before anything runs.
+func TestRunUsersFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no people", usersArgs("--users", "0"), "run: --users:"},
+		{"with concurrency", usersArgs("--users", "4", "--concurrency", "4"), "run: --users and --concurrency do not go together"},
+		{"with rate", usersArgs("--users", "4", "--rate", "1"), "run: --users and --rate do not go together"},
+		{"with batch", usersArgs("--users", "4", "--method", "batch"), "run: --users and --method batch do not go together"},
+		{"with trace", usersArgs("--users", "4", "--trace", "t.jsonl"), "run: --users and --trace do not go together"},
+		{"with scenario", usersArgs("--users", "4", "--scenario", "multiturn"), "run: --users and --scenario do not go together"},
+		{"negative think", usersArgs("--users", "4", "--think-time", "const:-1s"), "run: --think-time:"},
+		{"think over an hour", usersArgs("--users", "4", "--think-time", "exp:2h"), "run: --think-time:"},
+		{"unknown profile", usersArgs("--users", "4", "--user-profile", "gamer"), `run: --user-profile: unknown profile "gamer"`},
+		{"profile without users", usersArgs("--user-profile", "rag"), "run: --user-profile applies only with --users"},
+		{"method users alone", usersArgs("--method", "users"), "run: --method users: give --users N"},
+		{"no turns", usersArgs("--users", "4", "--turns", "0"), "run: --turns 0: must be at least 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, tc.args...)
+			if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line with %q", code, stderr, tc.want)
+			}
+		})
+	}
+}
+
+// TestUsersLittlesLaw: N people who think between turns make messages at
+// N / (mean think + mean E2E) (Little's law over a person's cycle), within
+// 10%, and far fewer than N closed-loop clients (--concurrency N), which
+// never think. Measured on the simulator; 400 counted turns a level keep
+// the rate's sampling error near 5%.
+func TestUsersLittlesLaw(t *testing.T) {
+	dir := t.TempDir()
+	p, err := workload.LookupProfile("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	think := p.MeanThink().Seconds()
+	for _, n := range []int{4, 16} {
+		out := filepath.Join(dir, "users.json")
+		if code, _, stderr := run(t, usersArgs("--users", itoa(n), "--requests", "400", "--out", out)...); code != 0 {
+			t.Fatalf("users run: exit %d: %s", code, stderr)
+		}
+		l := readDoc(t, out).Runs[0].Levels[0]
+		if l.MessageRate == nil || l.E2EMeanMs == nil || l.Conversations == nil {
+			t.Fatalf("%d users: message rate %v, E2E mean %v, conversations %v; want all three", n, l.MessageRate, l.E2EMeanMs, l.Conversations)
+		}
+		want := float64(n) / (think + *l.E2EMeanMs/1000)
+		got := *l.MessageRate
+		t.Logf("%d users: %d turns of %d conversations, %.4f messages/s; N/(think %.1f s + E2E %.2f s) = %.4f (%.1f%%)",
+			n, l.Requests, *l.Conversations, got, think, *l.E2EMeanMs/1000, want, 100*(got/want-1))
+		if got < 0.9*want || got > 1.1*want {
+			t.Errorf("%d users: %.4f messages/s, want within 10%% of N/(think + E2E) = %.4f", n, got, want)
+		}
+
+		pool := filepath.Join(dir, "pool.json")
+		if code, _, stderr := run(t, usersArgsPool(n, pool)...); code != 0 {
+			t.Fatalf("pool run: exit %d: %s", code, stderr)
+		}
+		pl := readDoc(t, pool).Runs[0].Levels[0]
+		poolRate := float64(pl.Requests) / *pl.WallSeconds
+		t.Logf("--concurrency %d: %.3f requests/s", n, poolRate)
+		if got > poolRate/10 {
+			t.Errorf("%d users make %.4f messages/s, --concurrency %d %.3f requests/s: people who think should send far less", n, got, n, poolRate)
+		}
+	}
+}
+
+// usersArgsPool is the closed loop of n clients with the chat profile's
+// mean lengths.
+func usersArgsPool(n int, out string) []string {
+	return []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--quant", "awq", "--context", "4096", "--quiet",
+		"--concurrency", itoa(n), "--prompt-tokens", "70", "--max-tokens", "215", "--requests", "200", "--out", out}
+}
