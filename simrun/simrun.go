@@ -320,7 +320,7 @@ func (s *Sim) conversation(req *backend.Request, res *record.Result, history []s
 	}
 	conv = *res.Session + 1
 	if len(req.History) > 0 && req.History[len(req.History)-1].Role == backend.Assistant {
-		historyTokens = simserve.ConversationTokens(history, "", s.opt.Chat)
+		historyTokens = sim.ConversationTokens(history, "", s.opt.Chat)
 	}
 	return conv, historyTokens
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/hardware"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -139,7 +140,7 @@ func (c Case) llamaBench() bool { return c.Tool == "llama-bench" }
 func level(c Case) (sim.Workload, sim.Load) {
 	w := sim.Workload{PromptTokens: max(c.PromptTokens, 1), OutputTokens: max(c.OutputTokens, 1)}
 	n := c.NumRequests
-	l := sim.Load{Method: sim.Pool, Concurrency: 1, Seed: seed, Run: c.ID}
+	l := sim.Load{Method: load.Pool, Concurrency: 1, Seed: seed, Run: c.ID}
 	switch c.Regime {
 	case SingleStream:
 		n = cmp0(n, 10)
@@ -147,10 +148,10 @@ func level(c Case) (sim.Workload, sim.Load) {
 		l.Concurrency = c.Concurrency
 		n = cmp0(n, max(5*c.Concurrency, 10))
 	case OpenRate:
-		l.Method, l.Rate, l.Concurrency = sim.Rate, c.Rate, c.Concurrency
+		l.Method, l.Rate, l.Concurrency = load.Rate, c.Rate, c.Concurrency
 		n = cmp0(n, max(int(60*c.Rate), 50))
 	case Burst:
-		l.Method, l.Concurrency, l.Repeats = sim.Batch, min(c.NumRequests, maxRequests), 1
+		l.Method, l.Concurrency, l.Repeats = load.Batch, min(c.NumRequests, maxRequests), 1
 	}
 	l.Requests = min(n, maxRequests)
 	if c.llamaBench() {
