@@ -82,7 +82,7 @@ func (a *Accumulator) intervals(l *document.Level) {
 		qseed := seed + uint64(qi+1)*101
 		blocks := a.blockPercentiles(order, q.value, q.ps, qseed, conf)
 		for k, fig := range q.figs {
-			_, lo, hi := l.EstimateFields(fig)
+			lo, hi := l.IntervalFields(fig)
 			iv := QuantileCI(sorted, q.ps[k], conf)
 			if blocks != nil {
 				iv = hull(iv, blocks[k])

@@ -157,6 +157,34 @@ func ForSet(s *report.Set) []Chart {
 	out = append(out, build("vram", "Peak GPU memory vs concurrency", "peak VRAM (GiB)", func(i int, r *report.Run) []Series {
 		return line(i, r, func(p report.Point) *float64 { return p.PeakVRAMGiB }, name(r), false)
 	}))
+	// Every other figure of the figure table that asks for a chart gets
+	// one of its own.
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InChart) || f.Key == "" || f.Value == nil {
+			continue
+		}
+		ylabel := f.Label
+		if f.Unit != "" {
+			ylabel += " (" + f.Unit + ")"
+		}
+		c := build(string(f.Key), f.Label+" vs concurrency", ylabel, func(i int, r *report.Run) []Series {
+			get := func(p report.Point) *float64 {
+				v := p.Figure(f)
+				if v != nil && f.Unit == "%" {
+					pct := *v * 100
+					return &pct
+				}
+				return v
+			}
+			if f.Interval != nil && f.Unit != "%" {
+				return line(i, r, get, name(r), false, f.Key)
+			}
+			return line(i, r, get, name(r), false)
+		})
+		out = append(out, c)
+	}
 	kept := out[:0]
 	for _, c := range out {
 		if len(c.Series) > 0 {
