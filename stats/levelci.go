@@ -149,31 +149,33 @@ func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps 
 	b := blockLen(n)
 	// Each resample's values, sorted, are a multiset of the level's: sort
 	// the level's once and count each resample's draws by rank (O(n) a
-	// resample instead of a sort), which gives the same sorted values.
+	// resample instead of a sort); its percentiles are read off the
+	// counts (percentileCounts) without writing the multiset out.
 	rank, sorted := ranks(a, order, value)
-	idx := make([]int, n)
 	counts := make([]int, len(sorted))
-	buf := make([]float64, 0, n)
 	reps := make([][]float64, len(ps))
+	for k := range reps {
+		reps[k] = make([]float64, 0, BootstrapResamples)
+	}
 	for range BootstrapResamples {
-		blockIndices(rng, b, idx)
+		// The draws of blockIndices, counted by rank as they are drawn.
 		clear(counts)
-		for _, j := range idx {
-			if r := rank[j]; r >= 0 {
-				counts[r]++
+		total := 0
+		for i := 0; i < n; {
+			start := rng.IntN(n - b + 1)
+			for _, r := range rank[start:min(start+b, start+n-i)] {
+				if r >= 0 {
+					counts[r]++
+					total++
+				}
 			}
+			i += min(b, n-i)
 		}
-		buf = buf[:0]
-		for r, c := range counts {
-			for range c {
-				buf = append(buf, sorted[r])
-			}
-		}
-		if len(buf) == 0 {
+		if total == 0 {
 			continue
 		}
 		for k, p := range ps {
-			reps[k] = append(reps[k], percentileSorted(buf, p))
+			reps[k] = append(reps[k], percentileCounts(sorted, counts, total, p))
 		}
 	}
 	out := make([]Interval, len(ps))
@@ -182,6 +184,40 @@ func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps 
 		out[k] = PercentileInterval(reps[k], conf)
 	}
 	return out
+}
+
+// percentileCounts is percentileSorted of the multiset that holds
+// sorted[r] counts[r] times (total values in all): it walks the counts
+// from the nearer end to the two values the percentile lies between.
+func percentileCounts(sorted []float64, counts []int, total int, p float64) float64 {
+	p = min(max(p, 0), 100)
+	h := float64(total-1) * p / 100
+	lo := int(math.Floor(h))
+	if lo >= total-1 {
+		return nthCounted(sorted, counts, total, total-1)
+	}
+	x, y := nthCounted(sorted, counts, total, lo), nthCounted(sorted, counts, total, lo+1)
+	return x + (h-float64(lo))*(y-x)
+}
+
+// nthCounted is the k-th (0-based) value of the multiset of
+// percentileCounts, found from the nearer end.
+func nthCounted(sorted []float64, counts []int, total, k int) float64 {
+	if k < total/2 {
+		cum := 0
+		for r, c := range counts {
+			if cum += c; cum > k {
+				return sorted[r]
+			}
+		}
+	}
+	cum, m := 0, total-1-k
+	for r := len(counts) - 1; r >= 0; r-- {
+		if cum += counts[r]; cum > m {
+			return sorted[r]
+		}
+	}
+	return sorted[0]
 }
 
 // ranks returns, for each position j of order, the rank of its value
@@ -413,16 +449,26 @@ func (a *Accumulator) closedLoopCI(order []int, seed uint64, conf float64) Inter
 	if len(order) >= minBlockRows {
 		b = blockLen(len(order))
 	}
+	// Prefix sums of tokens and E2E in send order make each drawn
+	// block's sums two subtractions; both are integers (tokens, ns), so
+	// the sums are exactly those of adding the block's requests one by
+	// one.
+	n := len(order)
+	cumTok, cumE2E := make([]float64, n+1), make([]float64, n+1)
+	for j, o := range order {
+		w := &a.rows[o]
+		cumTok[j+1], cumE2E[j+1] = cumTok[j]+float64(max(w.okOut(), 0)), cumE2E[j]+w.e2e
+	}
 	rng := newRNG(seed)
-	idx := make([]int, len(order))
 	reps := make([]float64, 0, BootstrapResamples)
 	for range BootstrapResamples {
-		blockIndices(rng, b, idx)
 		var t, e float64
-		for _, j := range idx {
-			w := a.rows[order[j]]
-			t += float64(max(w.okOut(), 0))
-			e += w.e2e
+		for i := 0; i < n; {
+			start := rng.IntN(n - b + 1)
+			end := start + min(b, n-i)
+			t += cumTok[end] - cumTok[start]
+			e += cumE2E[end] - cumE2E[start]
+			i += min(b, n-i)
 		}
 		if e > 0 {
 			reps = append(reps, t/e/ratio)
