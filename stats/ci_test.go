@@ -107,7 +107,7 @@ func TestBlockResampleIsSeeded(t *testing.T) {
 	}
 	d := drawBlocks(95, 10, 7)
 	starts := map[int]bool{}
-	for k := range BootstrapResamples {
+	for k := range BlockResamples {
 		n := 0
 		for i, bl := range d.resample(k) {
 			want := 10
