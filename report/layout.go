@@ -2,11 +2,13 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/stats"
 )
 
 // Null is how a missing value is shown: never as 0.
@@ -288,6 +290,7 @@ func sweepDetails(r *document.Run) []string {
 	}
 	if conf := levelConfidence(r.Levels); conf != nil {
 		d = append(d, fmt.Sprintf("± is the %s%% confidence interval (docs/metrics.md)", num(*conf*100, -1)))
+		d = append(d, intervalNotes(r.Levels)...)
 	}
 	return d
 }
@@ -400,8 +403,9 @@ func figureCell(l *document.Level, f *document.FigureSpec) string {
 
 // withCI formats a figure with its confidence interval as "v ±h", h the
 // larger distance from v to an end of the interval (so that v ± h holds
-// the whole interval), "v ±∞" when an end is unbounded, and v alone when
-// the level has no intervals (documents from before them).
+// the whole interval), and v alone when an end could not be bounded at
+// the level's requests (intervalNotes says so under the table) or the
+// level has no intervals (documents from before them).
 func withCI(l *document.Level, f *document.FigureSpec) string {
 	e := f.Estimate(l)
 	if e.Value == nil {
@@ -412,7 +416,7 @@ func withCI(l *document.Level, f *document.FigureSpec) string {
 		return v
 	}
 	if e.Low == nil || e.High == nil {
-		return v + " ±∞"
+		return v // left out; intervalNotes says why
 	}
 	h := max(*e.Value-*e.Low, *e.High-*e.Value, 0)
 	return v + " ±" + num(h, f.Prec)
@@ -587,3 +591,64 @@ func reasons(m map[string]int) string {
 // FormatFloat formats *v with prec decimals, nil as Null; exported for the
 // sub-packages so every format shows numbers alike.
 func FormatFloat(v *float64, prec int) string { return floatOrNull(v, prec) }
+
+// intervalNotes says, once per percentile, which figures of the level
+// table have no interval at some level because the level had too few
+// requests, and how many would give one: "p99 (TTFT, E2E): 72 requests
+// give no 95% interval; 368 would".
+func intervalNotes(levels []document.Level) []string {
+	type gap struct {
+		labels   []string
+		lo, hi   int
+		conf     float64
+		pct      float64
+		headline string
+	}
+	var order []string
+	gaps := map[string]*gap{}
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InTable) || f.Interval == nil {
+			continue
+		}
+		for j := range levels {
+			l := &levels[j]
+			e := f.Estimate(l)
+			if e.Value == nil || l.CIConfidence == nil || (e.Low != nil && e.High != nil) {
+				continue
+			}
+			key := f.Stat
+			if key == "" {
+				key = f.Label
+			}
+			g, ok := gaps[key]
+			if !ok {
+				g = &gap{lo: l.Requests, hi: l.Requests, conf: *l.CIConfidence, pct: f.Percentile(), headline: key}
+				gaps[key], order = g, append(order, key)
+			}
+			if !slices.Contains(g.labels, f.Latency) && f.Latency != "" {
+				g.labels = append(g.labels, f.Latency)
+			}
+			g.lo, g.hi = min(g.lo, l.Requests), max(g.hi, l.Requests)
+		}
+	}
+	var out []string
+	for _, k := range order {
+		g := gaps[k]
+		head := g.headline
+		if len(g.labels) > 0 {
+			head += " (" + strings.Join(g.labels, ", ") + ")"
+		}
+		n := strconv.Itoa(g.lo)
+		if g.hi != g.lo {
+			n += "–" + strconv.Itoa(g.hi)
+		}
+		line := fmt.Sprintf("%s: %s requests give no %s%% interval", head, n, num(g.conf*100, -1))
+		if need := stats.QuantileSampleSize(g.pct/100, g.conf); need > g.hi {
+			line += fmt.Sprintf("; %d would", need)
+		}
+		out = append(out, line)
+	}
+	return out
+}

@@ -297,3 +297,19 @@ func TestLevelGoodput(t *testing.T) {
 		t.Fatal("goodput without a budget")
 	}
 }
+
+// TestQuantileSampleSize: the fewest requests whose order statistics
+// bound a percentile at 95% on both sides, as docs/metrics.md gives them.
+func TestQuantileSampleSize(t *testing.T) {
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{{0.5, 6}, {0.95, 72}, {0.99, 368}} {
+		if got := QuantileSampleSize(c.q, 0.95); got != c.want {
+			t.Errorf("QuantileSampleSize(%v) = %d, want %d", c.q, got, c.want)
+		}
+		if _, _, lo, hi := QuantileRanks(c.want-1, c.q, 0.95); lo && hi {
+			t.Errorf("%d values already bound the %v-quantile", c.want-1, c.q)
+		}
+	}
+}
