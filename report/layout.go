@@ -467,17 +467,6 @@ func sweepTable(levels []document.Level) Table {
 	return t
 }
 
-// yesNo shows a verdict: "yes", "no", or Null when not judged.
-func yesNo(v *bool) string {
-	switch {
-	case v == nil:
-		return Null
-	case *v:
-		return "yes"
-	}
-	return "no"
-}
-
 func anyCell(levels []document.Level, cell func(document.Level) string) bool {
 	for _, l := range levels {
 		if v := cell(l); v != Null && v != "" {
@@ -562,30 +551,6 @@ func orNull(s string) string {
 		return Null
 	}
 	return s
-}
-
-// percent formats a 0–1 fraction as a percentage with one decimal.
-func percent(v *float64) string {
-	if v == nil {
-		return Null
-	}
-	return num(*v*100, 1)
-}
-
-func reasons(m map[string]int) string {
-	if len(m) == 0 {
-		return Null
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s:%d", k, m[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 // FormatFloat formats *v with prec decimals, nil as Null; exported for the
