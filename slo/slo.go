@@ -210,6 +210,34 @@ func (b Bound) straddles(e document.Estimate) bool {
 	return (e.Low == nil || *e.Low <= b.Value) && (e.High == nil || *e.High > b.Value)
 }
 
+// unboundedNote is Check.Note: the measured value on the passing side,
+// the interval's end on the failing side missing for want of requests;
+// "" otherwise.
+func (b Bound) unboundedNote(e document.Estimate, s Subject) string {
+	p := b.Percentile()
+	if p == 0 || s.Level == nil || s.Level.CIConfidence == nil || s.Requests == nil || !b.holds(*e.Value) {
+		return ""
+	}
+	side, far := "upper", e.High
+	if b.lower() {
+		side, far = "lower", e.Low
+	}
+	if far != nil {
+		return ""
+	}
+	conf := *s.Level.CIConfidence
+	rel := "≤"
+	if b.lower() {
+		rel = "≥"
+	}
+	note := fmt.Sprintf("%s %s %s %s; %d requests give no %s%% %s bound on a p%s", b.Metric, b.format(*e.Value), rel, b.format(b.Value),
+		*s.Requests, trim(conf*100), side, trim(p))
+	if need := stats.QuantileSampleSize(p/100, conf); need > *s.Requests {
+		note += fmt.Sprintf(" (%d would)", need)
+	}
+	return note
+}
+
 // format writes a measured value of the bound's metric with its unit.
 func (b Bound) format(v float64) string {
 	f := b.Metric.figure()
@@ -405,6 +433,11 @@ type Check struct {
 	Holds bool `json:"holds"`
 	// Straddles is whether the interval holds the threshold.
 	Straddles bool `json:"straddles,omitempty"`
+	// Note says what is known where the interval reaches past the
+	// threshold only because the level had too few requests to bound
+	// that end: "ttft_p95 104 ms ≤ 1000 ms; 48 requests give no 95%
+	// upper bound on a p95 (72 would)".
+	Note string `json:"note,omitempty"`
 }
 
 // Judgement is a level held against an SLO (Judge).
@@ -436,6 +469,9 @@ func Judge(s Subject, bounds []Bound) Judgement {
 		c := Check{Bound: b, Value: e.Value, CILow: e.Low, CIHigh: e.High}
 		c.Holds = e.Value != nil && b.holds(*e.Value)
 		c.Straddles = e.Value != nil && known && b.straddles(e)
+		if c.Straddles {
+			c.Note = b.unboundedNote(e, s)
+		}
 		j.Checks = append(j.Checks, c)
 		if !c.Holds {
 			j.Broken = append(j.Broken, Break{Bound: b, Value: e.Value, CILow: e.Low, CIHigh: e.High})

@@ -44,6 +44,13 @@ type RunAnswer struct {
 	// Uncertain are the measured loads whose verdict an interval
 	// straddled: more requests there could move the answer.
 	Uncertain []float64 `json:"uncertain,omitempty"`
+	// UncertainNotes say, per load of Uncertain, why its verdict is not
+	// decided: what is known where an interval reaches past a bound only
+	// for want of requests (slo.Check.Note); loads whose interval simply
+	// straddles a bound have none.
+	UncertainNotes []string `json:"uncertain_notes,omitempty"`
+	// straddled are the loads of Uncertain without a note.
+	straddled []float64
 	// MaxMeasured is the highest load the run measured.
 	MaxMeasured float64 `json:"max_measured"`
 }
@@ -165,6 +172,11 @@ func evaluateRun(r *report.Run, bounds []slo.Bound) RunAnswer {
 		j := slo.Judge(p.Subject(), bounds)
 		if len(j.Uncertain) > 0 {
 			ra.Uncertain = append(ra.Uncertain, load(p))
+			ra.UncertainNotes = append(ra.UncertainNotes, uncertainNote(j, prefix(ra.By)+ra.By.Format(load(p))))
+			if ra.UncertainNotes[len(ra.UncertainNotes)-1] == "" {
+				ra.UncertainNotes = ra.UncertainNotes[:len(ra.UncertainNotes)-1]
+				ra.straddled = append(ra.straddled, load(p))
+			}
 		}
 		if !j.Pass() {
 			if ra.FirstBreak == 0 {
@@ -218,12 +230,16 @@ func (a *Answer) Table() report.Table {
 		if r.MaxMeasured == 0 {
 			by = "no levels"
 		}
-		if len(r.Uncertain) > 0 {
-			us := make([]string, len(r.Uncertain))
-			for i, u := range r.Uncertain {
+		var why []string
+		if len(r.straddled) > 0 {
+			us := make([]string, len(r.straddled))
+			for i, u := range r.straddled {
 				us[i] = r.By.Format(u)
 			}
-			by += " (an interval straddles the bound at " + strings.Join(us, ", ") + ")"
+			why = append(why, "an interval straddles the bound at "+strings.Join(us, ", "))
+		}
+		if why = append(why, r.UncertainNotes...); len(why) > 0 {
+			by += " (" + strings.Join(why, "; ") + ")"
 		}
 		row := []string{r.Label, orNull(r.Backend), orNull(r.Workload), holds, report.FormatFloat(r.ThroughputTokS, 1)}
 		if goodput {
@@ -232,6 +248,23 @@ func (a *Answer) Table() report.Table {
 		t.Rows = append(t.Rows, append(row, brk, by))
 	}
 	return t
+}
+
+// uncertainNote says why a judgement at load at is undecided where every
+// undecided check has a note (slo.Check.Note); "" where an interval
+// straddles a bound.
+func uncertainNote(j slo.Judgement, at string) string {
+	var notes []string
+	for _, c := range j.Checks {
+		if !c.Straddles {
+			continue
+		}
+		if c.Note == "" {
+			return ""
+		}
+		notes = append(notes, c.Note)
+	}
+	return "at " + at + ": " + strings.Join(notes, ", ")
 }
 
 // prefix is how a load is introduced in words: "c=" for concurrency.

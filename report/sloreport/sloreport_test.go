@@ -142,3 +142,24 @@ func TestRateRun(t *testing.T) {
 		t.Fatalf("table\n%s\n%q", tab, a.BestLines())
 	}
 }
+
+// TestTooFewRequestsSaysWhatIsKnown: a p95 within its bound whose upper
+// end the level's requests cannot bound is not said to straddle the
+// bound: the table says the value, the bound and how many requests would
+// give the end.
+func TestTooFewRequestsSaysWhatIsKnown(t *testing.T) {
+	l := level(4, 104, 90, 0)
+	l.TTFTP95MsCIHigh = nil
+	l.Requests = 48
+	s := report.NewSet([]report.Source{{File: "x.json", Doc: &document.Document{Runs: []document.Run{{Label: "r", Levels: []document.Level{l, level(8, 950, 900, 1050)}}}}}}, report.Options{})
+	b, _ := slo.Parse("ttft_p95=1s")
+	tab := report.AlignTable(Evaluate(s, b).Table(), "")
+	for _, want := range []string{"at c=4: ttft_p95 104 ms ≤ 1000 ms; 48 requests give no 95% upper bound on a p95 (72 would)", "an interval straddles the bound at 8"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
+	}
+	if strings.Contains(tab, "straddles the bound at 4") {
+		t.Errorf("c=4 said to straddle:\n%s", tab)
+	}
+}
