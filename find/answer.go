@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/servebench/servebench/report"
-	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/saturation"
+	"github.com/servebench/servebench/slo"
 )
 
 // Answer is what a search found: the largest load that met the SLO, how
@@ -74,7 +73,7 @@ func (s *Search) Answer() Answer {
 	}
 	if hi != nil {
 		a.FirstFail = ptr(hi.Load)
-		a.FailedBy = slo.Judge(report.PointOf(hi.level), s.cfg.Bounds).Broken
+		a.FailedBy = slo.Judge(slo.Of(&hi.level), s.cfg.Bounds).Broken
 	}
 	a.LoadCILow, a.LoadCIHigh = s.interval()
 	return a
@@ -145,9 +144,9 @@ func (a Answer) Line() string {
 		fmt.Fprintf(&b, "no answer for %s: the search stopped (%s) before a load was judged", budget, a.Stop)
 	default:
 		fmt.Fprintf(&b, "%s %s meets %s (interval %s)", by, a.By.Format(*a.Load), budget, a.intervalText())
-		fmt.Fprintf(&b, " at %s tok/s", report.FormatFloat(a.ThroughputTokS, 1))
+		fmt.Fprintf(&b, " at %s tok/s", decimals(a.ThroughputTokS, 1))
 		if a.GoodputReqS != nil && a.GoodputFraction != nil {
-			fmt.Fprintf(&b, ", goodput %s req/s (%s%% of requests)", report.FormatFloat(a.GoodputReqS, 2), strconv.FormatFloat(math.Round(*a.GoodputFraction*1000)/10, 'f', 1, 64))
+			fmt.Fprintf(&b, ", goodput %s req/s (%s%% of requests)", decimals(a.GoodputReqS, 2), strconv.FormatFloat(math.Round(*a.GoodputFraction*1000)/10, 'f', 1, 64))
 		}
 		switch {
 		case a.FirstFail != nil:
@@ -209,4 +208,13 @@ func (a Answer) Contains(load float64) bool {
 		return load < *a.LoadCIHigh
 	}
 	return load <= *a.LoadCIHigh
+}
+
+// decimals writes *v with prec decimals, "—" for nil (a figure the level
+// lacks), as report's tables show numbers.
+func decimals(v *float64, prec int) string {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(*v, 'f', prec, 64)
 }

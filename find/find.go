@@ -26,9 +26,8 @@ import (
 	"strconv"
 
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/report"
-	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/saturation"
+	"github.com/servebench/servebench/slo"
 )
 
 // Defaults of a Config.
@@ -241,7 +240,7 @@ func (s *Search) Observe(l document.Level) {
 	pr.level = l
 	pr.Requests = l.Requests
 	pr.ThroughputTokS, pr.GoodputReqS, pr.GoodputFraction = l.ThroughputTokS, l.GoodputReqS, l.GoodputFraction
-	j := slo.Judge(report.PointOf(l), s.cfg.Bounds)
+	j := slo.Judge(slo.Of(&l), s.cfg.Bounds)
 	pr.Checks = j.Checks
 	pr.Verdict = Fail
 	if j.Pass() {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/saturation"
+	"github.com/servebench/servebench/slo"
 )
 
 func fp(v float64) *float64 { return &v }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/slo"
 )
 
 // Sentence is a users search's answer in one sentence a person can act

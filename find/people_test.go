@@ -3,7 +3,7 @@ package find
 import (
 	"testing"
 
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/slo"
 )
 
 // TestSentence: a users answer reads as one sentence in people, its

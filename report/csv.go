@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/csv"
+
+	"github.com/servebench/servebench/document"
 	"io"
 	"slices"
 	"strconv"
@@ -17,28 +19,32 @@ var csvHeader = []string{
 	"peak_vram_gib", "peak_kv_cache_usage", "preemptions", "repeat_tok_s",
 }
 
-// csvLatencyFields are the latency statistics appended after csvHeader's
-// columns (means and tails, issue 13): every one not already there.
-var csvLatencyFields = func() []latencyField {
-	var out []latencyField
-	for _, f := range latencyFields() {
-		if !slices.Contains(csvHeader, f.name) {
+// csvFigures are the figure table's CSV columns appended after
+// csvHeader's: every one not already there, in the table's order.
+func csvFigures() []*document.FigureSpec {
+	var out []*document.FigureSpec
+	figs := document.Figures()
+	for i := range figs {
+		if f := &figs[i]; f.Is(document.InCSV) && f.Key != "" && f.Value != nil && !slices.Contains(csvHeader, string(f.Key)) {
 			out = append(out, f)
 		}
 	}
 	return out
-}()
+}
 
 // WriteCSV writes one row per run and concurrency level with full
-// precision: csvHeader's columns, then every latency mean and percentile
-// (ttft_mean_ms … e2e_p99_ms) not among them. A missing value is an empty cell, never 0; repeat_tok_s lists
+// precision: csvHeader's columns (the examples' figures, which batch
+// records have too), then every other figure of the figure table that
+// shows in CSV (the latency means and percentiles, ttft_mean_ms …
+// e2e_p99_ms, and any added later). A missing value is an empty cell, never 0; repeat_tok_s lists
 // the per-repeat throughputs separated by spaces. Text cells are guarded
 // against formula injection (csvText).
 func WriteCSV(w io.Writer, s *Set) error {
 	cw := csv.NewWriter(w)
 	header := slices.Clone(csvHeader)
-	for _, f := range csvLatencyFields {
-		header = append(header, f.name)
+	extra := csvFigures()
+	for _, f := range extra {
+		header = append(header, string(f.Key))
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -58,10 +64,10 @@ func WriteCSV(w io.Writer, s *Set) error {
 				csvFloat(p.TTFTP50Ms), csvFloat(p.TTFTP95Ms), csvFloat(p.TPOTP50Ms), csvFloat(p.BatchTPOTMs),
 				csvFloat(p.PeakVRAMGiB), csvFloat(p.PeakKVCacheUsage), csvFloat(p.Preemptions), samples,
 			}
-			for _, f := range csvLatencyFields {
+			for _, f := range extra {
 				var v *float64
 				if p.Level != nil {
-					v = f.get(p.Level)
+					v = f.Value(p.Level)
 				}
 				row = append(row, csvFloat(v))
 			}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -11,8 +12,9 @@ import (
 )
 
 // gobenchUnits declares, in benchfmt "Unit" lines, which direction is
-// better for each metric so benchstat marks improvements correctly.
-// The units of gobenchLatency follow where some level has latency means.
+// better for each of the examples' metrics (which batch records have too)
+// so benchstat marks improvements correctly; the figure table's other
+// gobench figures follow (gobenchFigures).
 var gobenchUnits = []string{
 	"Unit tok/s better=higher",
 	"Unit ttft-p50-ms better=lower",
@@ -21,27 +23,39 @@ var gobenchUnits = []string{
 	"Unit batch-tpot-ms better=lower",
 }
 
-// gobenchMetric is a latency statistic as a benchmark unit.
+// gobenchMetric is a figure as a benchmark unit.
 type gobenchMetric struct {
 	unit string // "ttft-mean-ms"
-	get  func(*document.Level) *float64
+	fig  *document.FigureSpec
 }
 
-// gobenchLatency are the latency statistics written after the seed's
-// metrics (means and tails, issue 13): every one of latencyFields not
-// already written, its name with dashes as the unit.
-var gobenchLatency = func() []gobenchMetric {
+// gobenchFigures are the figure table's gobench figures written after
+// the examples' metrics: every one not already written, its JSON name
+// with dashes as the unit.
+func gobenchFigures() []gobenchMetric {
 	var out []gobenchMetric
-	for _, f := range latencyFields() {
-		unit := strings.ReplaceAll(f.name, "_", "-")
-		switch unit {
-		case "ttft-p50-ms", "ttft-p95-ms", "tpot-p50-ms":
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InGoBench) || f.Key == "" || f.Value == nil {
 			continue
 		}
-		out = append(out, gobenchMetric{unit, f.get})
+		unit := strings.ReplaceAll(string(f.Key), "_", "-")
+		if unit == "throughput-tok-s" || slices.Contains(gobenchUnits, "Unit "+unit+" better=lower") {
+			continue
+		}
+		out = append(out, gobenchMetric{unit, f})
 	}
 	return out
-}()
+}
+
+// better is the benchfmt direction of a figure's unit.
+func better(f *document.FigureSpec) string {
+	if f.Better == document.HigherIsBetter {
+		return "higher"
+	}
+	return "lower"
+}
 
 // WriteGoBench writes the set in the Go benchmark format so that benchstat
 // can compare two sweeps: one line per level named
@@ -54,9 +68,14 @@ func WriteGoBench(w io.Writer, s *Set) error {
 	for _, u := range gobenchUnits {
 		ew.printf("%s\n", u)
 	}
-	if setHasMeans(s) {
-		for _, f := range gobenchLatency {
-			ew.printf("Unit %s better=lower\n", f.unit)
+	extra := gobenchFigures()
+	means := setHasMeans(s)
+	for _, f := range extra {
+		// Latency statistics are declared where some level has means,
+		// as documents from before them had none; other figures where
+		// some level has them.
+		if (f.fig.Latency != "" && means) || (f.fig.Latency == "" && setHas(s, f.fig)) {
+			ew.printf("Unit %s better=%s\n", f.unit, better(f.fig))
 		}
 	}
 	for _, r := range s.Runs {
@@ -81,8 +100,8 @@ func WriteGoBench(w io.Writer, s *Set) error {
 			add(p.TPOTP50Ms, "tpot-p50-ms")
 			add(p.BatchTPOTMs, "batch-tpot-ms")
 			if p.Level != nil {
-				for _, f := range gobenchLatency {
-					add(f.get(p.Level), f.unit)
+				for _, f := range extra {
+					add(f.fig.Value(p.Level), f.unit)
 				}
 			}
 			if len(metrics) == 0 {
@@ -92,6 +111,18 @@ func WriteGoBench(w io.Writer, s *Set) error {
 		}
 	}
 	return ew.err
+}
+
+// setHas reports whether some sweep level of s has figure f.
+func setHas(s *Set, f *document.FigureSpec) bool {
+	for _, r := range s.Runs {
+		for _, p := range r.Points {
+			if p.Level != nil && f.Value(p.Level) != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // setHasMeans reports whether some sweep level of s has latency means.

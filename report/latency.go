@@ -1,57 +1,45 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/servebench/servebench/document"
 )
 
-// Means and tails (issue 13): every latency of a sweep level as its mean
-// and its p50, p90, p95 and p99, in every format.
-
-// latencyStats are the statistics of each latency, in the order tables,
-// CSV columns and gobench metrics show them.
-var latencyStats = []string{"mean", "p50", "p90", "p95", "p99"}
+// Means and tails: every latency of a sweep level as its mean and its
+// p50, p90, p95 and p99, in every format; the latencies and their
+// statistics are the figure table's (document.Figures, Latency and Stat).
 
 // latencyMetric is one latency of a level and its statistics, in ms.
 type latencyMetric struct {
-	// name is the metric in field names ("ttft"); label in tables ("TTFT").
-	name, label string
-	// prec is the decimals a table shows.
-	prec int
-	// get returns the statistics of a level, in latencyStats order.
-	get func(l *document.Level) [5]*float64
+	// label names it in tables ("TTFT").
+	label string
+	// figs are its statistics, in the table's order.
+	figs []*document.FigureSpec
 }
 
-var latencyMetrics = []latencyMetric{
-	{"ttft", "TTFT", 1, func(l *document.Level) [5]*float64 {
-		return [5]*float64{l.TTFTMeanMs, l.TTFTP50Ms, l.TTFTP90Ms, l.TTFTP95Ms, l.TTFTP99Ms}
-	}},
-	{"tpot", "TPOT", 2, func(l *document.Level) [5]*float64 {
-		return [5]*float64{l.TPOTMeanMs, l.TPOTP50Ms, l.TPOTP90Ms, l.TPOTP95Ms, l.TPOTP99Ms}
-	}},
-	{"itl", "ITL", 2, func(l *document.Level) [5]*float64 {
-		return [5]*float64{l.ITLMeanMs, l.ITLP50Ms, l.ITLP90Ms, l.ITLP95Ms, l.ITLP99Ms}
-	}},
-	{"e2e", "E2E", 1, func(l *document.Level) [5]*float64 {
-		return [5]*float64{l.E2EMeanMs, l.E2EP50Ms, l.E2EP90Ms, l.E2EP95Ms, l.E2EP99Ms}
-	}},
+// latencyMetrics groups the figure table's latency statistics by latency,
+// in the table's order.
+func latencyMetrics() []latencyMetric {
+	var out []latencyMetric
+	for _, f := range latencyFields() {
+		if n := len(out); n == 0 || out[n-1].label != f.Latency {
+			out = append(out, latencyMetric{label: f.Latency})
+		}
+		out[len(out)-1].figs = append(out[len(out)-1].figs, f)
+	}
+	return out
 }
 
-// latencyField is one latency statistic of a level, named as in the JSON
-// document ("ttft_mean_ms").
-type latencyField struct {
-	name string
-	get  func(l *document.Level) *float64
-}
-
-// latencyFields lists every latency statistic, metric by metric.
-func latencyFields() []latencyField {
-	var out []latencyField
-	for _, m := range latencyMetrics {
-		for i, st := range latencyStats {
-			get := m.get
-			out = append(out, latencyField{m.name + "_" + st + "_ms", func(l *document.Level) *float64 { return get(l)[i] }})
+// latencyFields lists every latency statistic of the figure table,
+// metric by metric.
+func latencyFields() []*document.FigureSpec {
+	var out []*document.FigureSpec
+	figs := document.Figures()
+	for i := range figs {
+		if figs[i].Latency != "" && figs[i].Key != "" {
+			out = append(out, &figs[i])
 		}
 	}
 	return out
@@ -62,8 +50,8 @@ func latencyFields() []latencyField {
 // they were.
 func hasMeans(levels []document.Level) bool {
 	for i := range levels {
-		for _, m := range latencyMetrics {
-			if m.get(&levels[i])[0] != nil {
+		for _, f := range latencyFields() {
+			if f.Stat == "mean" && f.Value(&levels[i]) != nil {
 				return true
 			}
 		}
@@ -78,18 +66,32 @@ func latencySection(levels []document.Level) *Section {
 	if !hasMeans(levels) {
 		return nil
 	}
+	metrics := latencyMetrics()
 	t := Table{Columns: []Column{{"c", Right}, {"latency", Left}}}
-	for _, st := range latencyStats {
-		t.Columns = append(t.Columns, Column{st + " ms", Right})
+	var stats []string
+	for _, m := range metrics {
+		for _, f := range m.figs {
+			if !slices.Contains(stats, f.Stat) {
+				stats = append(stats, f.Stat)
+			}
+		}
+	}
+	for _, st := range stats {
+		t.Columns = append(t.Columns, Column{st + " " + metrics[0].figs[0].Unit, Right})
 	}
 	for i := range levels {
-		for _, m := range latencyMetrics {
-			vals := m.get(&levels[i])
+		for _, m := range metrics {
 			row := []string{strconv.Itoa(levels[i].Concurrency), m.label}
 			empty := true
-			for _, v := range vals {
-				row = append(row, floatOrNull(v, m.prec))
-				empty = empty && v == nil
+			for _, st := range stats {
+				cell := Null
+				for _, f := range m.figs {
+					if f.Stat == st {
+						v := f.Value(&levels[i])
+						cell, empty = floatOrNull(v, f.Prec), empty && v == nil
+					}
+				}
+				row = append(row, cell)
 			}
 			if !empty {
 				t.Rows = append(t.Rows, row)

@@ -2,12 +2,14 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
 )
 
 // Null is how a missing value is shown: never as 0.
@@ -292,6 +294,7 @@ func sweepDetails(r *document.Run) []string {
 	}
 	if conf := levelConfidence(r.Levels); conf != nil {
 		d = append(d, fmt.Sprintf("± is the %s%% confidence interval (docs/metrics.md)", num(*conf*100, -1)))
+		d = append(d, intervalNotes(r.Levels)...)
 	}
 	return d
 }
@@ -362,103 +365,65 @@ type sweepColumn struct {
 	cell   func(l document.Level) string
 }
 
-var sweepColumns = []sweepColumn{
-	{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }},
-	{Column{"requests", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Requests) }},
-	{Column{"errors", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Errors) }},
-	{Column{"throughput tok/s", Right}, true, func(l document.Level) string { return withCI(l, document.FigThroughput, 1) }},
-	{Column{"per-request tok/s", Right}, true, func(l document.Level) string {
-		if l.ThroughputTokS == nil {
-			return Null
+// sweepColumns are the level table's columns: the load, then every figure
+// of the figure table that shows in it, in its order.
+func sweepColumns() []sweepColumn {
+	cols := []sweepColumn{{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }}}
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InTable) {
+			continue
 		}
-		return num(*l.ThroughputTokS/float64(l.Concurrency), 1)
-	}},
-	{Column{"TTFT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP50, 1) }},
-	{Column{"TTFT p95 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTTFTP95, 1) }},
-	{Column{"TTFT p99 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTTFTP99, 1) }},
-	{Column{"TPOT p50 ms", Right}, true, func(l document.Level) string { return withCI(l, document.FigTPOTP50, 2) }},
-	{Column{"TPOT p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigTPOTP95, 2) }},
-	{Column{"ITL p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP50Ms, 2) }},
-	{Column{"ITL p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ITLP99Ms, 2) }},
-	{Column{"E2E p50 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP50, 1) }},
-	{Column{"E2E p95 ms", Right}, false, func(l document.Level) string { return withCI(l, document.FigE2EP95, 1) }},
-	{Column{"peak VRAM GiB", Right}, true, func(l document.Level) string { return floatOrNull(l.PeakVRAMGiB, 2) }},
-	{Column{"peak KV cache %", Right}, true, func(l document.Level) string { return percent(l.PeakKVCacheUsage) }},
-	{Column{"preemptions", Right}, true, func(l document.Level) string { return floatOrNull(l.Preemptions, -1) }},
-	{Column{"mean prompt tok", Right}, true, func(l document.Level) string { return floatOrNull(l.MeanPromptTokens, 1) }},
-	{Column{"output tok", Right}, false, func(l document.Level) string { return intOrNull(l.OutputTokens) }},
-	{Column{"wall s", Right}, false, func(l document.Level) string { return floatOrNull(l.WallSeconds, 2) }},
-	{Column{"requested req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.RequestedRate, 2) }},
-	{Column{"achieved req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.AchievedRate, 2) }},
-	{Column{"schedule lag p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP99Ms, 1) }},
-	// Coordinated omission (issue 14): the lag's median, latencies from
-	// the scheduled send time beside the send-time ones, and the verdict.
-	{Column{"schedule lag p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.ScheduleLagP50Ms, 1) }},
-	{Column{"TTFT sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP50Ms, 1) }},
-	{Column{"TTFT sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFTSchedP99Ms, 1) }},
-	// The send-time E2E mean, only beside the scheduled one (every level
-	// has it in the latency section).
-	{Column{"E2E mean ms", Right}, false, func(l document.Level) string {
-		if l.E2ESchedMeanMs == nil {
-			return Null
+		align := Right
+		if f.Text != nil {
+			align = Left
 		}
-		return floatOrNull(l.E2EMeanMs, 1)
-	}},
-	{Column{"E2E sched mean ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedMeanMs, 1) }},
-	{Column{"E2E sched p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP50Ms, 1) }},
-	{Column{"E2E sched p99 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.E2ESchedP99Ms, 1) }},
-	{Column{"client limited", Left}, false, func(l document.Level) string { return yesNo(l.ClientLimited) }},
-	{Column{"peak running", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsRunning, -1) }},
-	{Column{"peak waiting", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakRequestsWaiting, -1) }},
-	{Column{"errors by reason", Left}, false, func(l document.Level) string { return reasons(l.ErrorsByReason) }},
-	// Sessions, shared prefixes and the server's prefix cache (issue 14):
-	// prompt tokens sent beside the part served from cache, where the
-	// server says.
-	{Column{"prompt tok sent", Right}, false, func(l document.Level) string {
-		if l.PromptTokensCached == nil && l.PrefixCacheHitRate == nil {
-			return Null
-		}
-		return intOrNull(l.PromptTokensSent)
-	}},
-	{Column{"cached prompt tok", Right}, false, func(l document.Level) string { return intOrNull(l.PromptTokensCached) }},
-	{Column{"prompt cache hit %", Right}, false, func(l document.Level) string { return percent(l.PromptCacheHitRate) }},
-	{Column{"server prefix cache hit %", Right}, false, func(l document.Level) string { return percent(l.PrefixCacheHitRate) }},
-	// Reasoning models (issue 14); "≈" marks estimated token splits.
-	{Column{"TTFR p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFRP50Ms, 1) }},
-	{Column{"TTFA p50 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP50Ms, 1) }},
-	{Column{"TTFA p95 ms", Right}, false, func(l document.Level) string { return floatOrNull(l.TTFAP95Ms, 1) }},
-	{Column{"reasoning tok", Right}, false, func(l document.Level) string { return estimated(l.ReasoningTokens, l.ReasoningTokensEstimated) }},
-	{Column{"answer tok", Right}, false, func(l document.Level) string { return estimated(l.AnswerTokens, l.ReasoningTokensEstimated) }},
-	// Goodput and saturation (issue 15).
-	{Column{"goodput req/s", Right}, false, func(l document.Level) string { return floatOrNull(l.GoodputReqS, 2) }},
-	{Column{"good %", Right}, false, func(l document.Level) string { return percent(l.GoodputFraction) }},
-	{Column{"repeats", Right}, false, func(l document.Level) string {
-		if l.Repeats == 0 {
-			return Null
-		}
-		return strconv.Itoa(l.Repeats)
-	}},
-	{Column{"saturated", Left}, false, func(l document.Level) string { return orNull(l.Saturated) }},
+		cols = append(cols, sweepColumn{Column{f.TableHeader(), align}, f.Always, func(l document.Level) string { return figureCell(&l, f) }})
+	}
+	return cols
+}
+
+// figureCell is a level's figure as a table shows it: with its interval
+// where it has one ("v ±h"), "≈" before an estimate, Null where the level
+// lacks it.
+func figureCell(l *document.Level, f *document.FigureSpec) string {
+	if f.Text != nil {
+		return orNull(f.Text(l))
+	}
+	if f.Interval != nil {
+		return withCI(l, f)
+	}
+	v := f.Value(l)
+	if v == nil || !InRange(*v) {
+		return Null
+	}
+	s := f.Format(*v)
+	if f.Estimated != nil && f.Estimated(l) {
+		return "≈" + s
+	}
+	return s
 }
 
 // withCI formats a figure with its confidence interval as "v ±h", h the
 // larger distance from v to an end of the interval (so that v ± h holds
-// the whole interval), "v ±∞" when an end is unbounded, and v alone when
-// the level has no intervals (documents from before them).
-func withCI(l document.Level, f document.Figure, prec int) string {
-	e := l.Estimate(f)
+// the whole interval), and v alone when an end could not be bounded at
+// the level's requests (intervalNotes says so under the table) or the
+// level has no intervals (documents from before them).
+func withCI(l *document.Level, f *document.FigureSpec) string {
+	e := f.Estimate(l)
 	if e.Value == nil {
 		return Null
 	}
-	v := num(*e.Value, prec)
+	v := num(*e.Value, f.Prec)
 	if l.CIConfidence == nil {
 		return v
 	}
 	if e.Low == nil || e.High == nil {
-		return v + " ±∞"
+		return v // left out; intervalNotes says why
 	}
 	h := max(*e.Value-*e.Low, *e.High-*e.Value, 0)
-	return v + " ±" + num(h, prec)
+	return v + " ±" + num(h, f.Prec)
 }
 
 // sweepTable is the level table of a sweep run: the columns of
@@ -487,7 +452,7 @@ func sweepTable(levels []document.Level) Table {
 		}
 	}
 	var cols []sweepColumn
-	for _, c := range sweepColumns {
+	for _, c := range sweepColumns() {
 		if c.always || anyCell(rows, c.cell) {
 			cols = append(cols, c)
 			t.Columns = append(t.Columns, c.Column)
@@ -504,17 +469,6 @@ func sweepTable(levels []document.Level) Table {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
-}
-
-// yesNo shows a verdict: "yes", "no", or Null when not judged.
-func yesNo(v *bool) string {
-	switch {
-	case v == nil:
-		return Null
-	case *v:
-		return "yes"
-	}
-	return "no"
 }
 
 func anyCell(levels []document.Level, cell func(document.Level) string) bool {
@@ -603,30 +557,67 @@ func orNull(s string) string {
 	return s
 }
 
-// percent formats a 0–1 fraction as a percentage with one decimal.
-func percent(v *float64) string {
-	if v == nil {
-		return Null
-	}
-	return num(*v*100, 1)
-}
-
-func reasons(m map[string]int) string {
-	if len(m) == 0 {
-		return Null
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s:%d", k, m[k])
-	}
-	return strings.Join(parts, " ")
-}
-
 // FormatFloat formats *v with prec decimals, nil as Null; exported for the
 // sub-packages so every format shows numbers alike.
 func FormatFloat(v *float64, prec int) string { return floatOrNull(v, prec) }
+
+// intervalNotes says, once per percentile, which figures of the level
+// table have no interval at some level because the level had too few
+// requests, and how many would give one: "p99 (TTFT, E2E): 72 requests
+// give no 95% interval; 368 would".
+func intervalNotes(levels []document.Level) []string {
+	type gap struct {
+		labels   []string
+		lo, hi   int
+		conf     float64
+		pct      float64
+		headline string
+	}
+	var order []string
+	gaps := map[string]*gap{}
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InTable) || f.Interval == nil {
+			continue
+		}
+		for j := range levels {
+			l := &levels[j]
+			e := f.Estimate(l)
+			if e.Value == nil || l.CIConfidence == nil || (e.Low != nil && e.High != nil) {
+				continue
+			}
+			key := f.Stat
+			if key == "" {
+				key = f.Label
+			}
+			g, ok := gaps[key]
+			if !ok {
+				g = &gap{lo: l.Requests, hi: l.Requests, conf: *l.CIConfidence, pct: f.Percentile(), headline: key}
+				gaps[key], order = g, append(order, key)
+			}
+			if !slices.Contains(g.labels, f.Latency) && f.Latency != "" {
+				g.labels = append(g.labels, f.Latency)
+			}
+			g.lo, g.hi = min(g.lo, l.Requests), max(g.hi, l.Requests)
+		}
+	}
+	var out []string
+	for _, k := range order {
+		g := gaps[k]
+		head := g.headline
+		if len(g.labels) > 0 {
+			head += " (" + strings.Join(g.labels, ", ") + ")"
+		}
+		n := strconv.Itoa(g.lo)
+		if g.hi != g.lo {
+			n += "–" + strconv.Itoa(g.hi)
+		}
+		line := fmt.Sprintf("%s: %s requests give no %s%% interval", head, n, num(g.conf*100, -1))
+		if need := stats.QuantileSampleSize(g.pct/100, g.conf); need > g.hi {
+			line += fmt.Sprintf("; %d would", need)
+		}
+		out = append(out, line)
+	}
+	return out
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/slo"
 )
 
 // Kind is the shape a run came from.
@@ -142,6 +143,38 @@ func (p Point) Estimate(f document.Figure) document.Estimate {
 		return document.Estimate{}
 	}
 	return p.Level.Estimate(f)
+}
+
+// Figure is the point's figure f: its sweep level's, or for a batch
+// record (no level) the examples' figures a batch record has
+// (throughput, per-request rate, peak VRAM); nil where the point lacks it.
+func (p Point) Figure(f *document.FigureSpec) *float64 {
+	if p.Level != nil {
+		if f.Value == nil {
+			return nil
+		}
+		return f.Value(p.Level)
+	}
+	switch f.Key {
+	case document.FigThroughput:
+		return p.ThroughputTokS
+	case "per_request_tok_s":
+		return p.PerRequestTokS
+	case "peak_vram_gib":
+		return p.PeakVRAMGiB
+	case document.FigTTFTP50:
+		return p.TTFTP50Ms
+	case document.FigTTFTP95:
+		return p.TTFTP95Ms
+	case document.FigTPOTP50:
+		return p.TPOTP50Ms
+	}
+	return nil
+}
+
+// Subject is the point as slo.Judge judges it.
+func (p Point) Subject() slo.Subject {
+	return slo.Subject{Level: p.Level, Figure: p.Figure, Requests: p.Requests, Errors: p.Errors}
 }
 
 // ErrorRate is Errors / Requests, nil where either is unknown or there were

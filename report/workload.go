@@ -67,12 +67,3 @@ func turnTable(levels []document.Level) (Table, bool) {
 	}
 	return t, true
 }
-
-// estimated formats a token count, marked "≈" when it is an estimate.
-func estimated(v *int, est bool) string {
-	s := intOrNull(v)
-	if est && v != nil {
-		return "≈" + s
-	}
-	return s
-}

@@ -107,6 +107,35 @@ func QuantileRanks(n int, q, confidence float64) (l, u int, lowOK, highOK bool) 
 	return l, u, l >= 1, u <= n
 }
 
+// QuantileSampleSize is the fewest values whose order statistics bound
+// the q-quantile on both sides at confidence (QuantileRanks' lowOK and
+// highOK): 72 for a p95 and 368 for a p99 at 95%. 0 for q outside
+// (0, 1) or beyond 100,000 values.
+func QuantileSampleSize(q, confidence float64) int {
+	if !(q > 0 && q < 1) {
+		return 0
+	}
+	bounded := func(n int) bool {
+		_, _, lowOK, highOK := QuantileRanks(n, q, confidence)
+		return lowOK && highOK
+	}
+	const most = 100_000
+	if !bounded(most) {
+		return 0
+	}
+	// More values only widen the choice of ranks, so the first n that
+	// bounds it is found by bisection.
+	lo, hi := 0, most
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; bounded(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
 // binomialCDF returns P(B ≤ k) for k = 0..n, B ~ Binomial(n, q).
 func binomialCDF(n int, q float64) []float64 {
 	out := make([]float64, n+1)

@@ -100,21 +100,32 @@ func TestProportionCI(t *testing.T) {
 // block is a run of consecutive positions; the intervals of a level are
 // the same from the same records.
 func TestBlockResampleIsSeeded(t *testing.T) {
-	draw := func(seed uint64) []int {
-		idx := make([]int, 100)
-		blockIndices(newRNG(seed), 10, idx)
-		return idx
-	}
+	draw := func(seed uint64) []block { return drawBlocks(95, 10, seed).blocks }
 	a, b := draw(7), draw(7)
 	if !slices.Equal(a, b) || slices.Equal(a, draw(8)) {
 		t.Fatal("blocks not determined by the seed")
 	}
-	for i := 0; i < 100; i += 10 {
-		for j := i + 1; j < i+10; j++ {
-			if a[j] != a[j-1]+1 {
-				t.Fatalf("block at %d not consecutive: %v", i, a[i:i+10])
+	d := drawBlocks(95, 10, 7)
+	starts := map[int]bool{}
+	for k := range BlockResamples {
+		n := 0
+		for i, bl := range d.resample(k) {
+			want := 10
+			if i == 9 {
+				want = 5 // the last block is cut at 95 positions
 			}
+			if bl.end-bl.start != want || bl.start < 0 || bl.end > 95 {
+				t.Fatalf("resample %d block %d = %+v", k, i, bl)
+			}
+			n += bl.end - bl.start
+			starts[bl.start] = true
 		}
+		if n != 95 {
+			t.Fatalf("resample %d holds %d positions, want 95", k, n)
+		}
+	}
+	if len(starts) != 86 {
+		t.Fatalf("%d distinct starts drawn, want every one of 0..85", len(starts))
 	}
 	iv := PercentileInterval([]float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 0.8)
 	if *iv.Low != 1.9 || *iv.High != 9.1 {
@@ -284,5 +295,21 @@ func TestLevelGoodput(t *testing.T) {
 	}
 	if plain := SummarizeLevel(rs); plain.GoodputReqS != nil || plain.GoodputFraction != nil {
 		t.Fatal("goodput without a budget")
+	}
+}
+
+// TestQuantileSampleSize: the fewest requests whose order statistics
+// bound a percentile at 95% on both sides, as docs/metrics.md gives them.
+func TestQuantileSampleSize(t *testing.T) {
+	for _, c := range []struct {
+		q    float64
+		want int
+	}{{0.5, 6}, {0.95, 72}, {0.99, 368}} {
+		if got := QuantileSampleSize(c.q, 0.95); got != c.want {
+			t.Errorf("QuantileSampleSize(%v) = %d, want %d", c.q, got, c.want)
+		}
+		if _, _, lo, hi := QuantileRanks(c.want-1, c.q, 0.95); lo && hi {
+			t.Errorf("%d values already bound the %v-quantile", c.want-1, c.q)
+		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/load"
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/workload"
 )

@@ -21,7 +21,7 @@ import (
 	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/load"
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/summary"
 )
 

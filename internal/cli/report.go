@@ -14,7 +14,8 @@ import (
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/chart"
 	"github.com/servebench/servebench/report/html"
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/report/sloreport"
+	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/summary"
 )
 
@@ -104,12 +105,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // reportLayout lays out set as report does, with the capacity answer for
 // bounds as its last section when bounds are given; run's table on a
 // terminal is the same.
-func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *slo.Answer) {
+func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *sloreport.Answer) {
 	layout := report.Build(set)
 	if bounds == nil {
 		return layout, nil
 	}
-	answer := slo.Evaluate(set, bounds)
+	answer := sloreport.Evaluate(set, bounds)
 	lines := answer.BestLines()
 	for _, w := range answer.Warnings {
 		lines = append(lines, "warning: "+w)
@@ -118,14 +119,14 @@ func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *slo.Ans
 	return layout, answer
 }
 
-func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *slo.Answer) error {
+func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *sloreport.Answer) error {
 	switch format {
 	case "markdown":
 		return report.WriteMarkdown(w, layout)
 	case "csv":
 		return report.WriteCSV(w, set)
 	case "json":
-		return slo.WriteJSON(w, set, answer)
+		return sloreport.WriteJSON(w, set, answer)
 	case "html":
 		return html.Write(w, layout, charts)
 	case "gobench":

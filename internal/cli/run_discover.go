@@ -14,7 +14,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report"
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/slo"
 )
 
 // The first five minutes of `servebench run`: find the server and its

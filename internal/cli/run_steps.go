@@ -7,8 +7,8 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/report/slo"
 	"github.com/servebench/servebench/saturation"
+	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/summary"
 )
 

@@ -157,6 +157,7 @@ func ForSet(s *report.Set) []Chart {
 	out = append(out, build("vram", "Peak GPU memory vs concurrency", "peak VRAM (GiB)", func(i int, r *report.Run) []Series {
 		return line(i, r, func(p report.Point) *float64 { return p.PeakVRAMGiB }, name(r), false)
 	}))
+	out = append(out, figureCharts(build, line)...)
 	kept := out[:0]
 	for _, c := range out {
 		if len(c.Series) > 0 {
@@ -164,6 +165,57 @@ func ForSet(s *report.Set) []Chart {
 		}
 	}
 	return kept
+}
+
+// figureCharts are the charts of the figure table's figures that ask for
+// one, each run a line, drawn with ForSet's build and line.
+func figureCharts(build func(name, title, ylabel string, pick func(i int, r *report.Run) []Series) Chart,
+	line func(i int, r *report.Run, get func(report.Point) *float64, name string, dashed bool, fig ...document.Figure) []Series) []Chart {
+	var out []Chart
+	for _, f := range chartedFigures() {
+		out = append(out, build(string(f.Key), f.Label+" vs concurrency", f.axisLabel(), func(i int, r *report.Run) []Series {
+			if f.Interval != nil && f.Unit != "%" {
+				return line(i, r, f.value, r.Label, false, f.Key)
+			}
+			return line(i, r, f.value, r.Label, false)
+		}))
+	}
+	return out
+}
+
+// chartedFigure is a figure of the figure table with a chart of its own.
+type chartedFigure struct{ *document.FigureSpec }
+
+// chartedFigures are the figure table's figures that ask for a chart
+// (document.InChart), in its order.
+func chartedFigures() []chartedFigure {
+	var out []chartedFigure
+	figs := document.Figures()
+	for i := range figs {
+		if f := &figs[i]; f.Is(document.InChart) && f.Key != "" && f.Value != nil {
+			out = append(out, chartedFigure{f})
+		}
+	}
+	return out
+}
+
+// axisLabel is the value axis's title: "probe (ms)".
+func (f chartedFigure) axisLabel() string {
+	if f.Unit == "" {
+		return f.Label
+	}
+	return f.Label + " (" + f.Unit + ")"
+}
+
+// value is the point's figure as the chart draws it: a "%" figure as a
+// percentage.
+func (f chartedFigure) value(p report.Point) *float64 {
+	v := p.Figure(f.FigureSpec)
+	if v != nil && f.Unit == "%" {
+		pct := *v * 100
+		return &pct
+	}
+	return v
 }
 
 func subtitle(s *report.Set) string {

@@ -118,13 +118,23 @@ type Metric struct {
 	fig document.Figure
 }
 
-// Metrics are the compared quantities, in order.
-var Metrics = []Metric{
-	{"throughput tok/s", 1, func(p report.Point) *float64 { return p.ThroughputTokS }, document.FigThroughput},
-	{"TTFT p50 ms", 1, func(p report.Point) *float64 { return p.TTFTP50Ms }, document.FigTTFTP50},
-	{"TTFT p95 ms", 1, func(p report.Point) *float64 { return p.TTFTP95Ms }, document.FigTTFTP95},
-	{"TPOT p50 ms", 2, func(p report.Point) *float64 { return p.TPOTP50Ms }, document.FigTPOTP50},
-	{"mean TPOT ms (batch, incl. prefill)", 2, func(p report.Point) *float64 { return p.BatchTPOTMs }, ""},
+// Metrics are the compared quantities, in order: every figure of the
+// figure table that shows in compare, then the batch records' mean TPOT.
+func Metrics() []Metric {
+	var out []Metric
+	figs := document.Figures()
+	for i := range figs {
+		f := &figs[i]
+		if !f.Is(document.InCompare) || f.Key == "" || f.Value == nil {
+			continue
+		}
+		m := Metric{Name: f.TableHeader(), Prec: f.Prec, get: func(p report.Point) *float64 { return p.Figure(f) }}
+		if f.Interval != nil {
+			m.fig = f.Key
+		}
+		out = append(out, m)
+	}
+	return append(out, Metric{"mean TPOT ms (batch, incl. prefill)", 2, func(p report.Point) *float64 { return p.BatchTPOTMs }, ""})
 }
 
 // Row is one metric at one concurrency.
@@ -202,9 +212,10 @@ func Rows(p Pair) []Row {
 	}
 	sort.Ints(cs)
 	var rows []Row
+	ms := Metrics()
 	for _, c := range cs {
 		e := byC[c]
-		for mi, m := range Metrics {
+		for _, m := range ms {
 			row := Row{Concurrency: c, Metric: m}
 			if e[0] != nil {
 				row.A = m.get(*e[0])
@@ -219,7 +230,7 @@ func Rows(p Pair) []Row {
 				v := *row.B / *row.A
 				row.Ratio = &v
 			}
-			if mi == 0 && e[0] != nil && e[1] != nil && len(e[0].Samples) >= 2 && len(e[1].Samples) >= 2 {
+			if m.fig == document.FigThroughput && e[0] != nil && e[1] != nil && len(e[0].Samples) >= 2 && len(e[1].Samples) >= 2 {
 				t := benchmath.AssumeNormal.Compare(benchmath.NewSample(e[0].Samples, &benchmath.DefaultThresholds), benchmath.NewSample(e[1].Samples, &benchmath.DefaultThresholds))
 				t.Alpha = Alpha
 				row.Test = &t

@@ -19,7 +19,8 @@ import (
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/chart"
-	"github.com/servebench/servebench/report/slo"
+	"github.com/servebench/servebench/report/sloreport"
+	"github.com/servebench/servebench/slo"
 )
 
 var (
@@ -39,7 +40,7 @@ func render(t testing.TB, s *report.Set, bounds string) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := slo.Evaluate(s, b)
+		a := sloreport.Evaluate(s, b)
 		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: a.BestLines()})
 	}
 	var buf bytes.Buffer

@@ -5,103 +5,7 @@ import (
 	"testing"
 
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/report/reporttest"
-
-	"github.com/servebench/servebench/report"
 )
-
-// loadSeed reads a reference document of examples/ as a report set.
-func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSeed(t, name) }
-
-// TestSeedAnswer is the acceptance answer: with ttft_p95 ≤ 1.5 s the best
-// chat run of the multi-backend sweep is vllm-fp8kv-chat at concurrency 16
-// with 1209.9 tok/s, and ollama-q4km holds only concurrency 1.
-func TestSeedAnswer(t *testing.T) {
-	bounds, err := Parse("ttft_p95=1.5s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := Evaluate(loadSeed(t, "multi-backend-sweep.json"), bounds)
-	var chat *BestAnswer
-	for i := range a.Best {
-		if a.Best[i].Workload == "chat" {
-			chat = &a.Best[i]
-		}
-	}
-	if chat == nil || chat.Label != "vllm-fp8kv-chat" || chat.Concurrency != 16 || *chat.ThroughputTokS != 1209.9 {
-		t.Fatalf("best chat = %+v, want vllm-fp8kv-chat c=16 1209.9", chat)
-	}
-	if got := a.BestLines()[0]; got != "best chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s" {
-		t.Errorf("best line %q", got)
-	}
-	runs := map[string]RunAnswer{}
-	for _, r := range a.Runs {
-		runs[r.Label] = r
-	}
-	cases := []struct {
-		label       string
-		holds, brk  float64
-		brokenValue float64
-	}{
-		{"ollama-q4km", 1, 4, 8385.5},
-		{"llamacpp-f16kv-chat", 4, 16, 4771.7},
-		{"vllm-fp16kv-chat", 16, 0, 0},
-		{"vllm-fp8kv-long", 0, 8, 2938.1},
-	}
-	for _, tc := range cases {
-		r := runs[tc.label]
-		if r.Holds != tc.holds || r.FirstBreak != tc.brk {
-			t.Errorf("%s: holds %v, first break %v; want %v, %v", tc.label, r.Holds, r.FirstBreak, tc.holds, tc.brk)
-		}
-		if tc.brk > 0 && (len(r.BrokenBy) != 1 || r.BrokenBy[0].Bound.Metric != TTFTP95 || *r.BrokenBy[0].Value != tc.brokenValue) {
-			t.Errorf("%s: broken by %+v, want ttft_p95 %v", tc.label, r.BrokenBy, tc.brokenValue)
-		}
-	}
-	if !strings.Contains(a.BestLines()[1], "best long run: none meets") {
-		t.Errorf("long: %q", a.BestLines()[1])
-	}
-}
-
-func TestSeveralBounds(t *testing.T) {
-	bounds, err := Parse("ttft_p95=1.5s, tpot_p50=9ms,throughput_min=100,error_rate=1%")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := Evaluate(loadSeed(t, "multi-backend-sweep.json"), bounds)
-	found := false
-	for _, r := range a.Runs {
-		if r.Label == "vllm-fp16kv-chat" {
-			found = true
-			// c=1: TPOT 8.15 holds; c=4: 8.72 holds; c=16: 10.65 breaks.
-			if r.Holds != 4 || r.FirstBreak != 16 || len(r.BrokenBy) != 1 || r.BrokenBy[0].Bound.Metric != TPOTP50 {
-				t.Fatalf("vllm-fp16kv-chat: %+v", r)
-			}
-			if got := r.BrokenBy[0].String(); got != "tpot_p50 10.65 ms > 9 ms" {
-				t.Errorf("break text %q", got)
-			}
-		}
-	}
-	if !found {
-		t.Errorf("no answer for vllm-fp16kv-chat")
-	}
-}
-
-// TestMissingMetric: batch runs have no TTFT, so a TTFT bound cannot hold.
-func TestMissingMetric(t *testing.T) {
-	bounds, _ := Parse("ttft_p95=10s")
-	a := Evaluate(loadSeed(t, "vllm-text-image-example.json"), bounds)
-	for _, r := range a.Runs {
-		if r.Holds != 0 || r.FirstBreak != 4 || r.BrokenBy[0].Value != nil {
-			t.Errorf("%s: %+v, want no level held for lack of TTFT", r.Label, r)
-		}
-	}
-	bounds, _ = Parse("throughput_min=300tok/s")
-	a = Evaluate(loadSeed(t, "vllm-text-image-example.json"), bounds)
-	if a.Best[0].Label != "text" || a.Best[1].Label != "" {
-		t.Errorf("best = %+v", a.Best)
-	}
-}
 
 func TestParse(t *testing.T) {
 	good := []struct {
@@ -204,7 +108,7 @@ func TestJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			j := Judge(report.PointOf(c.l), b)
+			j := Judge(Of(&c.l), b)
 			if j.Pass() != c.pass || (len(j.Uncertain) > 0) != c.uncertain || len(j.Checks) != 1 || j.Checks[0].Holds != c.pass {
 				t.Fatalf("Judge = %+v", j)
 			}
@@ -214,51 +118,19 @@ func TestJudge(t *testing.T) {
 	tb, _ := Parse("throughput_min=350")
 	l := level(4, 0, 0, 0)
 	l.ThroughputTokSCILow, l.ThroughputTokSCIHigh = fp(380), fp(420)
-	if j := Judge(report.PointOf(l), tb); !j.Pass() || len(j.Uncertain) != 0 {
+	if j := Judge(Of(&l), tb); !j.Pass() || len(j.Uncertain) != 0 {
 		t.Fatalf("throughput floor %+v", j)
 	}
 	l.ThroughputTokSCILow = fp(340)
-	if j := Judge(report.PointOf(l), tb); !j.Pass() || len(j.Uncertain) != 1 {
+	if j := Judge(Of(&l), tb); !j.Pass() || len(j.Uncertain) != 1 {
 		t.Fatalf("throughput floor straddled %+v", j)
 	}
 	// Goodput: the fraction of good requests must reach the bound.
 	gb, _ := Parse("ttft_p95=100ms,goodput=0.9")
 	l = level(4, 80, 70, 90)
 	l.GoodputFraction, l.GoodputFractionCILow, l.GoodputFractionCIHigh = fp(0.85), fp(0.8), fp(0.88)
-	if j := Judge(report.PointOf(l), gb); j.Pass() || j.Broken[0].Bound.Metric != Goodput || !strings.Contains(j.Broken[0].String(), "goodput 85% < 90%") {
+	if j := Judge(Of(&l), gb); j.Pass() || j.Broken[0].Bound.Metric != Goodput || !strings.Contains(j.Broken[0].String(), "goodput 85% < 90%") {
 		t.Fatalf("goodput %+v", j)
-	}
-}
-
-// TestHoldsIsBelowEveryFailure: "holds up to" is the highest load below
-// which every measured load passed, even when a higher load passes again.
-func TestHoldsIsBelowEveryFailure(t *testing.T) {
-	run := &document.Run{Run: record.Run{Label: "r"}, Levels: []document.Level{level(1, 50, 40, 60), level(2, 150, 140, 160), level(4, 90, 80, 95), level(8, 120, 110, 130)}}
-	s := report.NewSet([]report.Source{{File: "x.json", Doc: &document.Document{Runs: []document.Run{*run}}}}, report.Options{})
-	b, _ := Parse("ttft_p95=100ms")
-	ra := Evaluate(s, b).Runs[0]
-	if ra.By != ByConcurrency || ra.Holds != 1 || ra.FirstBreak != 2 || ra.MaxMeasured != 8 {
-		t.Fatalf("answer %+v, want holds 1, first break 2", ra)
-	}
-}
-
-func TestRateRun(t *testing.T) {
-	mk := func(rate, v float64) document.Level {
-		l := level(64, v, v-5, v+5)
-		l.RequestedRate = fp(rate)
-		return l
-	}
-	run := document.Run{Run: record.Run{Label: "r"}, Levels: []document.Level{mk(8, 300), mk(2, 50), mk(4, 80)}}
-	s := report.NewSet([]report.Source{{File: "x.json", Doc: &document.Document{Runs: []document.Run{run}}}}, report.Options{})
-	b, _ := Parse("ttft_p95=100ms")
-	a := Evaluate(s, b)
-	ra := a.Runs[0]
-	if ra.By != ByRate || ra.Holds != 4 || ra.FirstBreak != 8 {
-		t.Fatalf("answer %+v", ra)
-	}
-	tab := report.AlignTable(a.Table(), "")
-	if !strings.Contains(tab, "holds up to ") || !strings.Contains(tab, "4 req/s") || !strings.Contains(a.BestLines()[0], "at 4 req/s") {
-		t.Fatalf("table\n%s\n%q", tab, a.BestLines())
 	}
 }
 
