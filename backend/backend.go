@@ -113,6 +113,10 @@ type Request struct {
 // APIs, which take text rather than messages.
 const PromptSeparator = "\n\n"
 
+// FlatPrompt is rq's conversation as one text, as completion APIs send
+// it (for records that keep the prompt's text).
+func FlatPrompt(rq *Request) string { return flatPrompt(rq) }
+
 // flatPrompt is rq's conversation as one text: History's contents and
 // Prompt joined by PromptSeparator (Prompt alone without History).
 func flatPrompt(rq *Request) string {

@@ -101,6 +101,9 @@ type Run struct {
 	// request classes mixed, as the records header has them.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	Mix   []MixClass `json:"mix,omitempty"`
+	// Dataset names the prompt dataset sent (run --dataset), never its
+	// texts.
+	Dataset *record.DatasetInfo `json:"dataset,omitempty"`
 	// SLO is the latency budget the levels' goodput counts against, and
 	// GoodputBudget its per-request bounds (issue 15; record.Run).
 	SLO           string         `json:"slo,omitempty"`

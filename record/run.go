@@ -63,6 +63,10 @@ type Run struct {
 	// otherwise.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	Mix   []MixClass `json:"mix,omitempty"`
+	// Dataset is the prompt dataset the run sent (run --dataset): its
+	// file's name and layout and its rows, never their texts; nil
+	// otherwise.
+	Dataset *DatasetInfo `json:"dataset,omitempty"`
 	// SLO is the latency budget given to run or find (--slo), in its
 	// canonical spelling, and GoodputBudget its per-request bounds: the
 	// ones each level's goodput counts requests against (issue 15). Both
@@ -264,4 +268,17 @@ type Observations struct {
 	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
 	// level, from its metrics (issue 14; see document.Level).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+}
+
+// DatasetInfo names the prompt dataset of a run (run --dataset).
+type DatasetInfo struct {
+	// File is the dataset's file name, without its folder.
+	File string `json:"file"`
+	// Format is its layout: sharegpt, jsonl-prompt or jsonl-messages.
+	Format string `json:"format"`
+	// Rows is how many usable rows it held; SkippedRows how many
+	// malformed ones --skip-bad-rows left out.
+	Rows        int  `json:"rows"`
+	SkippedRows int  `json:"skipped_rows,omitempty"`
+	Shuffled    bool `json:"shuffled,omitempty"`
 }

@@ -174,7 +174,7 @@ func runDocument(h *record.Run) document.Run {
 		Method: h.Method, API: h.API, URL: h.URL, Connection: h.Connection, Runtime: h.Runtime, Server: h.Server,
 		Profile: h.Profile, Capacity: h.Capacity, Calibration: h.Calibration,
 		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
-		Trace: h.Trace, Mix: slices.Clone(h.Mix),
+		Trace: h.Trace, Mix: slices.Clone(h.Mix), Dataset: h.Dataset,
 		Simulated: h.Simulated, Sim: h.Sim,
 		Turns: h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
 	}

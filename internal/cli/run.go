@@ -142,6 +142,16 @@ type runConfig struct {
 	// Mix is the mix of request classes (--mix); nil otherwise.
 	Mix workload.Mix
 
+	// Dataset is the prompt dataset (--dataset, already read); nil
+	// otherwise. DatasetShuffle draws its rows by --seed, and
+	// DatasetPromptTokens (an explicit --prompt-tokens) keeps only rows
+	// near that length. RecordsText lets prompt and answer texts into
+	// the records (--records-text).
+	Dataset             *workload.Dataset
+	DatasetShuffle      bool
+	DatasetPromptTokens int
+	RecordsText         bool
+
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
 	// until resultOutput decides (no --out).
@@ -376,7 +386,8 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: source.requests, Sessions: source.sessions, Think: cfg.Think, Observe: observers, Clock: clock,
-		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
+		RecordText: cfg.RecordsText,
+		Sink:       &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
 	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil, Warnings: notes}
@@ -432,6 +443,8 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (runSo
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
 	}
 	switch {
+	case cfg.Dataset != nil:
+		return datasetSource(ctx, cfg, client)
 	case cfg.Trace != nil:
 		return traceSource(ctx, cfg, base, client)
 	case cfg.Mix != nil:
@@ -518,7 +531,7 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Connection: string(cfg.Connection),
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
-		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
+		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix), Dataset: datasetInfo(cfg),
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
@@ -701,6 +714,7 @@ type runFlags struct {
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
 	sessions                                sessionFlags
+	dataset                                 datasetFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
@@ -774,6 +788,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
 		sessions:       defineSessionFlags(fs),
+		dataset:        defineDatasetFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 		sim:            defineSimRunFlags(fs),
 	}
@@ -791,7 +806,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}

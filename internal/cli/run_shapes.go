@@ -249,6 +249,8 @@ func (cfg *runConfig) scenarioName() string {
 		return "trace"
 	case cfg.Mix != nil:
 		return "mix"
+	case cfg.Dataset != nil:
+		return "dataset"
 	}
 	return string(cfg.Scenario)
 }
