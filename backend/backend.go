@@ -156,6 +156,14 @@ type Config struct {
 	// Connection is how requests use connections, and so where their
 	// clock starts; empty means KeepAlive.
 	Connection Connection
+
+	// The user's part of every request (body.go): sampling parameters
+	// and ignore-EOS, an extra body merged into each (its fields must not
+	// be servebench's own: ExtraBody.Conflicts), and extra headers whose
+	// values are redacted as the API key is.
+	Sampling  Sampling
+	ExtraBody ExtraBody
+	Headers   []Header
 }
 
 // Connection is how generation requests use connections, which decides

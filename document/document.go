@@ -104,6 +104,10 @@ type Run struct {
 	// Dataset names the prompt dataset sent (run --dataset), never its
 	// texts.
 	Dataset *record.DatasetInfo `json:"dataset,omitempty"`
+	// Headers and Sampling are the user's part of the requests, as the
+	// records header has them (header values redacted).
+	Headers  []string `json:"headers,omitempty"`
+	Sampling string   `json:"sampling,omitempty"`
 	// SLO is the latency budget the levels' goodput counts against, and
 	// GoodputBudget its per-request bounds (issue 15; record.Run).
 	SLO           string         `json:"slo,omitempty"`

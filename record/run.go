@@ -67,6 +67,12 @@ type Run struct {
 	// file's name and layout and its rows, never their texts; nil
 	// otherwise.
 	Dataset *DatasetInfo `json:"dataset,omitempty"`
+	// Headers are the extra headers sent (run --header), as "Name:
+	// [redacted]": their values are never written. Sampling lists the
+	// user's request parameters (sampling, ignore-EOS, the extra body's
+	// keys), empty when servebench's defaults were sent.
+	Headers  []string `json:"headers,omitempty"`
+	Sampling string   `json:"sampling,omitempty"`
 	// SLO is the latency budget given to run or find (--slo), in its
 	// canonical spelling, and GoodputBudget its per-request bounds: the
 	// ones each level's goodput counts requests against (issue 15). Both

@@ -152,6 +152,13 @@ type runConfig struct {
 	DatasetPromptTokens int
 	RecordsText         bool
 
+	// The user's part of every request (--temperature, --top-p, --top-k,
+	// --sampling-seed, --stop, --ignore-eos, --extra-body, --header);
+	// header values are secrets, as APIKey.
+	Sampling  backend.Sampling
+	ExtraBody backend.ExtraBody
+	Headers   []backend.Header
+
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
 	// until resultOutput decides (no --out).
@@ -223,7 +230,8 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 // defers, writes what no run took to stderr as warnings.
 func libraryLog(deps Deps, cfg runConfig, stderr io.Writer) (logs *liblog.Subscription, done func()) {
 	if deps.LibraryLog != nil {
-		logs = deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
+		secrets := cfg.secrets()
+		logs = deps.LibraryLog.Subscribe(func(s string) string { return backend.RedactAll(s, secrets) })
 	}
 	return logs, func() {
 		for _, l := range logs.Close() {
@@ -263,6 +271,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if err != nil {
 		return err
 	}
+	rec.secrets = cfg.secrets()
 	out, err := openOut(cfg.Out)
 	if err != nil {
 		rec.close()
@@ -518,6 +527,7 @@ func (cfg *runConfig) clientConfig() backend.Config {
 	return backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
 		APIKey: cfg.APIKey, Timeout: cfg.Timeout, Connection: cfg.Connection,
+		Sampling: cfg.Sampling, ExtraBody: cfg.ExtraBody, Headers: cfg.Headers,
 	}
 }
 
@@ -532,6 +542,7 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Connection: string(cfg.Connection),
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix), Dataset: datasetInfo(cfg),
+		Headers: backend.HeaderNames(cfg.Headers), Sampling: samplingNote(cfg),
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
@@ -715,6 +726,7 @@ type runFlags struct {
 	shapes                                  shapeFlags
 	sessions                                sessionFlags
 	dataset                                 datasetFlags
+	body                                    bodyFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
@@ -789,6 +801,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		shapes:         defineShapeFlags(fs),
 		sessions:       defineSessionFlags(fs),
 		dataset:        defineDatasetFlags(fs),
+		body:           defineBodyFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 		sim:            defineSimRunFlags(fs),
 	}
@@ -806,7 +819,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
