@@ -78,7 +78,7 @@ func TestBodyReachesSimServe(t *testing.T) {
 			_, target := simservetest.Start(t, simserve.Options{As: simserve.Personality(tc.kind)})
 			proxy, url := startRecordingProxy(t, target)
 			c, err := backend.New(backend.Config{Kind: tc.kind, BaseURL: url, Model: simModel, API: tc.api,
-				Sampling: backend.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK, Seed: &seed, Stop: []string{"\n\n"}},
+				Sampling:  backend.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK, Seed: &seed, Stop: []string{"\n\n"}},
 				ExtraBody: extra, Headers: []backend.Header{{Name: "X-Tenant", Value: "tenant-secret-1234"}}})
 			if err != nil {
 				t.Fatal(err)
