@@ -27,6 +27,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
 	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
 	sloFlag := fs.String("slo", "", "capacity answer for a latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms (ttft_p50, ttft_p95, tpot_p50, throughput_min, error_rate)")
+	failOnBreach := fs.Bool("fail-on-breach", false, "CI gate (with --slo): exit 1 when a run breaks the SLO at a load it measured, one line per broken figure on stderr")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -42,6 +43,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if bounds, err = slo.Parse(*sloFlag); err != nil {
 			return usagef("report: --slo: %v", err)
 		}
+	} else if *failOnBreach {
+		return usagef("report: --fail-on-breach needs --slo (the budget to hold)")
 	}
 	// Records files are summarized anew with the SLO's goodput budget;
 	// documents keep the goodput they were written with.
@@ -97,6 +100,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for _, w := range layout.Warnings {
 			fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
 		}
+	}
+	if *failOnBreach {
+		return sloGate(answer, stderr)
 	}
 	return nil
 }
