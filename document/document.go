@@ -108,6 +108,10 @@ type Run struct {
 	// records header has them (header values redacted).
 	Headers  []string `json:"headers,omitempty"`
 	Sampling string   `json:"sampling,omitempty"`
+	// PricePerHour and PricePerKWh are the price the levels' cost per
+	// million output tokens comes from (record.Run).
+	PricePerHour float64 `json:"price_per_hour_usd,omitempty"`
+	PricePerKWh  float64 `json:"price_per_kwh_usd,omitempty"`
 	// SLO is the latency budget the levels' goodput counts against, and
 	// GoodputBudget its per-request bounds (issue 15; record.Run).
 	SLO           string         `json:"slo,omitempty"`
@@ -325,6 +329,21 @@ type Level struct {
 	// Δprefix_cache_queries; SGLang's cache_hit_rate gauge, averaged over
 	// the level's scrapes).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+
+	// Energy and cost (docs/features.md): the level's GPU energy (joules),
+	// mean and peak board power (watts) and how they were measured
+	// (telemetry); joules per output token = EnergyJ / OutputTokens;
+	// tokens/s per watt = ThroughputTokS / MeanPowerW; dollars per million
+	// output tokens from the run's price (per hour of the level's wall
+	// time, or per kWh of its energy). Null where not measured (no power
+	// sensor, a level too short, the simulator).
+	EnergyJ              *float64 `json:"energy_j,omitempty"`
+	MeanPowerW           *float64 `json:"mean_power_w,omitempty"`
+	PeakPowerW           *float64 `json:"peak_power_w,omitempty"`
+	EnergyMethod         string   `json:"energy_method,omitempty"`
+	JoulesPerOutputToken *float64 `json:"joules_per_output_token,omitempty"`
+	TokSPerWatt          *float64 `json:"tok_s_per_watt,omitempty"`
+	CostUSDPerMTok       *float64 `json:"cost_usd_per_mtok,omitempty"`
 	// ServerPrefillP50Ms is the median of the prefill time the server
 	// reported per request (Ollama prompt_eval_duration, llama.cpp
 	// timings.prompt_ms): it falls when a prompt's prefix came from cache.

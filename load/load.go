@@ -510,10 +510,14 @@ func merge(dst, src *record.Observations) *record.Observations {
 		{&dst.PeakRequestsWaiting, &src.PeakRequestsWaiting},
 		{&dst.PrefixCacheHitRate, &src.PrefixCacheHitRate},
 		{&dst.RequestsWaitingRise, &src.RequestsWaitingRise},
+		{&dst.EnergyJ, &src.EnergyJ}, {&dst.MeanPowerW, &src.MeanPowerW}, {&dst.PeakPowerW, &src.PeakPowerW},
 	} {
 		if *f.s != nil {
 			*f.d = *f.s
 		}
+	}
+	if src.EnergyMethod != "" {
+		dst.EnergyMethod = src.EnergyMethod
 	}
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
 	return dst

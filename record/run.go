@@ -73,6 +73,12 @@ type Run struct {
 	// keys), empty when servebench's defaults were sent.
 	Headers  []string `json:"headers,omitempty"`
 	Sampling string   `json:"sampling,omitempty"`
+	// PricePerHour and PricePerKWh are the run's price in US dollars
+	// (run --price-per-hour: a rented GPU; --price-per-kwh: your own),
+	// from which each level's cost per million output tokens comes; 0
+	// when not given.
+	PricePerHour float64 `json:"price_per_hour_usd,omitempty"`
+	PricePerKWh  float64 `json:"price_per_kwh_usd,omitempty"`
 	// SLO is the latency budget given to run or find (--slo), in its
 	// canonical spelling, and GoodputBudget its per-request bounds: the
 	// ones each level's goodput counts requests against (issue 15). Both
@@ -274,6 +280,14 @@ type Observations struct {
 	// PrefixCacheHitRate is the server's prefix-cache hit rate over the
 	// level, from its metrics (issue 14; see document.Level).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+
+	// Energy and power over the level, from the GPU's readings
+	// (telemetry's Energy): joules, mean and peak watts, and how they
+	// were measured; nil where nothing measured them.
+	EnergyJ      *float64 `json:"energy_j,omitempty"`
+	MeanPowerW   *float64 `json:"mean_power_w,omitempty"`
+	PeakPowerW   *float64 `json:"peak_power_w,omitempty"`
+	EnergyMethod string   `json:"energy_method,omitempty"`
 }
 
 // DatasetInfo names the prompt dataset of a run (run --dataset).

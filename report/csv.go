@@ -40,6 +40,9 @@ func WriteCSV(w io.Writer, s *Set) error {
 	for _, f := range csvLatencyFields {
 		header = append(header, f.name)
 	}
+	for _, f := range energyFields {
+		header = append(header, f.name)
+	}
 	if err := cw.Write(header); err != nil {
 		return err
 	}
@@ -59,6 +62,13 @@ func WriteCSV(w io.Writer, s *Set) error {
 				csvFloat(p.PeakVRAMGiB), csvFloat(p.PeakKVCacheUsage), csvFloat(p.Preemptions), samples,
 			}
 			for _, f := range csvLatencyFields {
+				var v *float64
+				if p.Level != nil {
+					v = f.get(p.Level)
+				}
+				row = append(row, csvFloat(v))
+			}
+			for _, f := range energyFields {
 				var v *float64
 				if p.Level != nil {
 					v = f.get(p.Level)

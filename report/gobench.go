@@ -59,6 +59,15 @@ func WriteGoBench(w io.Writer, s *Set) error {
 			ew.printf("Unit %s better=lower\n", f.unit)
 		}
 	}
+	if setHasEnergy(s) {
+		for _, f := range energyFields {
+			better := "lower"
+			if f.higher {
+				better = "higher"
+			}
+			ew.printf("Unit %s better=%s\n", f.unit, better)
+		}
+	}
 	for _, r := range s.Runs {
 		name := "BenchmarkServe/label=" + benchName(r.Label)
 		for _, p := range r.Points {
@@ -82,6 +91,9 @@ func WriteGoBench(w io.Writer, s *Set) error {
 			add(p.BatchTPOTMs, "batch-tpot-ms")
 			if p.Level != nil {
 				for _, f := range gobenchLatency {
+					add(f.get(p.Level), f.unit)
+				}
+				for _, f := range energyFields {
 					add(f.get(p.Level), f.unit)
 				}
 			}

@@ -435,6 +435,14 @@ var sweepColumns = []sweepColumn{
 		return strconv.Itoa(l.Repeats)
 	}},
 	{Column{"saturated", Left}, false, func(l document.Level) string { return orNull(l.Saturated) }},
+	// Energy and cost: shown where a level has them (a GPU with a power
+	// sensor; a --price-per-hour or --price-per-kwh).
+	{Column{"energy J", Right}, false, func(l document.Level) string { return floatOrNull(l.EnergyJ, 0) }},
+	{Column{"J/out tok", Right}, false, func(l document.Level) string { return floatOrNull(l.JoulesPerOutputToken, 3) }},
+	{Column{"mean W", Right}, false, func(l document.Level) string { return floatOrNull(l.MeanPowerW, 1) }},
+	{Column{"peak W", Right}, false, func(l document.Level) string { return floatOrNull(l.PeakPowerW, 1) }},
+	{Column{"tok/s per W", Right}, false, func(l document.Level) string { return floatOrNull(l.TokSPerWatt, 3) }},
+	{Column{"$/M out tok", Right}, false, func(l document.Level) string { return floatOrNull(l.CostUSDPerMTok, 4) }},
 }
 
 // withCI formats a figure with its confidence interval as "v ±h", h the

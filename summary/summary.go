@@ -176,6 +176,7 @@ func runDocument(h *record.Run) document.Run {
 		Warnings: slices.Clone(h.Warnings), SLO: h.SLO, GoodputBudget: h.GoodputBudget, CIConfidence: h.CIConfidence,
 		Trace: h.Trace, Mix: slices.Clone(h.Mix), Dataset: h.Dataset,
 		Headers: slices.Clone(h.Headers), Sampling: h.Sampling,
+		PricePerHour: h.PricePerHour, PricePerKWh: h.PricePerKWh,
 		Simulated: h.Simulated, Sim: h.Sim,
 		Turns: h.Turns, ThinkTime: h.ThinkTime, SharedPrefixTokens: h.SharedPrefixTokens, PrefixGroups: h.PrefixGroups,
 	}

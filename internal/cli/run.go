@@ -158,6 +158,9 @@ type runConfig struct {
 	Sampling  backend.Sampling
 	ExtraBody backend.ExtraBody
 	Headers   []backend.Header
+	// PricePerHour and PricePerKWh are the run's price (--price-per-hour,
+	// --price-per-kwh; 0: none).
+	PricePerHour, PricePerKWh float64
 
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
@@ -543,6 +546,7 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
 		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix), Dataset: datasetInfo(cfg),
 		Headers: backend.HeaderNames(cfg.Headers), Sampling: samplingNote(cfg),
+		PricePerHour: cfg.PricePerHour, PricePerKWh: cfg.PricePerKWh,
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
@@ -727,6 +731,7 @@ type runFlags struct {
 	sessions                                sessionFlags
 	dataset                                 datasetFlags
 	body                                    bodyFlags
+	cost                                    costFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
@@ -802,6 +807,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		sessions:       defineSessionFlags(fs),
 		dataset:        defineDatasetFlags(fs),
 		body:           defineBodyFlags(fs),
+		cost:           defineCostFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 		sim:            defineSimRunFlags(fs),
 	}
@@ -819,7 +825,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}
