@@ -58,3 +58,25 @@ func TestGateExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestReportReadsVLLMResults: two vLLM --save-result files of one label
+// are one run of two levels, with the notes on what they lack; compare
+// takes one as a side.
+func TestReportReadsVLLMResults(t *testing.T) {
+	dir := filepath.Join(repoRoot, "report", "foreign", "testdata")
+	c4, c16 := filepath.Join(dir, "vllm-bench-c4.json"), filepath.Join(dir, "vllm-bench-c16.json")
+	out, stderr, err := cliRun(context.Background(), "report", "--format", "csv", c4, c16)
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], ",qwen-h100,sweep,vllm-bench,") || !strings.Contains(lines[2], ",16,") {
+		t.Fatalf("csv:\n%s", out)
+	}
+	if !strings.Contains(stderr, "TTFT and E2E start before the connection is opened") || !strings.Contains(stderr, "lacks [") {
+		t.Errorf("stderr lacks the vLLM notes:\n%s", stderr)
+	}
+	if _, stderr, err := cliRun(context.Background(), "compare", c4, c4, "--max-regression", "5%"); err != nil {
+		t.Errorf("compare a vLLM file with itself: %v\n%s", err, stderr)
+	}
+}
