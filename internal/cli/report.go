@@ -38,13 +38,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !slices.Contains(reportFormats, *format) {
 		return usagef("report: --format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
 	}
-	var bounds []slo.Bound
-	if *sloFlag != "" {
-		if bounds, err = slo.Parse(*sloFlag); err != nil {
-			return usagef("report: --slo: %v", err)
-		}
-	} else if *failOnBreach {
-		return usagef("report: --fail-on-breach needs --slo (the budget to hold)")
+	bounds, err := reportBounds(*sloFlag, *failOnBreach)
+	if err != nil {
+		return err
 	}
 	// Records files are summarized anew with the SLO's goodput budget;
 	// documents keep the goodput they were written with.
@@ -105,6 +101,21 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return sloGate(answer, stderr)
 	}
 	return nil
+}
+
+// reportBounds reads report's --slo; --fail-on-breach needs one.
+func reportBounds(sloFlag string, failOnBreach bool) ([]slo.Bound, error) {
+	if sloFlag == "" {
+		if failOnBreach {
+			return nil, usagef("report: --fail-on-breach needs --slo (the budget to hold)")
+		}
+		return nil, nil
+	}
+	bounds, err := slo.Parse(sloFlag)
+	if err != nil {
+		return nil, usagef("report: --slo: %v", err)
+	}
+	return bounds, nil
 }
 
 // reportLayout lays out set as report does, with the capacity answer for
