@@ -9,7 +9,6 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/report/foreign"
 	"github.com/servebench/servebench/summary"
 )
 
@@ -42,11 +41,11 @@ func ReadSourcesWith(paths []string, opts summary.Options) ([]Source, error) {
 }
 
 // readDocument reads a result document: servebench's, or a foreign
-// tool's result file (foreign.IsVLLMResult) read as one.
+// tool's result file (IsVLLMResult) read as one.
 func readDocument(path string) (*document.Document, error) {
 	data, err := filecap.ReadFile(path, filecap.Document, "a result document")
-	if err == nil && foreign.IsVLLMResult(data) {
-		return foreign.ReadVLLM(path, data)
+	if err == nil && IsVLLMResult(data) {
+		return ReadVLLM(path, data)
 	}
 	return document.ReadFile(path)
 }

@@ -63,7 +63,7 @@ func TestGateExitCodes(t *testing.T) {
 // are one run of two levels, with the notes on what they lack; compare
 // takes one as a side.
 func TestReportReadsVLLMResults(t *testing.T) {
-	dir := filepath.Join(repoRoot, "report", "foreign", "testdata")
+	dir := filepath.Join(repoRoot, "report", "testdata", "foreign")
 	c4, c16 := filepath.Join(dir, "vllm-bench-c4.json"), filepath.Join(dir, "vllm-bench-c16.json")
 	out, stderr, err := cliRun(context.Background(), "report", "--format", "csv", c4, c16)
 	if err != nil {

@@ -1,9 +1,9 @@
-// Package foreign reads other benchmark tools' result files as servebench
-// documents, so that `report` and `compare` can set them beside
-// servebench's own runs. It reads vLLM's `vllm bench serve --save-result`
-// JSON (docs/features.md maps its metrics onto servebench's, citing
-// vLLM's definitions).
-package foreign
+package report
+
+// Other benchmark tools' result files, read as servebench documents so
+// that `report` and `compare` set them beside servebench's own runs:
+// vLLM's `vllm bench serve --save-result` JSON (docs/features.md maps its
+// metrics onto servebench's, citing vLLM's definitions).
 
 import (
 	"bytes"
@@ -113,7 +113,7 @@ func ReadVLLM(name string, data []byte) (*document.Document, error) {
 	}
 	var missing []string
 	for _, f := range vllmLatency {
-		v, ok := number(raw[f.key])
+		v, ok := jsonNumber(raw[f.key])
 		if !ok {
 			missing = append(missing, f.key)
 			continue
@@ -201,7 +201,7 @@ func parseRate(raw json.RawMessage) (rate float64, inf bool, err error) {
 }
 
 // number reads a JSON number; null, absent or other values are not one.
-func number(raw json.RawMessage) (float64, bool) {
+func jsonNumber(raw json.RawMessage) (float64, bool) {
 	var v *float64
 	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil || math.IsNaN(*v) {
 		return 0, false

@@ -1,4 +1,4 @@
-package foreign
+package report
 
 import (
 	"os"
@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-func read(t *testing.T, name string) []byte {
+func readForeign(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("testdata", "foreign", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReadVLLM(t *testing.T) {
 		{"sglang-style-infinity.json", "sglang-burst", "burst", 200, 0, 2100, 300},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			data := read(t, tc.file)
+			data := readForeign(t, tc.file)
 			if !IsVLLMResult(data) {
 				t.Fatal("not recognised")
 			}
@@ -72,7 +72,7 @@ func TestIsVLLMResultRefusesOthers(t *testing.T) {
 
 func FuzzReadVLLM(f *testing.F) {
 	for _, n := range []string{"vllm-bench-c4.json", "vllm-bench-rate8.json", "sglang-style-infinity.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", n))
+		b, err := os.ReadFile(filepath.Join("testdata", "foreign", n))
 		if err != nil {
 			f.Fatal(err)
 		}
