@@ -113,6 +113,10 @@ type Request struct {
 // APIs, which take text rather than messages.
 const PromptSeparator = "\n\n"
 
+// FlatPrompt is rq's conversation as one text, as completion APIs send
+// it (for records that keep the prompt's text).
+func FlatPrompt(rq *Request) string { return flatPrompt(rq) }
+
 // flatPrompt is rq's conversation as one text: History's contents and
 // Prompt joined by PromptSeparator (Prompt alone without History).
 func flatPrompt(rq *Request) string {
@@ -152,6 +156,14 @@ type Config struct {
 	// Connection is how requests use connections, and so where their
 	// clock starts; empty means KeepAlive.
 	Connection Connection
+
+	// The user's part of every request (body.go): sampling parameters
+	// and ignore-EOS, an extra body merged into each (its fields must not
+	// be servebench's own: ExtraBody.Conflicts), and extra headers whose
+	// values are redacted as the API key is.
+	Sampling  Sampling
+	ExtraBody ExtraBody
+	Headers   []Header
 }
 
 // Connection is how generation requests use connections, which decides

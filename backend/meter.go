@@ -55,8 +55,11 @@ type stream struct {
 	// that cannot be true, one per field.
 	warnings []string
 
-	// apiKey is redacted from failure messages (excerpt, finish).
-	apiKey string
+	// apiKey is redacted from failure messages (excerpt, finish);
+	// secrets (the key and the extra headers' values) from what finish
+	// writes.
+	apiKey  string
+	secrets []string
 }
 
 // countVal is a token count as a decoder read it (jsonScan.count): v is
@@ -187,11 +190,11 @@ func (st *stream) finish(f *failure) {
 	res.FinishReason = st.finishReason
 	res.Server = st.timings.record()
 	for _, w := range st.warnings {
-		res.Warnings = append(res.Warnings, redact(w, st.apiKey))
+		res.Warnings = append(res.Warnings, RedactAll(w, st.secrets))
 	}
 	if f != nil {
 		res.Reason = f.reason
-		res.Error = redact(f.msg, st.apiKey)
+		res.Error = RedactAll(f.msg, st.secrets)
 	}
 }
 

@@ -52,9 +52,12 @@ type ollamaMessage struct {
 }
 
 type ollamaOptions struct {
-	NumPredict  int     `json:"num_predict"`
-	Temperature float64 `json:"temperature"`
-	Seed        int64   `json:"seed"`
+	NumPredict  int      `json:"num_predict"`
+	Temperature float64  `json:"temperature"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	TopK        *int     `json:"top_k,omitempty"`
+	Seed        int64    `json:"seed"`
+	Stop        []string `json:"stop,omitempty"`
 }
 
 func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
@@ -64,6 +67,14 @@ func (c *ollamaClient) body(rq *Request) ([]byte, *failure) {
 	}
 	b := ollamaBody{Model: c.cfg.Model, Stream: true,
 		Options: ollamaOptions{NumPredict: rq.MaxTokens, Temperature: 0, Seed: rq.Seed}}
+	sp := &c.cfg.Sampling
+	if sp.Temperature != nil {
+		b.Options.Temperature = *sp.Temperature
+	}
+	if sp.Seed != nil {
+		b.Options.Seed = *sp.Seed
+	}
+	b.Options.TopP, b.Options.TopK, b.Options.Stop = sp.TopP, sp.TopK, sp.Stop
 	if c.cfg.API == Generate {
 		prompt := flatPrompt(rq)
 		b.Prompt, b.Images = &prompt, images

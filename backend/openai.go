@@ -31,6 +31,12 @@ func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) 
 // Warnings implements Client: TGI and generic OpenAI endpoints get no
 // ignore-EOS parameter, so a request may stop short at EOS.
 func (c *openAIClient) Warnings() []string {
+	switch mode := c.cfg.Sampling.IgnoreEOS; {
+	case mode == IgnoreEOSOff:
+		return []string{"--ignore-eos off: requests may stop at EOS before max_tokens; output tokens are verified against the request"}
+	case mode == IgnoreEOSOn && (c.cfg.Kind == TGI || c.cfg.Kind == OpenAI):
+		return []string{"--ignore-eos on: ignore_eos is sent to " + c.cfg.Kind.Name() + ", which may not honour it (or may reject the field)"}
+	}
 	switch c.cfg.Kind {
 	case TGI:
 		return []string{"tgi has no ignore_eos: requests may stop at EOS before max_tokens; output tokens are verified against the request"}
@@ -49,7 +55,10 @@ type openAIBody struct {
 	StreamOptions openAIStreamOptions `json:"stream_options"`
 	MaxTokens     int                 `json:"max_tokens"`
 	Temperature   float64             `json:"temperature"`
+	TopP          *float64            `json:"top_p,omitempty"`
+	TopK          *int                `json:"top_k,omitempty"`
 	Seed          int64               `json:"seed"`
+	Stop          []string            `json:"stop,omitempty"`
 	IgnoreEOS     *bool               `json:"ignore_eos,omitempty"`
 	MinTokens     *int                `json:"min_tokens,omitempty"`   // vLLM
 	NPredict      *int                `json:"n_predict,omitempty"`    // llama.cpp
@@ -101,25 +110,60 @@ func (c *openAIClient) body(rq *Request) ([]byte, *failure) {
 		}
 		b.Messages = append(b.Messages, openAIMessage{Role: string(User), Content: chatContent(rq)})
 	}
+	c.sampling(&b)
+	c.lengthFields(&b, rq)
+	out, err := json.Marshal(&b)
+	if err != nil {
+		return nil, failf(record.ReasonInvalidRequest, "invalid request: %v", err)
+	}
+	return out, nil
+}
+
+// sampling writes the user's sampling parameters (Config.Sampling) into
+// b: temperature 0 unless set, top_p, top_k and stop when set, the
+// sampling seed in place of the workload's.
+func (c *openAIClient) sampling(b *openAIBody) {
+	sp := &c.cfg.Sampling
+	if sp.Temperature != nil {
+		b.Temperature = *sp.Temperature
+	}
+	if sp.Seed != nil {
+		b.Seed = *sp.Seed
+	}
+	b.TopP, b.TopK, b.Stop = sp.TopP, sp.TopK, sp.Stop
+}
+
+// lengthFields writes each family's way to produce exactly MaxTokens
+// tokens: ignore_eos (and vLLM's min_tokens, llama.cpp's n_predict) per
+// Sampling.IgnoreEOS, vLLM's per-chunk usage, llama.cpp's cache_prompt.
+func (c *openAIClient) lengthFields(b *openAIBody, rq *Request) {
 	yes, n := true, rq.MaxTokens
+	mode := c.cfg.Sampling.IgnoreEOS
+	ignore := mode != IgnoreEOSOff
 	switch c.cfg.Kind {
 	case VLLM:
-		b.IgnoreEOS, b.MinTokens = &yes, &n
+		if ignore {
+			b.IgnoreEOS, b.MinTokens = &yes, &n
+		}
 		b.StreamOptions.ContinuousUsageStats = true
 	case LlamaCpp:
 		// Unique prompts run with llama.cpp's prompt cache off, so a slot's
 		// leftovers cannot flatter a level; a workload that shares prefixes
 		// turns it on to measure the cache.
 		cache := rq.ReusePrefix
-		b.IgnoreEOS, b.NPredict, b.CachePrompt = &yes, &n, &cache
+		b.NPredict, b.CachePrompt = &n, &cache
+		if ignore {
+			b.IgnoreEOS = &yes
+		}
 	case SGLang:
-		b.IgnoreEOS = &yes
+		if ignore {
+			b.IgnoreEOS = &yes
+		}
+	default:
+		if mode == IgnoreEOSOn {
+			b.IgnoreEOS = &yes
+		}
 	}
-	out, err := json.Marshal(&b)
-	if err != nil {
-		return nil, failf(record.ReasonInvalidRequest, "invalid request: %v", err)
-	}
-	return out, nil
 }
 
 // chatContent is the user message content: the prompt as a string, or text

@@ -142,6 +142,9 @@ func (p *prober) call(method, path string, body any, out any) error {
 	if p.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
+	for _, h := range p.cfg.Headers {
+		req.Header.Set(h.Name, h.Value)
+	}
 	resp, err := p.client.Do(req)
 	if err != nil {
 		return p.redact(err)

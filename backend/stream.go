@@ -76,6 +76,12 @@ func (b *base) do(ctx context.Context, x exchange, res *record.Result) {
 	} else {
 		body, f = x.build(x.rq)
 	}
+	if f == nil {
+		var err error
+		if body, err = b.cfg.ExtraBody.merge(body); err != nil {
+			f = failf(record.ReasonInvalidRequest, "invalid request: --extra-body: %v", err)
+		}
+	}
 	if f != nil {
 		resetResult(res, x.rq)
 		res.Reason, res.Error = f.reason, f.msg
@@ -99,6 +105,7 @@ func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Re
 
 	st := newStream(res, x.rq.MaxTokens)
 	st.apiKey = b.cfg.APIKey
+	st.secrets = b.cfg.secrets()
 	if x.rq.Answer != nil {
 		x.rq.Answer.Reset()
 		st.answer = x.rq.Answer
@@ -137,6 +144,9 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	hreq.Header.Set("Accept", x.fr.accept())
 	if b.auth != "" {
 		hreq.Header.Set("Authorization", b.auth)
+	}
+	for _, h := range b.cfg.Headers {
+		hreq.Header.Set(h.Name, h.Value)
 	}
 	perRequest := b.cfg.Connection == PerRequest
 	hreq.Close = perRequest // a new connection for every request

@@ -147,9 +147,12 @@ func (b *base) postJSON(ctx context.Context, path string, in any, maxBody int64,
 	if b.auth != "" {
 		req.Header.Set("Authorization", b.auth)
 	}
+	for _, h := range b.cfg.Headers {
+		req.Header.Set(h.Name, h.Value)
+	}
 	resp, err := b.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %s", path, redact(err.Error(), b.cfg.APIKey))
+		return fmt.Errorf("%s: %s", path, RedactAll(err.Error(), b.cfg.secrets()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
@@ -157,13 +160,13 @@ func (b *base) postJSON(ctx context.Context, path string, in any, maxBody int64,
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return fmt.Errorf("%s: reading answer: %s", path, redact(err.Error(), b.cfg.APIKey))
+		return fmt.Errorf("%s: reading answer: %s", path, RedactAll(err.Error(), b.cfg.secrets()))
 	}
 	if int64(len(data)) > maxBody {
 		return fmt.Errorf("%s: answer longer than %d bytes: not a token list for this text", path, maxBody)
 	}
 	if err := read(data); err != nil {
-		return fmt.Errorf("%s: %s", path, redact(err.Error(), b.cfg.APIKey))
+		return fmt.Errorf("%s: %s", path, RedactAll(err.Error(), b.cfg.secrets()))
 	}
 	return nil
 }

@@ -246,6 +246,15 @@ type Level struct {
 	PromptTokensSent   *int     `json:"prompt_tokens_sent,omitempty"`
 	PromptTokensCached *int     `json:"prompt_tokens_cached,omitempty"`
 	PromptCacheHitRate *float64 `json:"prompt_cache_hit_rate,omitempty"`
+	// Energy and cost (docs/features.md), derived from the embedded
+	// Observations' energy: joules per output token = EnergyJ /
+	// OutputTokens; tokens/s per watt = ThroughputTokS / MeanPowerW;
+	// dollars per million output tokens from the run's price (per hour of
+	// the level's wall time, or per kWh of its energy). Null where not
+	// measured (no power sensor, a level too short, the simulator).
+	JoulesPerOutputToken *float64 `json:"joules_per_output_token,omitempty"`
+	TokSPerWatt          *float64 `json:"tok_s_per_watt,omitempty"`
+	CostUSDPerMTok       *float64 `json:"cost_usd_per_mtok,omitempty"`
 	// ServerPrefillP50Ms is the median of the prefill time the server
 	// reported per request (Ollama prompt_eval_duration, llama.cpp
 	// timings.prompt_ms): it falls when a prompt's prefix came from cache.

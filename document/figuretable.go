@@ -61,7 +61,8 @@ func builtinFigures() []FigureSpec {
 			func(l *Level) (**float64, **float64) { return &l.E2EP99MsCILow, &l.E2EP99MsCIHigh }})...)
 	out = append(out, telemetryFigures()...)
 	out = append(out, scheduleFigures()...)
-	return append(out, cacheAndGoodputFigures()...)
+	out = append(out, cacheAndGoodputFigures()...)
+	return append(out, energyFigures()...)
 }
 
 // latencyStats are the statistics of each latency, in the order the
@@ -198,4 +199,22 @@ func countPtr(n *int) *float64 {
 		return nil
 	}
 	return count(*n)
+}
+
+// energyFigures are a level's GPU energy and cost: shown where a level has
+// them (a GPU with a power sensor; a --price-per-hour or --price-per-kwh).
+// docs/features.md says how each is measured.
+func energyFigures() []FigureSpec {
+	const shows = InTable | InCSV | InGoBench | InCompare
+	fig := func(key Figure, label, unit string, better Better, prec int, get func(*Level) *float64) FigureSpec {
+		return FigureSpec{Key: key, Label: label, Unit: unit, Better: better, Prec: prec, Shows: shows, Value: get}
+	}
+	return []FigureSpec{
+		fig("energy_j", "energy", "J", LowerIsBetter, 0, func(l *Level) *float64 { return l.EnergyJ }),
+		fig("joules_per_output_token", "J/out tok", "", LowerIsBetter, 3, func(l *Level) *float64 { return l.JoulesPerOutputToken }),
+		fig("mean_power_w", "mean", "W", LowerIsBetter, 1, func(l *Level) *float64 { return l.MeanPowerW }),
+		fig("peak_power_w", "peak", "W", LowerIsBetter, 1, func(l *Level) *float64 { return l.PeakPowerW }),
+		fig("tok_s_per_watt", "tok/s per W", "", HigherIsBetter, 3, func(l *Level) *float64 { return l.TokSPerWatt }),
+		fig("cost_usd_per_mtok", "$/M out tok", "", LowerIsBetter, 4, func(l *Level) *float64 { return l.CostUSDPerMTok }),
+	}
 }

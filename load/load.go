@@ -12,6 +12,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,6 +162,9 @@ type Sweep struct {
 	// levels' people and their think times (users.go); Think, when set,
 	// overrides the think times it draws.
 	People PeopleSource
+	// RecordText copies each request's prompt and answer texts into its
+	// Result (PromptText, AnswerText); off, no text reaches a Result.
+	RecordText bool
 	// FirstSession is the number of the next session prepared; Do
 	// advances it past the sessions it prepared, as FirstSeq, so that the
 	// sessions of several Do calls on one Sweep are numbered, seeded and
@@ -380,7 +384,13 @@ func (r *runner) sendTurn(l Level, it *workload.Item, seq, repeat int, warmup bo
 	// written (Request.RunStart), so connection setup is not counted.
 	it.Request.RunStart = r.t0
 	res.StartNS = int64(r.clock.Now().Sub(r.t0))
+	if r.s.RecordText && it.Request.Answer == nil {
+		it.Request.Answer = &strings.Builder{}
+	}
 	r.s.Client.Do(r.reqCtx, &it.Request, res)
+	if r.s.RecordText {
+		res.PromptText, res.AnswerText = backend.FlatPrompt(&it.Request), it.Request.Answer.String()
+	}
 	endNS = res.StartNS + res.E2ENS
 	if res.E2ENS <= 0 {
 		endNS = int64(r.clock.Now().Sub(r.t0))

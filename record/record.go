@@ -178,6 +178,13 @@ type Result struct {
 	// estimate: per-chunk token counts by kind where the server gave them,
 	// else OutputTokens × the reasoning share of content chunks.
 	ReasoningTokensEstimated bool `json:"reasoning_tokens_estimated,omitempty"`
+
+	// PromptText and AnswerText are the request's prompt (its messages
+	// joined as completion APIs send them) and the answer's text; they
+	// are written only when the user asked (run --records-text), since a
+	// dataset's texts are theirs, and empty otherwise.
+	PromptText string `json:"prompt_text,omitempty"`
+	AnswerText string `json:"answer_text,omitempty"`
 }
 
 // ServerTimings are the per-request timings a server reports itself

@@ -65,6 +65,22 @@ type Run struct {
 	// otherwise.
 	Trace *TraceInfo `json:"trace,omitempty"`
 	Mix   []MixClass `json:"mix,omitempty"`
+	// Dataset is the prompt dataset the run sent (run --dataset): its
+	// file's name and layout and its rows, never their texts; nil
+	// otherwise.
+	Dataset *DatasetInfo `json:"dataset,omitempty"`
+	// Headers are the extra headers sent (run --header), as "Name:
+	// [redacted]": their values are never written. Sampling lists the
+	// user's request parameters (sampling, ignore-EOS, the extra body's
+	// keys), empty when servebench's defaults were sent.
+	Headers  []string `json:"headers,omitempty"`
+	Sampling string   `json:"sampling,omitempty"`
+	// PricePerHour and PricePerKWh are the run's price in US dollars
+	// (run --price-per-hour: a rented GPU; --price-per-kwh: your own),
+	// from which each level's cost per million output tokens comes; 0
+	// when not given.
+	PricePerHour float64 `json:"price_per_hour_usd,omitempty"`
+	PricePerKWh  float64 `json:"price_per_kwh_usd,omitempty"`
 	// SLO is the latency budget given to run or find (--slo), in its
 	// canonical spelling, and GoodputBudget its per-request bounds: the
 	// ones each level's goodput counts requests against (issue 15). Both
@@ -269,6 +285,27 @@ type Observations struct {
 	// Δprefix_cache_queries; SGLang's cache_hit_rate gauge, averaged over
 	// the level's scrapes).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate,omitempty"`
+
+	// Energy and power over the level, from the GPU's readings
+	// (telemetry's Energy): joules, mean and peak watts, and how they
+	// were measured; nil where nothing measured them.
+	EnergyJ      *float64 `json:"energy_j,omitempty"`
+	MeanPowerW   *float64 `json:"mean_power_w,omitempty"`
+	PeakPowerW   *float64 `json:"peak_power_w,omitempty"`
+	EnergyMethod string   `json:"energy_method,omitempty"`
+}
+
+// DatasetInfo names the prompt dataset of a run (run --dataset).
+type DatasetInfo struct {
+	// File is the dataset's file name, without its folder.
+	File string `json:"file"`
+	// Format is its layout: sharegpt, jsonl-prompt or jsonl-messages.
+	Format string `json:"format"`
+	// Rows is how many usable rows it held; SkippedRows how many
+	// malformed ones --skip-bad-rows left out.
+	Rows        int  `json:"rows"`
+	SkippedRows int  `json:"skipped_rows,omitempty"`
+	Shuffled    bool `json:"shuffled,omitempty"`
 }
 
 // MergeFigures copies into o the figures src measured: each of src's
@@ -285,10 +322,16 @@ func (o *Observations) MergeFigures(src *Observations) {
 		{&o.PeakRequestsWaiting, &src.PeakRequestsWaiting},
 		{&o.RequestsWaitingRise, &src.RequestsWaitingRise},
 		{&o.PrefixCacheHitRate, &src.PrefixCacheHitRate},
+		{&o.EnergyJ, &src.EnergyJ},
+		{&o.MeanPowerW, &src.MeanPowerW},
+		{&o.PeakPowerW, &src.PeakPowerW},
 	} {
 		if *f.s != nil {
 			v := **f.s
 			*f.d = &v
 		}
+	}
+	if src.EnergyMethod != "" {
+		o.EnergyMethod = src.EnergyMethod
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/summary"
 )
@@ -29,7 +30,7 @@ func ReadSourcesWith(paths []string, opts summary.Options) ([]Source, error) {
 		if IsRecordsFile(p) {
 			doc, err = readRecords(p, opts)
 		} else {
-			doc, err = document.ReadFile(p)
+			doc, err = readDocument(p)
 		}
 		if err != nil {
 			return nil, err
@@ -37,6 +38,16 @@ func ReadSourcesWith(paths []string, opts summary.Options) ([]Source, error) {
 		out = append(out, Source{File: p, Doc: doc})
 	}
 	return out, nil
+}
+
+// readDocument reads a result document: servebench's, or a foreign
+// tool's result file (IsVLLMResult) read as one.
+func readDocument(path string) (*document.Document, error) {
+	data, err := filecap.ReadFile(path, filecap.Document, "a result document")
+	if err == nil && IsVLLMResult(data) {
+		return ReadVLLM(path, data)
+	}
+	return document.ReadFile(path)
 }
 
 // IsRecordsFile reports whether path names a JSON Lines records file.

@@ -654,5 +654,38 @@ func pctMs(s []float64, p float64) *float64 {
 // Request-derived fields of dst are left alone.
 func MergeLevel(dst *document.Level, src *record.Observations) {
 	dst.MergeFigures(src)
+	mergeEnergy(dst, src)
 	dst.Warnings = append(dst.Warnings, src.Warnings...)
+}
+
+// mergeEnergy copies the level's energy and power into dst and derives
+// joules per output token and tokens/s per watt.
+func mergeEnergy(dst *document.Level, src *record.Observations) {
+	if src.EnergyJ == nil {
+		return
+	}
+	dst.EnergyJ, dst.MeanPowerW, dst.PeakPowerW = ptr.To(*src.EnergyJ), src.MeanPowerW, src.PeakPowerW
+	dst.EnergyMethod = src.EnergyMethod
+	if dst.OutputTokens != nil && *dst.OutputTokens > 0 {
+		dst.JoulesPerOutputToken = ptr.To(*src.EnergyJ / float64(*dst.OutputTokens))
+	}
+	if dst.ThroughputTokS != nil && src.MeanPowerW != nil && *src.MeanPowerW > 0 {
+		dst.TokSPerWatt = ptr.To(*dst.ThroughputTokS / *src.MeanPowerW)
+	}
+}
+
+// Cost sets l's dollars per million output tokens from a price per hour
+// of the level's wall time or per kWh of its energy (0: not given);
+// it stays nil without output tokens, or without energy for a kWh price.
+func Cost(l *document.Level, perHour, perKWh float64) {
+	if l.OutputTokens == nil || *l.OutputTokens <= 0 {
+		return
+	}
+	mtok := float64(*l.OutputTokens) / 1e6
+	switch {
+	case perHour > 0 && l.WallSeconds != nil:
+		l.CostUSDPerMTok = ptr.To(perHour * *l.WallSeconds / 3600 / mtok)
+	case perKWh > 0 && l.EnergyJ != nil:
+		l.CostUSDPerMTok = ptr.To(perKWh * *l.EnergyJ / 3.6e6 / mtok)
+	}
 }

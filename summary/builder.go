@@ -196,6 +196,9 @@ func (r *runState) document(label string, opts Options) document.Run {
 			if e.Fields != nil {
 				stats.MergeLevel(&l, e.Fields)
 			}
+			if r.header != nil {
+				stats.Cost(&l, r.header.Run.PricePerHour, r.header.Run.PricePerKWh)
+			}
 			l.Saturated = e.Saturated
 		}
 		l.Classes = r.classLevels(key, l.Concurrency)

@@ -170,6 +170,7 @@ func RunsWith(f *record.File, opts Options) []document.Run { return fromFile(f, 
 func runDocument(h *record.Run) document.Run {
 	r := document.Run{Run: *h}
 	r.Warnings, r.Mix = slices.Clone(h.Warnings), slices.Clone(h.Mix)
+	r.Headers = slices.Clone(h.Headers)
 	return r
 }
 

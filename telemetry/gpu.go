@@ -142,6 +142,8 @@ type GPUSummary struct {
 	// PeakServerMiB is the largest sum of GPU memory held by the server's
 	// process tree (only with a server PID).
 	PeakServerMiB *float64
+	// Energy is the level's energy and power (energy.go).
+	Energy Energy
 	// Samples counts device readings.
 	Samples int
 	// Warnings are findings as data.
@@ -155,6 +157,7 @@ type LevelGPU struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	sum    GPUSummary
+	energy energyAcc
 	errs   map[string]error
 	once   sync.Once
 }
@@ -203,6 +206,7 @@ func (l *LevelGPU) device(r GPUReading) {
 	defer l.mu.Unlock()
 	l.sum.Samples++
 	l.sum.PeakUsedMiB = maxPtr(l.sum.PeakUsedMiB, &r.UsedMiB)
+	l.energy.add(time.Now(), r)
 }
 
 // server reads the server process tree's GPU memory once.
@@ -259,6 +263,9 @@ func (l *LevelGPU) End(ctx context.Context) GPUSummary {
 		if l.g.serverPID > 0 {
 			l.server(ctx)
 		}
+		l.mu.Lock()
+		l.sum.Energy = l.energy.result(l.g.interval, l.g.src.name())
+		l.mu.Unlock()
 	})
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -63,14 +63,29 @@ func (s *nvmlSource) read(ctx context.Context) (GPUReading, error) {
 	if s.v2 {
 		m, ret := s.dev.GetMemoryInfo_v2()
 		if ret == nvml.SUCCESS {
-			return GPUReading{Index: s.index, Name: name, UsedMiB: float64(m.Used) / mib, TotalMiB: float64(m.Total) / mib}, nil
+			return s.power(GPUReading{Index: s.index, Name: name, UsedMiB: float64(m.Used) / mib, TotalMiB: float64(m.Total) / mib}), nil
 		}
 	}
 	m, ret := s.dev.GetMemoryInfo()
 	if ret != nvml.SUCCESS {
 		return GPUReading{}, errors.New(nvmlError(ret))
 	}
-	return GPUReading{Index: s.index, Name: name, UsedMiB: float64(m.Used) / mib, TotalMiB: float64(m.Total) / mib}, nil
+	return s.power(GPUReading{Index: s.index, Name: name, UsedMiB: float64(m.Used) / mib, TotalMiB: float64(m.Total) / mib}), nil
+}
+
+// power adds the board's power usage (milliwatts) and total energy
+// counter (millijoules since the driver loaded, Volta and later) to r,
+// where the device reports them.
+func (s *nvmlSource) power(r GPUReading) GPUReading {
+	if mw, ret := s.dev.GetPowerUsage(); ret == nvml.SUCCESS {
+		w := float64(mw) / 1000
+		r.PowerW = &w
+	}
+	if mj, ret := s.dev.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+		j := float64(mj) / 1000
+		r.EnergyJ = &j
+	}
+	return r
 }
 
 func (s *nvmlSource) stream(ctx context.Context, interval time.Duration, emit func(GPUReading)) error {

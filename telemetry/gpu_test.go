@@ -146,7 +146,7 @@ func TestNvidiaSMISampler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "--query-gpu=index,name,memory.used,memory.total --format=csv,noheader,nounits -i 0 -lms 50"; !strings.Contains(string(args), want) {
+	if want := "--query-gpu=index,name,memory.used,memory.total,power.draw --format=csv,noheader,nounits -i 0 -lms 50"; !strings.Contains(string(args), want) {
 		t.Errorf("nvidia-smi calls:\n%s\nwant one with %q", args, want)
 	}
 	// The -lms child was stopped with the level.

@@ -18,6 +18,12 @@ type GPUReading struct {
 	UsedMiB float64
 	// TotalMiB is the device's memory size.
 	TotalMiB float64
+	// PowerW is the board's power draw in watts (nvidia-smi power.draw,
+	// NVML power usage); nil where the source has none ("[N/A]").
+	PowerW *float64
+	// EnergyJ is NVML's total energy counter in joules (energy since the
+	// driver loaded); nil elsewhere.
+	EnergyJ *float64
 }
 
 // ProcessMemory is the GPU memory one process holds, in MiB.
@@ -32,13 +38,14 @@ type ProcessMemory struct {
 // QueryGPUFields is the --query-gpu field list servebench asks for; a
 // headerless line of `--format=csv,noheader,nounits` has these columns in
 // this order.
-var QueryGPUFields = []string{"index", "name", "memory.used", "memory.total"}
+var QueryGPUFields = []string{"index", "name", "memory.used", "memory.total", "power.draw"}
 
-// gpuColumns locates the fields of a GPUReading in a CSV header.
-type gpuColumns struct{ index, name, used, total int }
+// gpuColumns locates the fields of a GPUReading in a CSV header; power
+// is -1 when the header has no power.draw.
+type gpuColumns struct{ index, name, used, total, power int }
 
 // defaultGPUColumns is the order of QueryGPUFields.
-var defaultGPUColumns = gpuColumns{0, 1, 2, 3}
+var defaultGPUColumns = gpuColumns{0, 1, 2, 3, 4}
 
 // splitCSV splits one nvidia-smi CSV line. nvidia-smi neither quotes nor
 // escapes, and separates fields with ", ".
@@ -54,7 +61,7 @@ func splitCSV(line string) []string {
 // [MiB], ..."), dropping unit suffixes; ok is false if line is not a
 // header with the four fields.
 func headerColumns(line string) (gpuColumns, bool) {
-	c := gpuColumns{-1, -1, -1, -1}
+	c := gpuColumns{-1, -1, -1, -1, -1}
 	for i, f := range splitCSV(line) {
 		if j := strings.IndexByte(f, '['); j >= 0 {
 			f = strings.TrimSpace(f[:j])
@@ -68,6 +75,8 @@ func headerColumns(line string) (gpuColumns, bool) {
 			c.used = i
 		case "memory.total":
 			c.total = i
+		case "power.draw":
+			c.power = i
 		}
 	}
 	return c, c.index >= 0 && c.name >= 0 && c.used >= 0 && c.total >= 0
@@ -102,7 +111,22 @@ func parseGPULine(line string, c gpuColumns) (GPUReading, error) {
 	if err != nil {
 		return GPUReading{}, fmt.Errorf("nvidia-smi: memory.total: %w", err)
 	}
-	return GPUReading{Index: idx, Name: f[c.name], UsedMiB: used, TotalMiB: total}, nil
+	r := GPUReading{Index: idx, Name: f[c.name], UsedMiB: used, TotalMiB: total}
+	if c.power >= 0 && c.power < len(f) {
+		r.PowerW = parseWatts(f[c.power])
+	}
+	return r, nil
+}
+
+// parseWatts reads "631.95" or "631.95 W"; "[N/A]", "[Not Supported]"
+// and other text are nil (a board without a power sensor).
+func parseWatts(s string) *float64 {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "W"))
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v >= 0 && v < 1e5) {
+		return nil
+	}
+	return &v
 }
 
 // ParseQueryGPU reads the output of `nvidia-smi --query-gpu=...

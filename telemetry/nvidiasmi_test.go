@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"github.com/servebench/servebench/internal/ptr"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,8 +15,8 @@ func TestParseQueryGPUCaptures(t *testing.T) {
 		file string
 		want GPUReading
 	}{
-		{"nvidia-smi-query-gpu-h100.csv", GPUReading{Index: 0, Name: "NVIDIA H100 80GB HBM3", UsedMiB: 19818, TotalMiB: 81559}},
-		{"nvidia-smi-query-gpu-l40s.csv", GPUReading{Index: 0, Name: "NVIDIA L40S", UsedMiB: 1235, TotalMiB: 46068}},
+		{"nvidia-smi-query-gpu-h100.csv", GPUReading{Index: 0, Name: "NVIDIA H100 80GB HBM3", UsedMiB: 19818, TotalMiB: 81559, PowerW: ptr.To(631.95)}},
+		{"nvidia-smi-query-gpu-l40s.csv", GPUReading{Index: 0, Name: "NVIDIA L40S", UsedMiB: 1235, TotalMiB: 46068, PowerW: ptr.To(110.23)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -23,7 +24,7 @@ func TestParseQueryGPUCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != 1 || got[0] != tc.want {
+			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
 				t.Fatalf("got %+v, want [%+v]", got, tc.want)
 			}
 		})
@@ -40,11 +41,13 @@ func TestParseQueryGPUNoHeader(t *testing.T) {
 		wantErr    bool
 	}{
 		{name: "one gpu", text: "0, NVIDIA L40S, 1235, 46068\n",
-			want: []GPUReading{{0, "NVIDIA L40S", 1235, 46068}}},
+			want: []GPUReading{{0, "NVIDIA L40S", 1235, 46068, nil, nil}}},
 		{name: "two readings of -lms", text: "0, NVIDIA L40S, 1235, 46068\n0, NVIDIA L40S, 1300, 46068\n",
-			want: []GPUReading{{0, "NVIDIA L40S", 1235, 46068}, {0, "NVIDIA L40S", 1300, 46068}}},
+			want: []GPUReading{{0, "NVIDIA L40S", 1235, 46068, nil, nil}, {0, "NVIDIA L40S", 1300, 46068, nil, nil}}},
 		{name: "units kept", text: "1, NVIDIA H100 80GB HBM3, 19818 MiB, 81559 MiB",
-			want: []GPUReading{{1, "NVIDIA H100 80GB HBM3", 19818, 81559}}},
+			want: []GPUReading{{1, "NVIDIA H100 80GB HBM3", 19818, 81559, nil, nil}}},
+		{name: "power", text: "0, NVIDIA H100 80GB HBM3, 19818, 81559, 631.95\n0, NVIDIA H100 80GB HBM3, 19818, 81559, [N/A]\n",
+			want: []GPUReading{{0, "NVIDIA H100 80GB HBM3", 19818, 81559, ptr.To(631.95), nil}, {0, "NVIDIA H100 80GB HBM3", 19818, 81559, nil, nil}}},
 		{name: "not supported", text: "0, NVIDIA Jetson, [N/A], [N/A]\n", wantErr: true},
 		{name: "error text", text: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", wantErr: true},
 		{name: "empty", text: "\n\n"},
@@ -73,6 +76,10 @@ func TestParseTableCapture(t *testing.T) {
 	query, err := ParseQueryGPU(readTestdata(t, "nvidia-smi-query-gpu-h100.csv"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The table's power column is not read: compare the memory fields.
+	for i := range query {
+		query[i].PowerW = nil
 	}
 	if !reflect.DeepEqual(gpus, query) {
 		t.Errorf("table GPUs %+v, query-gpu %+v: the same session should agree", gpus, query)

@@ -205,9 +205,14 @@ func (o *Observer) End(ctx context.Context) *record.Observations {
 		o.levelGPU = nil
 		out.PeakVRAMGiB = o.peakGiB(g, &out)
 		out.Warnings = append(out.Warnings, g.Warnings...)
+		e := g.Energy
+		out.EnergyJ, out.MeanPowerW, out.PeakPowerW, out.EnergyMethod = e.Joules, e.MeanW, e.PeakW, e.Method
+		if e.Note != "" {
+			out.Warnings = append(out.Warnings, "energy: "+e.Note)
+		}
 	}
 	if out.PeakVRAMGiB == nil && out.PeakKVCacheUsage == nil && out.Preemptions == nil &&
-		out.PeakRequestsRunning == nil && out.PeakRequestsWaiting == nil && out.PrefixCacheHitRate == nil && len(out.Warnings) == 0 {
+		out.PeakRequestsRunning == nil && out.PeakRequestsWaiting == nil && out.PrefixCacheHitRate == nil && out.EnergyJ == nil && len(out.Warnings) == 0 {
 		return nil
 	}
 	return &out

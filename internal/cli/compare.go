@@ -15,6 +15,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlagSet("compare", "compare A B [--by label|backend|workload] [--format table|markdown]\n\nA and B are result files, or FILE#LABEL for one run of a file.", stdout)
 	byFlag := fs.String("by", "label", "pair runs by `KEY`: label, backend or workload")
 	format := fs.String("format", "table", "output format: table or markdown")
+	maxReg := fs.String("max-regression", "", "CI gate: exit 1 when, at a load both runs measured, B's throughput is more than `P` (e.g. 5%) below A's or a latency figure more than P above, one line per figure on stderr")
+	sigOnly := fs.Bool("significant-only", false, "with --max-regression: count only differences compare marks significant")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -28,6 +30,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *format != "table" && *format != "markdown" {
 		return usagef("compare: --format %q: want table or markdown", *format)
+	}
+	gate := -1.0
+	if *maxReg != "" {
+		if gate, err = compare.ParseRegression(*maxReg); err != nil {
+			return usagef("compare: --max-regression %v", err)
+		}
+	} else if *sigOnly {
+		return usagef("compare: --significant-only applies only with --max-regression")
 	}
 	a, err := loadSide(pos[0])
 	if err != nil {
@@ -61,8 +71,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	for _, u := range unpaired {
 		fmt.Fprintf(stderr, "servebench: note: %s\n", report.Clean(u))
 	}
-	_, err = io.WriteString(stdout, sb.String())
-	return err
+	if _, err = io.WriteString(stdout, sb.String()); err != nil || gate < 0 {
+		return err
+	}
+	return regressionGate(pairs, gate, *sigOnly, stderr)
 }
 
 // loadSide reads one side of a comparison: FILE, or FILE#LABEL for one

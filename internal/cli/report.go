@@ -28,6 +28,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
 	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
 	sloFlag := fs.String("slo", "", "capacity answer for a latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms (ttft_p50, ttft_p95, tpot_p50, throughput_min, error_rate)")
+	failOnBreach := fs.Bool("fail-on-breach", false, "CI gate (with --slo): exit 1 when a run breaks the SLO at a load it measured, one line per broken figure on stderr")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -38,11 +39,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !slices.Contains(reportFormats, *format) {
 		return usagef("report: --format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
 	}
-	var bounds []slo.Bound
-	if *sloFlag != "" {
-		if bounds, err = slo.Parse(*sloFlag); err != nil {
-			return usagef("report: --slo: %v", err)
-		}
+	bounds, err := reportBounds(*sloFlag, *failOnBreach)
+	if err != nil {
+		return err
 	}
 	// Records files are summarized anew with the SLO's goodput budget;
 	// documents keep the goodput they were written with.
@@ -99,7 +98,25 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
 		}
 	}
+	if *failOnBreach {
+		return sloGate(answer, stderr)
+	}
 	return nil
+}
+
+// reportBounds reads report's --slo; --fail-on-breach needs one.
+func reportBounds(sloFlag string, failOnBreach bool) ([]slo.Bound, error) {
+	if sloFlag == "" {
+		if failOnBreach {
+			return nil, usagef("report: --fail-on-breach needs --slo (the budget to hold)")
+		}
+		return nil, nil
+	}
+	bounds, err := slo.Parse(sloFlag)
+	if err != nil {
+		return nil, usagef("report: --slo: %v", err)
+	}
+	return bounds, nil
 }
 
 // reportLayout lays out set as report does, with the capacity answer for

@@ -147,6 +147,26 @@ type runConfig struct {
 	// Mix is the mix of request classes (--mix); nil otherwise.
 	Mix workload.Mix
 
+	// Dataset is the prompt dataset (--dataset, already read); nil
+	// otherwise. DatasetShuffle draws its rows by --seed, and
+	// DatasetPromptTokens (an explicit --prompt-tokens) keeps only rows
+	// near that length. RecordsText lets prompt and answer texts into
+	// the records (--records-text).
+	Dataset             *workload.Dataset
+	DatasetShuffle      bool
+	DatasetPromptTokens int
+	RecordsText         bool
+
+	// The user's part of every request (--temperature, --top-p, --top-k,
+	// --sampling-seed, --stop, --ignore-eos, --extra-body, --header);
+	// header values are secrets, as APIKey.
+	Sampling  backend.Sampling
+	ExtraBody backend.ExtraBody
+	Headers   []backend.Header
+	// PricePerHour and PricePerKWh are the run's price (--price-per-hour,
+	// --price-per-kwh; 0: none).
+	PricePerHour, PricePerKWh float64
+
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
 	// until resultOutput decides (no --out).
@@ -218,7 +238,8 @@ func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wri
 // defers, writes what no run took to stderr as warnings.
 func libraryLog(deps Deps, cfg runConfig, stderr io.Writer) (logs *liblog.Subscription, done func()) {
 	if deps.LibraryLog != nil {
-		logs = deps.LibraryLog.Subscribe(func(s string) string { return backend.Redact(s, cfg.APIKey) })
+		secrets := cfg.secrets()
+		logs = deps.LibraryLog.Subscribe(func(s string) string { return backend.RedactAll(s, secrets) })
 	}
 	return logs, func() {
 		for _, l := range logs.Close() {
@@ -258,6 +279,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if err != nil {
 		return err
 	}
+	rec.secrets = cfg.secrets()
 	out, err := openOut(cfg.Out)
 	if err != nil {
 		rec.close()
@@ -381,6 +403,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	sweep := &load.Sweep{
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: source.requests, Sessions: source.sessions, People: source.people, Think: cfg.Think, Observe: observers, Clock: clock,
+		RecordText: cfg.RecordsText,
 		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
@@ -438,6 +461,8 @@ func newSource(ctx context.Context, cfg runConfig, client backend.Client) (runSo
 		ImageWidth: cfg.ImageWidth, ImageHeight: cfg.ImageHeight, ImageFormat: cfg.ImageFormat,
 	}
 	switch {
+	case cfg.Dataset != nil:
+		return datasetSource(ctx, cfg, client)
 	case cfg.Trace != nil:
 		return traceSource(ctx, cfg, base, client)
 	case cfg.Mix != nil:
@@ -514,6 +539,7 @@ func (cfg *runConfig) clientConfig() backend.Config {
 	return backend.Config{
 		Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, API: cfg.API,
 		APIKey: cfg.APIKey, Timeout: cfg.Timeout, Connection: cfg.Connection,
+		Sampling: cfg.Sampling, ExtraBody: cfg.ExtraBody, Headers: cfg.Headers,
 	}
 }
 
@@ -527,7 +553,9 @@ func newRun(cfg runConfig, now time.Time, warnings []string) record.Run {
 		Method:    string(cfg.Method), API: string(cfg.API), URL: cfg.URL,
 		Connection: string(cfg.Connection),
 		Profile:    cfg.Profile, Warnings: append(slices.Clone(warnings), cfg.ServerNotes...),
-		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix),
+		Trace: cfg.TraceInfo, Mix: mixClasses(cfg.Mix), Dataset: datasetInfo(cfg),
+		Headers: backend.HeaderNames(cfg.Headers), Sampling: samplingNote(cfg),
+		PricePerHour: cfg.PricePerHour, PricePerKWh: cfg.PricePerKWh,
 		Turns: cfg.Turns, ThinkTime: cfg.Think.String(),
 		SharedPrefixTokens: cfg.SharedPrefixTokens, PrefixGroups: cfg.PrefixGroups,
 	}
@@ -714,6 +742,9 @@ type runFlags struct {
 	shapes                                  shapeFlags
 	sessions                                sessionFlags
 	people                                  usersFlags
+	dataset                                 datasetFlags
+	body                                    bodyFlags
+	cost                                    costFlags
 	// Intervals and saturation (issue 15).
 	confidence        *float64
 	stopWhenSaturated *bool
@@ -788,6 +819,9 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		shapes:         defineShapeFlags(fs),
 		sessions:       defineSessionFlags(fs),
 		people:         defineUsersFlags(fs),
+		dataset:        defineDatasetFlags(fs),
+		body:           defineBodyFlags(fs),
+		cost:           defineCostFlags(fs),
 		confidence:     fs.Float64("confidence", stats.DefaultConfidence, "confidence of the levels' intervals (0.5–0.999)"),
 		sim:            defineSimRunFlags(fs),
 	}
@@ -805,7 +839,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.usersConfig, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.usersConfig, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, err
 		}

@@ -57,7 +57,7 @@ func findServer(ctx context.Context, deps Deps, cfg *runConfig, stderr io.Writer
 // ports (Deps.LocalServers) when there is none; scanned lists the
 // addresses looked at then.
 func lookForServer(ctx context.Context, deps Deps, cfg *runConfig) (backend.Found, []string, error) {
-	bc := backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, APIKey: cfg.APIKey}
+	bc := backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, APIKey: cfg.APIKey, Headers: cfg.Headers}
 	if cfg.URL != "" {
 		f, err := backend.Identify(ctx, bc, backend.IdentifyTimeout)
 		if err != nil {

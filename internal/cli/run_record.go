@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 )
@@ -15,6 +16,9 @@ type recorder struct {
 	enc  *record.Encoder
 	err  error
 	file *record.File
+	// secrets are redacted from the warnings of headers and run ends
+	// (the API key, extra headers' values), which may quote a server.
+	secrets []string
 }
 
 // newRecorder creates the records file at path, or records only in memory
@@ -43,6 +47,7 @@ func (r *recorder) write(encode func(*record.Encoder) error) {
 }
 
 func (r *recorder) header(h *record.Header) {
+	redactAll(h.Run.Warnings, r.secrets)
 	r.file.Headers = append(r.file.Headers, *h)
 	r.write(func(e *record.Encoder) error { return e.EncodeHeader(h) })
 }
@@ -58,6 +63,7 @@ func (r *recorder) levelEnd(l *record.LevelEnd) {
 }
 
 func (r *recorder) runEnd(l *record.RunEnd) {
+	redactAll(l.Warnings, r.secrets)
 	r.file.RunEnds = append(r.file.RunEnds, *l)
 	r.write(func(e *record.Encoder) error { return e.EncodeRunEnd(l) })
 }
@@ -96,4 +102,11 @@ func (s *runSink) LevelEnd(l load.Level, end *record.LevelEnd) {
 	}
 	s.rec.levelEnd(end)
 	s.progress.levelEnd()
+}
+
+// redactAll redacts secrets from each of texts in place.
+func redactAll(texts []string, secrets []string) {
+	for i, t := range texts {
+		texts[i] = backend.RedactAll(t, secrets)
+	}
 }

@@ -251,6 +251,8 @@ func (cfg *runConfig) scenarioName() string {
 		return "mix"
 	case cfg.Method == load.Users:
 		return "users-" + string(cfg.UserProfile.Name)
+	case cfg.Dataset != nil:
+		return "dataset"
 	}
 	return string(cfg.Scenario)
 }

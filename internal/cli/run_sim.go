@@ -233,6 +233,9 @@ func newSimServer(cfg runConfig) (*simrun.Sim, error) {
 // inputs and its KV-cache figures where the server would report them.
 func describeSimRun(r *record.Run, t *simTarget) {
 	r.Simulated = true
+	// The simulator has no power model: energy, power and a per-kWh cost
+	// stay null.
+	r.Warnings = append(r.Warnings, "energy: not simulated (the simulator has no power model): energy and power figures are null")
 	info := t.Info
 	r.Sim = &info
 	c := t.Config

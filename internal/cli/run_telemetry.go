@@ -85,7 +85,7 @@ func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 // warnings. serverPID is the process whose GPU memory counts (0: the whole
 // device's). Close the observer when the run ends.
 func startTelemetry(ctx context.Context, cfg runConfig, serverPID int, run *record.Run) telemetryLevels {
-	id := backend.Probe(ctx, backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey})
+	id := backend.Probe(ctx, backend.Config{Kind: cfg.Backend, BaseURL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Headers: cfg.Headers})
 	if run.Server == nil {
 		run.Server = &id.Server
 	}

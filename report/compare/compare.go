@@ -113,6 +113,8 @@ type Metric struct {
 	// Prec is the number of decimals shown.
 	Prec int
 	get  func(report.Point) *float64
+	// better is the figure table's direction for it.
+	better document.Better
 	// fig is the level figure whose confidence interval goes with the
 	// metric; "" for none.
 	fig document.Figure
@@ -128,13 +130,13 @@ func Metrics() []Metric {
 		if !f.Is(document.InCompare) || f.Key == "" || f.Value == nil {
 			continue
 		}
-		m := Metric{Name: f.TableHeader(), Prec: f.Prec, get: func(p report.Point) *float64 { return p.Figure(f) }}
+		m := Metric{Name: f.TableHeader(), Prec: f.Prec, better: f.Better, get: func(p report.Point) *float64 { return p.Figure(f) }}
 		if f.Interval != nil {
 			m.fig = f.Key
 		}
 		out = append(out, m)
 	}
-	return append(out, Metric{"mean TPOT ms (batch, incl. prefill)", 2, func(p report.Point) *float64 { return p.BatchTPOTMs }, ""})
+	return append(out, Metric{Name: "mean TPOT ms (batch, incl. prefill)", Prec: 2, better: document.LowerIsBetter, get: func(p report.Point) *float64 { return p.BatchTPOTMs }})
 }
 
 // Row is one metric at one concurrency.
