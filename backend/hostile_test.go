@@ -415,3 +415,24 @@ func TestTokenizeIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoedKeyInFinishReason: a stream that answers with the key as its
+// finish reason (the one server string a record keeps from a successful
+// answer) gets it redacted.
+func TestEchoedKeyInFinishReason(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fin := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"hi\"}]}\n\n")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"%s\"}]}\n\ndata: [DONE]\n\n", fin)
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", API: Completions, APIKey: testKey})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+	if !res.OK() {
+		t.Fatalf("request failed: %+v", res)
+	}
+	if res.FinishReason != redacted {
+		t.Fatalf("finish_reason %q, want %q", res.FinishReason, redacted)
+	}
+}

@@ -184,7 +184,7 @@ func (st *stream) finish(f *failure) {
 	}
 	st.finishTokens()
 	st.finishReasoning()
-	res.FinishReason = st.finishReason
+	res.FinishReason = redact(st.finishReason, st.apiKey) // a server string, as the warnings are
 	res.Server = st.timings.record()
 	for _, w := range st.warnings {
 		res.Warnings = append(res.Warnings, redact(w, st.apiKey))
