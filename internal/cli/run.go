@@ -793,10 +793,24 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	var err error
 	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.shapeConflicts, f.workload, f.sessionsConfig, f.load, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
-			return cfg, err
+			return cfg, redactKey(err, cfg.APIKey)
 		}
 	}
 	return cfg, nil
+}
+
+// redactKey removes the API key from an error about the input (a trace or
+// profile line it quotes may hold it), keeping a usage error one.
+func redactKey(err error, key string) error {
+	msg := backend.Redact(err.Error(), key)
+	if msg == err.Error() {
+		return err
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return &UsageError{Msg: msg}
+	}
+	return errors.New(msg)
 }
 
 func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
@@ -876,20 +890,36 @@ func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
 	return nil
 }
 
-// checkURL accepts an absolute http(s) URL without credentials (they
-// would end up in the report).
+// checkURL accepts an absolute http(s) URL without credentials: user
+// info, like a query string or a fragment (checkURLShape), would end up
+// in the report, the records and warnings. The refusal shows the URL with
+// those parts masked (redactURL).
 func checkURL(raw string) error {
-	u, err := url.Parse(raw)
+	u, err := checkURLShape(raw)
 	if err != nil {
 		return err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("%q: want an absolute http:// or https:// URL", raw)
-	}
 	if u.User != nil {
-		return fmt.Errorf("%q: credentials in the URL would be written to the report; use --api-key", u.Redacted())
+		return fmt.Errorf("%q: credentials in the URL would be written to the report; use --api-key", redactURL(raw))
 	}
 	return nil
+}
+
+// checkURLShape parses an absolute http(s) URL with no query string or
+// fragment: where keys are passed ("?api_key=…"), and neither has a
+// place in a server's base URL.
+func checkURLShape(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q: not a URL", redactURL(raw))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("%q: want an absolute http:// or https:// URL", redactURL(raw))
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" {
+		return nil, fmt.Errorf("%q: a query string or fragment would be written to the report; give the base URL (a key goes in --api-key)", redactURL(raw))
+	}
+	return u, nil
 }
 
 func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
