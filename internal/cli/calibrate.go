@@ -12,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/report/plantext"
 	"github.com/servebench/servebench/serverlog"
@@ -312,5 +313,13 @@ func writeCalibrationDoc(path string, res *plan.Result, rec document.Calibration
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
@@ -618,11 +619,11 @@ func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
 // openOut creates the --out report file before the run, so that a path
 // that cannot be written is a usage error at once rather than after the
 // benchmark; nil (no error) means standard output ("" or "-").
-func openOut(path string) (*os.File, error) {
+func openOut(path string) (*outfile.File, error) {
 	if path == "" || path == "-" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
 		return nil, usagef("run: --out: %v", err)
 	}
@@ -633,7 +634,7 @@ func openOut(path string) (*os.File, error) {
 // beside it) as indented JSON to out and closes it, or to stdout when out
 // is nil. Control characters and bidirectional overrides in strings a
 // server sent are written as \uXXXX escapes (safetext.JSON).
-func writeDocument(out *os.File, stdout io.Writer, doc any) error {
+func writeDocument(out *outfile.File, stdout io.Writer, doc any) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	b = append(safetext.JSON(b), '\n')
 	if out == nil {
@@ -645,8 +646,10 @@ func writeDocument(out *os.File, stdout io.Writer, doc any) error {
 	if err == nil {
 		_, err = out.Write(b)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = out.Commit()
+	} else {
+		out.Abort() // what was at the path stays as it was
 	}
 	if err != nil {
 		return fmt.Errorf("run: --out %s: %w", out.Name(), err)

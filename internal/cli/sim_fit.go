@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/sim"
 )
@@ -225,15 +226,15 @@ func simFitError(file string, err error) error {
 
 // writeProfileFile writes prof to path; a failure names --out.
 func writeProfileFile(path string, prof *sim.Profile) error {
-	fh, err := os.Create(path)
+	fh, err := outfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
 	if err := sim.WriteProfile(fh, prof); err != nil {
-		fh.Close()
+		fh.Abort()
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
-	if err := fh.Close(); err != nil {
+	if err := fh.Commit(); err != nil {
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
 	return nil

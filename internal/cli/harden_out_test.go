@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportOutNeverRemovesTheTarget: a report --out whose write fails
+// (here a link to /dev/full, which refuses every write) says so and
+// leaves the link and the device as they were; one that succeeds over an
+// existing file through a link replaces the linked file and keeps the
+// link, with no temporary file left in the folder.
+func TestReportOutNeverRemovesTheTarget(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip(err)
+	}
+	sweep := seedFile(t, "multi-backend-sweep.json")
+	dir := t.TempDir()
+	link := filepath.Join(dir, "full.txt")
+	if err := os.Symlink("/dev/full", link); err != nil {
+		t.Skip(err)
+	}
+	code, _, stderr := run(t, "report", sweep, "--out", link)
+	if code == 0 || !strings.Contains(stderr, "--out") {
+		t.Fatalf("exit %d, stderr %q: want a failure naming --out", code, stderr)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was removed: %v", err)
+	}
+	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("/dev/full is gone or replaced: %v", err)
+	}
+
+	real := filepath.Join(dir, "report.txt")
+	os.WriteFile(real, []byte("old"), 0o644)
+	link2 := filepath.Join(dir, "latest.txt")
+	os.Symlink(real, link2)
+	if code, _, stderr := run(t, "report", sweep, "--out", link2); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(real); !strings.Contains(string(b), "vllm") {
+		t.Fatalf("the linked file holds %q", b)
+	}
+	if st, err := os.Lstat(link2); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Fatalf("%d entries in the folder, want the two links and the report", len(ents))
+	}
+}
