@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/limits"
 )
 
 // Metrics a fit and a prediction compare, by their document names.
@@ -127,7 +128,7 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 			Workload: Workload{PromptTokens: run.PromptTokens, OutputTokens: run.MaxTokens},
 			Load:     Load{Method: Pool, Key: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Run: run.Label},
 		}
-		if l.MeanPromptTokens != nil && *l.MeanPromptTokens >= 1 {
+		if l.MeanPromptTokens != nil && *l.MeanPromptTokens >= 1 && *l.MeanPromptTokens <= limits.MaxTokens {
 			c.Workload.PromptTokens = int(math.Round(*l.MeanPromptTokens))
 		}
 		if run.Method == string(Rate) && l.RequestedRate != nil {
@@ -141,6 +142,9 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 				c.Targets = append(c.Targets, Target{t.m, *t.v})
 			}
 		}
+		if err := checkCase(run.Label, c); err != nil {
+			return RunSpec{}, err
+		}
 		longest = max(longest, c.Workload.PromptTokens+c.Workload.OutputTokens)
 		rs.Cases = append(rs.Cases, c)
 	}
@@ -151,6 +155,32 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 		rs.Notes = append(rs.Notes, fmt.Sprintf("slot context not recorded: %d cells per slot assumed (the longest request, padded to 256)", s.Server.SlotContext))
 	}
 	return rs, nil
+}
+
+// checkCase bounds the counts a document gives a case before the
+// simulator sizes anything from them (a request's chunk offsets, a
+// level's results): tokens per request at most limits.MaxTokens, requests
+// per level at most limits.MaxRequests. The sum of two bounded token
+// counts cannot overflow.
+func checkCase(label string, c Case) error {
+	w, l := c.Workload, c.Load
+	for _, f := range []struct {
+		name string
+		v    int
+		min  int
+		max  int
+	}{
+		{"prompt_tokens", w.PromptTokens, 0, limits.MaxTokens},
+		{"max_tokens", w.OutputTokens, 0, limits.MaxTokens},
+		{"requests", l.Requests, 0, limits.MaxRequests},
+		{"repeats", l.Repeats, 0, limits.MaxRepeats},
+		{"concurrency", l.Concurrency, 0, limits.MaxRequests},
+	} {
+		if f.v < f.min || f.v > f.max {
+			return fmt.Errorf("%w: run %q: %s %d: want %d to %d", ErrBadInput, label, f.name, f.v, f.min, f.max)
+		}
+	}
+	return nil
 }
 
 // labelKV reads a KV dtype from a run label ("llamacpp-q8kv-chat").
@@ -221,6 +251,9 @@ func batchRun(doc *document.Document) (RunSpec, error) {
 			w.Images = 1
 		}
 		c := Case{Workload: w, Load: Load{Method: Batch, Key: r.Concurrency, Concurrency: r.Concurrency, Repeats: max(r.Repeats, 1), Run: r.Label}}
+		if err := checkCase(r.Label, c); err != nil {
+			return RunSpec{}, err
+		}
 		if r.AggregateOutputTokS > 0 {
 			c.Targets = append(c.Targets, Target{MetricAggregate, r.AggregateOutputTokS})
 		}

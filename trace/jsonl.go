@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/jsonerr"
+	"github.com/servebench/servebench/internal/limits"
 )
 
 // rowParser turns one JSON line into a Row.
@@ -192,8 +193,8 @@ func count(field string, v *int) (int, error) {
 	switch {
 	case v == nil:
 		return 0, fmt.Errorf("field %s missing (a token count)", field)
-	case *v < 0:
-		return 0, fmt.Errorf("field %s: %d, want a token count ≥ 0", field, *v)
+	case *v < 0 || *v > limits.MaxTokens:
+		return 0, fmt.Errorf("field %s: %d, want a token count from 0 to %d", field, *v, limits.MaxTokens)
 	}
 	return *v, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
@@ -934,14 +935,14 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	def := sc.Defaults()
 	cfg.PromptTokens, cfg.MaxTokens = def.PromptTokens, def.MaxTokens
 	if set["prompt-tokens"] {
-		if *f.promptTokens < 0 {
-			return usagef("run: --prompt-tokens %d: must not be negative", *f.promptTokens)
+		if *f.promptTokens < 0 || *f.promptTokens > limits.MaxTokens {
+			return usagef("run: --prompt-tokens %d: want 0 to %d", *f.promptTokens, limits.MaxTokens)
 		}
 		cfg.PromptTokens = *f.promptTokens
 	}
 	if set["max-tokens"] {
-		if *f.maxTokens < 1 {
-			return usagef("run: --max-tokens %d: must be at least 1", *f.maxTokens)
+		if *f.maxTokens < 1 || *f.maxTokens > limits.MaxTokens {
+			return usagef("run: --max-tokens %d: want 1 to %d", *f.maxTokens, limits.MaxTokens)
 		}
 		cfg.MaxTokens = *f.maxTokens
 	}
@@ -967,8 +968,12 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	switch {
 	case cfg.Requests < 1:
 		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
+	case cfg.Requests > limits.MaxRequests:
+		return usagef("run: --requests %d: at most %d per level", cfg.Requests, limits.MaxRequests)
 	case cfg.Warmup < 0:
 		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
+	case cfg.Warmup > limits.MaxRequests:
+		return usagef("run: --warmup %d: at most %d per level", cfg.Warmup, limits.MaxRequests)
 	case cfg.MaxConcurrency < 1:
 		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
 	}
@@ -981,8 +986,8 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 		return usagef("run: --method: %v", err)
 	}
 	cfg.Method = m
-	if cfg.Repeats < 1 {
-		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
+	if cfg.Repeats < 1 || cfg.Repeats > limits.MaxRepeats {
+		return usagef("run: --repeats %d: want 1 to %d", cfg.Repeats, limits.MaxRepeats)
 	}
 	if m == load.Rate {
 		if set["concurrency"] {

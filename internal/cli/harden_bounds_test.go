@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/internal/limits"
+)
+
+// TestCountBounds: every count from a flag or a trace row has a written
+// bound, checked before anything is sized from it, refused in one line
+// that names the flag or field and the bound (exit 2). The values are
+// those that allocated gigabytes, panicked or wrapped around before.
+func TestCountBounds(t *testing.T) {
+	simRun := []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b"}
+	with := func(args ...string) []string { return append(slices.Clone(simRun), args...) }
+	dir := t.TempDir()
+	trace := func(name, row string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(row+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	maxTok := strconv.Itoa(limits.MaxTokens)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"max tokens 1e9", with("--max-tokens", "1000000000"), "--max-tokens 1000000000: want 1 to " + maxTok},
+		{"max tokens 2^62", with("--max-tokens", "4611686018427387904", "--concurrency", "4"), "--max-tokens 4611686018427387904: want 1 to " + maxTok},
+		{"prompt tokens 2^31", with("--prompt-tokens", "2147483648"), "--prompt-tokens 2147483648: want 0 to " + maxTok},
+		{"prompt tokens max int", with("--prompt-tokens", "9223372036854775807"), "--prompt-tokens 9223372036854775807"},
+		{"requests 1e9", with("--requests", "1000000000"), "--requests 1000000000: at most " + strconv.Itoa(limits.MaxRequests)},
+		{"warmup max int", with("--warmup", "9223372036854775807"), "--warmup 9223372036854775807: at most"},
+		{"repeats 1e9", with("--repeats", "1000000000"), "--repeats 1000000000: want 1 to " + strconv.Itoa(limits.MaxRepeats)},
+		{"trace output tokens", with("--method", "rate", "--trace", trace("out.jsonl", `{"t_ms":0,"input_tokens":4,"output_tokens":4611686018427387904}`)), "field output_tokens: 4611686018427387904, want a token count from 0 to " + maxTok},
+		{"trace input tokens", with("--method", "rate", "--trace", trace("in.jsonl", `{"t_ms":0,"input_tokens":2147483648,"output_tokens":4}`)), "field input_tokens: 2147483648"},
+		{"azure csv tokens", with("--method", "rate", "--trace", trace("az.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,2147483648,4")), "column ContextTokens"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { wantUsageLine(t, c.args, c.want) })
+	}
+}
+
+// TestSimFitBoundsTheDocument: a document's max_tokens (or prompt
+// tokens, requests) past the bounds is one line naming the file, not a
+// preallocation of its size.
+func TestSimFitBoundsTheDocument(t *testing.T) {
+	dir := t.TempDir()
+	doc := filepath.Join(dir, "huge.json")
+	os.WriteFile(doc, []byte(`{"gpu":"RTX 4090","runs":[{"label":"r","backend":"vllm","model":"qwen2.5-7b","prompt_tokens":100,"max_tokens":4611686018427387904,"levels":[{"concurrency":1,"requests":8,"errors":0,"throughput_tok_s":100}]}]}`), 0o644)
+	code, _, stderr := run(t, "sim", "fit", doc, "--out", filepath.Join(dir, "p.json"))
+	_, line, _ := strings.Cut(stderr, "servebench: ")
+	if code != 2 || !strings.Contains(line, "huge.json") || !strings.Contains(line, "max_tokens 4611686018427387904: want 0 to") {
+		t.Fatalf("exit %d, stderr %q: want 2 and the bound of max_tokens", code, stderr)
+	}
+}
