@@ -183,7 +183,7 @@ func millis(field string, v *float64) (time.Duration, error) {
 	case v == nil:
 		return 0, fmt.Errorf("field %s missing (the arrival time, milliseconds)", field)
 	case !(*v >= 0) || *v >= maxMillis:
-		return 0, fmt.Errorf("field %s: %v, want milliseconds ≥ 0", field, *v)
+		return 0, fmt.Errorf("field %s: %v, want milliseconds from 0 to below %.0e", field, *v, float64(maxMillis))
 	}
 	return time.Duration(math.Round(*v * float64(time.Millisecond))), nil
 }

@@ -61,3 +61,51 @@ func TestSimFitBoundsTheDocument(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q: want 2 and the bound of max_tokens", code, stderr)
 	}
 }
+
+// TestScheduleBounds: a rate or trace whose schedule would wait for years
+// (or overflow a time.Duration) is refused before the first request, in
+// one line naming the flag and the bound; a long list flag is not echoed
+// whole.
+func TestScheduleBounds(t *testing.T) {
+	simRun := []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b"}
+	with := func(args ...string) []string { return append(slices.Clone(simRun), args...) }
+	dir := t.TempDir()
+	trace := func(name, rows string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(rows), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sparse := trace("sparse.jsonl", `{"t_ms":0,"input_tokens":4,"output_tokens":4}`+"\n"+`{"t_ms":100000000000,"input_tokens":4,"output_tokens":4}`+"\n")
+	dense := trace("dense.jsonl", `{"t_ms":0,"input_tokens":4,"output_tokens":4}`+"\n"+`{"t_ms":1000,"input_tokens":4,"output_tokens":4}`+"\n")
+	think := trace("think.jsonl", `{"t_ms":0,"input_tokens":4,"output_tokens":4,"session":"s","turn":1}`+"\n"+`{"t_ms":10,"input_tokens":4,"output_tokens":4,"session":"s","turn":2,"think_ms":900000000000}`+"\n")
+	azure := trace("azure.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n1855-01-01 00:00:00.0000000,4,4\n2145-01-01 00:00:00.0000000,4,4\n")
+	levels := make([]string, 10000)
+	for i := range levels {
+		levels[i] = strconv.Itoa(i%5000 + 1)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"rate 1e-300", with("--method", "rate", "--rate", "1e-300"), "--rate 1e-300: 50 requests would take"},
+		{"rate 1e-6", with("--method", "rate", "--rate", "1e-06"), "more than the 30 days a level may take"},
+		{"rate over the cap", with("--method", "rate", "--rate", "1e7"), "up to 1e+06 requests/s"},
+		{"trace speed 1e-300", with("--method", "rate", "--trace", dense, "--trace-speed", "1e-300"), "arrivals span"},
+		{"trace decades apart", with("--method", "rate", "--trace", sparse), "more than the 30 days a run may take"},
+		{"azure rows centuries apart", with("--method", "rate", "--trace", azure), "--trace-window or a higher --trace-speed"},
+		{"think time of decades", with("--method", "rate", "--trace", think), "a think time is"},
+		{"long concurrency list", with("--concurrency", strings.Join(levels, ",")), "--concurrency: level 1 given twice"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantUsageLine(t, c.args, c.want)
+			_, _, err := cliRun(t.Context(), c.args...)
+			if len(err.Error()) > 300 {
+				t.Errorf("the error is %d bytes long", len(err.Error()))
+			}
+		})
+	}
+}

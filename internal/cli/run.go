@@ -1003,7 +1003,7 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 		if err != nil {
 			return usagef("run: --rate: %v", err)
 		}
-		return nil
+		return checkRateSpan(cfg)
 	}
 	if set["rate"] || set["arrival"] || set["max-concurrency"] {
 		return usagef("run: --rate, --arrival and --max-concurrency apply only to --method rate")
@@ -1020,25 +1020,51 @@ func parseLevels(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q: want comma-separated positive integers, e.g. 1,4,16", s)
+			return nil, fmt.Errorf("%q: want comma-separated positive integers, e.g. 1,4,16", clipArg(p))
 		}
 		if slices.Contains(out, n) {
-			return nil, fmt.Errorf("%q: level %d given twice", s, n)
+			return nil, fmt.Errorf("level %d given twice", n)
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
 
-// parseRates parses a comma-separated list of positive request rates.
+// parseRates parses a comma-separated list of positive request rates, each
+// at most limits.MaxRate.
 func parseRates(s string) ([]float64, error) {
 	var out []float64
 	for _, p := range strings.Split(s, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(r > 0) || r > 1e6 {
-			return nil, fmt.Errorf("%q: want comma-separated positive rates in requests/s, e.g. 0.5,2", s)
+		if err != nil || !(r > 0) || r > limits.MaxRate {
+			return nil, fmt.Errorf("%q: want comma-separated positive rates up to %g requests/s, e.g. 0.5,2", clipArg(p), float64(limits.MaxRate))
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// checkRateSpan refuses, before the first request, a rate whose level
+// would take longer than limits.MaxSpan to send its requests (warm-up
+// included): the schedule is known up front, and a run that waits
+// decades would print nothing. Computed in float64, so a tiny rate
+// cannot overflow a time.Duration.
+func checkRateSpan(cfg *runConfig) error {
+	n := float64(cfg.Requests + cfg.Warmup)
+	for _, r := range cfg.Rates {
+		if wait := n / r; wait > limits.MaxSpan.Seconds() {
+			return usagef("run: --rate %g: %d requests would take %s, more than the %s a level may take; give a higher --rate or fewer --requests",
+				r, cfg.Requests+cfg.Warmup, fmtSeconds(wait), fmtSeconds(limits.MaxSpan.Seconds()))
+		}
+	}
+	return nil
+}
+
+// clipArg shortens one element of a flag's list for an error message.
+func clipArg(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }

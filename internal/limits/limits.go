@@ -25,12 +25,13 @@ const MaxRequests = 10_000_000
 // give an interval.
 const MaxRepeats = 1000
 
-// MinInterval is the shortest gap a rate or a trace speed may ask for
-// between two requests (1 ns, time.Duration's unit): a smaller one would
-// round to zero or, inverted, overflow a time.Duration.
-const MinInterval = time.Nanosecond
+// MaxRate bounds --rate: 10^6 requests/s, far above what one client
+// machine sends.
+const MaxRate = 1e6
 
-// MaxSpan bounds how long a schedule (a trace's span at its speed, the
-// gap a rate asks for) may be: 30 days, past which a run would wait with
-// nothing to show rather than measure.
+// MaxSpan bounds how long a schedule known before the first request may
+// take: a trace's replay at its speed, one think time, a rate's level.
+// 30 days: past it a run would wait with nothing to show rather than
+// measure, and every time.Duration the pacer computes stays far from
+// overflowing.
 const MaxSpan = 30 * 24 * time.Hour
