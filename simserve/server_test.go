@@ -74,7 +74,7 @@ func TestRefusals(t *testing.T) {
 	_, llama := simservetest.Start(t, simserve.Options{As: simserve.LlamaCpp})
 	_, ollama := simservetest.Start(t, simserve.Options{As: simserve.Ollama})
 	long := strings.Repeat("word ", 5000) // more than a slot's 4096 cells
-	const huge = "9223372036854775807" // prompt + huge wraps below max_model_len
+	const huge = "9223372036854775807"    // prompt + huge wraps below max_model_len
 	cases := []struct {
 		name, url, body string
 		status          int
