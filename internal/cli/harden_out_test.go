@@ -51,3 +51,25 @@ func TestReportOutNeverRemovesTheTarget(t *testing.T) {
 		t.Fatalf("%d entries in the folder, want the two links and the report", len(ents))
 	}
 }
+
+// TestSimFitEscapesLabels: a run label holding ESC and U+202E (a
+// document is outside data) is printed escaped, as report prints it.
+func TestSimFitEscapesLabels(t *testing.T) {
+	b, err := os.ReadFile(sweepExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(b), `"label": "llamacpp-f16kv-chat"`, `"label": "evil\u001b[31m\u202ereversed"`, 1)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "evil.json")
+	os.WriteFile(path, []byte(doc), 0o644)
+	_, stdout, stderr := run(t, "sim", "fit", path, "--out", filepath.Join(dir, "p.json"), "--run", "evil\x1b[31m\u202ereversed")
+	if !strings.Contains(stdout, "evil") {
+		t.Fatalf("no fit of the run printed: %q %q", stdout, stderr)
+	}
+	for _, raw := range []string{"\x1b", "\u202e"} {
+		if strings.Contains(stdout, raw) || strings.Contains(stderr, raw) {
+			t.Fatalf("%q printed raw: %q", raw, stdout)
+		}
+	}
+}
