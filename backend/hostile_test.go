@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -434,5 +435,29 @@ func TestEchoedKeyInFinishReason(t *testing.T) {
 	}
 	if res.FinishReason != redacted {
 		t.Fatalf("finish_reason %q, want %q", res.FinishReason, redacted)
+	}
+}
+
+// TestReasoningAboveCompletion: usage claiming more reasoning tokens than
+// completion tokens is dropped with a warning, and the split is
+// estimated from the stream, never above the output.
+func TestReasoningAboveCompletion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Yes\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2,\"total_tokens\":6,\"reasoning_tokens\":6}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: SGLang, BaseURL: srv.URL, Model: "m"})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 8}, &res)
+	if !res.OK() || res.OutputTokens == nil || *res.OutputTokens != 2 {
+		t.Fatalf("request: %+v", res)
+	}
+	if res.ReasoningTokens != nil && *res.ReasoningTokens > *res.OutputTokens {
+		t.Errorf("reasoning %d above output %d", *res.ReasoningTokens, *res.OutputTokens)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "reasoning_tokens 6 of 2 completion tokens") }) {
+		t.Errorf("warnings %q lack the impossible reasoning count", res.Warnings)
 	}
 }

@@ -222,6 +222,17 @@ func (st *stream) perChunkTokens() bool {
 // marked when it is an estimate.
 func (st *stream) finishReasoning() {
 	t, res := &st.reasoning, st.res
+	if t.reported > 0 && st.output >= 0 && t.reported > st.output {
+		// More reasoning than completion tokens cannot be true: the
+		// count is dropped, as other impossible counts are, and the
+		// split is estimated from the stream where it carried reasoning.
+		fate := "left null"
+		if t.reasoningChunks > 0 {
+			fate = "estimated from the stream instead"
+		}
+		st.warnf("reasoning_tokens", "server sent reasoning_tokens %d of %d completion tokens (at most %d can be true); %s", t.reported, st.output, st.output, fate)
+		t.reported = -1
+	}
 	tail := 0
 	if st.output > st.assigned {
 		tail = st.output - st.assigned
