@@ -461,3 +461,38 @@ func TestReasoningAboveCompletion(t *testing.T) {
 		t.Errorf("warnings %q lack the impossible reasoning count", res.Warnings)
 	}
 }
+
+// TestAnswerTextIsBounded: a server that streams an answer longer than
+// MaxAnswerBytes (here 3 MiB) to a request that keeps its answer for a
+// later turn gets its chunks timed, but only MaxAnswerBytes of text
+// kept, with one warning.
+func TestAnswerTextIsBounded(t *testing.T) {
+	const chunks = 3 << 10 // of 1 KiB each
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		piece := strings.Repeat("x", 1<<10)
+		for range chunks {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", piece)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m"})
+	var res record.Result
+	var answer strings.Builder
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 1 << 20, Answer: &answer}, &res)
+	if !res.OK() || len(res.ChunkOffsetsNS) != chunks {
+		t.Fatalf("request: ok %v, %d chunks (%s)", res.OK(), len(res.ChunkOffsetsNS), res.Error)
+	}
+	if answer.Len() > MaxAnswerBytes || answer.Len() < MaxAnswerBytes/2 {
+		t.Errorf("kept %d bytes of answer, want at most %d", answer.Len(), MaxAnswerBytes)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "answer text over") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want one about the answer's length", res.Warnings)
+	}
+}

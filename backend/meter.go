@@ -125,6 +125,13 @@ func newStream(res *record.Result, maxTokens int) *stream {
 	return st
 }
 
+// MaxAnswerBytes bounds the answer text kept for a later turn
+// (Request.Answer): 1 MiB, hundreds of thousands of tokens, far past any
+// real answer, so that a server streaming without end cannot make a
+// conversation's history grow past memory. Past it the chunks are still
+// timed and counted; their text is not kept, and a warning says so.
+const MaxAnswerBytes = 1 << 20
+
 // content records a chunk that arrived at now carrying generated text c
 // (c.any() is true); cum is the cumulative completion-token count the chunk
 // reported, or -1.
@@ -132,7 +139,11 @@ func (st *stream) content(now time.Time, cum int, c chunkText) {
 	off := int64(now.Sub(st.t0))
 	st.offsets = append(st.offsets, off)
 	if st.answer != nil && len(c.content) > 0 {
-		appendJSONString(st.answer, c.content)
+		if st.answer.Len()+len(c.content) <= MaxAnswerBytes {
+			appendJSONString(st.answer, c.content)
+		} else {
+			st.warnf("answer", "server sent answer text over %d MiB: a later turn resends only its first %d MiB", MaxAnswerBytes>>20, MaxAnswerBytes>>20)
+		}
 	}
 	st.reasoning.add(c, off, st.chunkTokens(cum))
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/workload"
 )
@@ -61,8 +62,8 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		}
 		return nil
 	}
-	if *sf.turns < 1 {
-		return usagef("run: --turns %d: must be at least 1", *sf.turns)
+	if *sf.turns < 1 || *sf.turns > limits.MaxTurns {
+		return usagef("run: --turns %d: want 1 to %d", *sf.turns, limits.MaxTurns)
 	}
 	if *sf.followupTokens < 0 {
 		return usagef("run: --followup-tokens %d: must not be negative", *sf.followupTokens)

@@ -25,6 +25,11 @@ const MaxRequests = 10_000_000
 // give an interval.
 const MaxRepeats = 1000
 
+// MaxTurns bounds --turns: 1,000 turns of one conversation, each of
+// which resends the whole conversation so far (every answer kept for it
+// is itself bounded, backend.MaxAnswerBytes).
+const MaxTurns = 1000
+
 // MaxRate bounds --rate: 10^6 requests/s, far above what one client
 // machine sends.
 const MaxRate = 1e6
