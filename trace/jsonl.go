@@ -15,6 +15,10 @@ import (
 	"github.com/servebench/servebench/internal/limits"
 )
 
+// maxLineBytes bounds one line of a JSON Lines trace (16 MiB: a row is
+// a few dozen bytes, a row with a long session name a few hundred).
+const maxLineBytes = 16 << 20
+
 // rowParser turns one JSON line into a Row.
 type rowParser func(line []byte) (Row, error)
 
@@ -22,7 +26,7 @@ type rowParser func(line []byte) (Row, error)
 // are skipped.
 func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) error {
 	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLineBytes)
 	var skip skipped
 	n := 0
 	for sc.Scan() {
@@ -43,7 +47,9 @@ func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) err
 			t.Rows = append(t.Rows, r)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return &ParseError{File: file, Line: n + 1, Err: fmt.Errorf("a line longer than %d MiB, the most a trace row may be", maxLineBytes>>20)}
+	} else if err != nil {
 		return &ParseError{File: file, Line: n + 1, Err: err}
 	}
 	skip.notes(t)

@@ -41,6 +41,7 @@ func TestCountBounds(t *testing.T) {
 		{"repeats 1e9", with("--repeats", "1000000000"), "--repeats 1000000000: want 1 to " + strconv.Itoa(limits.MaxRepeats)},
 		{"trace output tokens", with("--method", "rate", "--trace", trace("out.jsonl", `{"t_ms":0,"input_tokens":4,"output_tokens":4611686018427387904}`)), "field output_tokens: 4611686018427387904, want a token count from 0 to " + maxTok},
 		{"trace input tokens", with("--method", "rate", "--trace", trace("in.jsonl", `{"t_ms":0,"input_tokens":2147483648,"output_tokens":4}`)), "field input_tokens: 2147483648"},
+		{"kv blocks 2^62", with("--kv-blocks", "4611686018427387904"), "--kv-blocks 4611686018427387904: want 0 to 2147483648"},
 		{"azure csv tokens", with("--method", "rate", "--trace", trace("az.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,2147483648,4")), "column ContextTokens"},
 	}
 	for _, c := range cases {
