@@ -69,7 +69,7 @@ func runFind(ctx context.Context, deps Deps, args []string, stdout, stderr io.Wr
 	if cfg.Out == "-" {
 		f.lines = stderr // standard output carries the document
 	}
-	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
+	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true, cmd: "find"}, logs, stdout, stderr)
 }
 
 // findShapeFlags refuses run's load shapes under find: a probe is one

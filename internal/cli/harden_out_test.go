@@ -73,3 +73,18 @@ func TestSimFitEscapesLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestFindOutErrorNamesFind: a find whose --out cannot be written names
+// find, not run, and leaves the device as it was.
+func TestFindOutErrorNamesFind(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip(err)
+	}
+	code, _, stderr := run(t, "find", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--out", "/dev/full", "--quiet", "--slo", "ttft_p50=1.5s")
+	if code == 0 || !strings.Contains(stderr, "find: --out /dev/full:") {
+		t.Fatalf("exit %d, stderr %q: want an error naming find's --out", code, stderr)
+	}
+	if st, err := os.Stat("/dev/full"); err != nil || st.Mode()&os.ModeDevice == 0 {
+		t.Fatalf("/dev/full is gone or replaced: %v", err)
+	}
+}

@@ -251,11 +251,11 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 // sweepTargetsWith is sweepTargets with hooks that say how each sweep runs
 // its levels and what is written (run's, or find's).
 func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, hooks sweepHooks, logs *liblog.Subscription, stdout, stderr io.Writer) error {
-	rec, err := newRecorder(cfg.Records)
+	rec, err := newRecorder(cfg.Records, hooks.command())
 	if err != nil {
 		return err
 	}
-	out, err := openOut(cfg.Out)
+	out, err := openOut(cfg.Out, hooks.command())
 	if err != nil {
 		rec.close()
 		return err
@@ -284,7 +284,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		incomplete := false
 		doc.Complete = &incomplete
 	}
-	if err := writeDocument(out, stdout, hooks.output(&doc)); err != nil {
+	if err := writeDocument(out, stdout, hooks.output(&doc), hooks.command()); err != nil {
 		return errors.Join(runErr, err) // the sweep's own error first, when it had one
 	}
 	if cfg.Table {
@@ -620,13 +620,13 @@ func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
 // openOut creates the --out report file before the run, so that a path
 // that cannot be written is a usage error at once rather than after the
 // benchmark; nil (no error) means standard output ("" or "-").
-func openOut(path string) (*outfile.File, error) {
+func openOut(path, cmd string) (*outfile.File, error) {
 	if path == "" || path == "-" {
 		return nil, nil
 	}
 	f, err := outfile.Create(path)
 	if err != nil {
-		return nil, usagef("run: --out: %v", err)
+		return nil, usagef("%s: --out: %v", cmd, err)
 	}
 	return f, nil
 }
@@ -635,7 +635,7 @@ func openOut(path string) (*outfile.File, error) {
 // beside it) as indented JSON to out and closes it, or to stdout when out
 // is nil. Control characters and bidirectional overrides in strings a
 // server sent are written as \uXXXX escapes (safetext.JSON).
-func writeDocument(out *outfile.File, stdout io.Writer, doc any) error {
+func writeDocument(out *outfile.File, stdout io.Writer, doc any, cmd string) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	b = append(safetext.JSON(b), '\n')
 	if out == nil {
@@ -653,7 +653,7 @@ func writeDocument(out *outfile.File, stdout io.Writer, doc any) error {
 		out.Abort() // what was at the path stays as it was
 	}
 	if err != nil {
-		return fmt.Errorf("run: --out %s: %w", out.Name(), err)
+		return fmt.Errorf("%s: --out %s: %w", cmd, out.Name(), err)
 	}
 	return nil
 }
