@@ -128,9 +128,7 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 			Workload: Workload{PromptTokens: run.PromptTokens, OutputTokens: run.MaxTokens},
 			Load:     Load{Method: Pool, Key: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Run: run.Label},
 		}
-		if l.MeanPromptTokens != nil && *l.MeanPromptTokens >= 1 && *l.MeanPromptTokens <= limits.MaxTokens {
-			c.Workload.PromptTokens = int(math.Round(*l.MeanPromptTokens))
-		}
+		c.Workload.PromptTokens = meanTokens(l.MeanPromptTokens, c.Workload.PromptTokens)
 		if run.Method == string(Rate) && l.RequestedRate != nil {
 			c.Load.Method, c.Load.Rate = Rate, *l.RequestedRate
 		}
@@ -142,11 +140,11 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 				c.Targets = append(c.Targets, Target{t.m, *t.v})
 			}
 		}
-		if err := checkCase(run.Label, c); err != nil {
-			return RunSpec{}, err
-		}
 		longest = max(longest, c.Workload.PromptTokens+c.Workload.OutputTokens)
 		rs.Cases = append(rs.Cases, c)
+	}
+	if err := checkCases(run.Label, rs.Cases); err != nil {
+		return RunSpec{}, err
 	}
 	if !fam.batched() && s.Server.SlotContext == 0 {
 		// The document does not record -c / num_ctx: give each slot room
@@ -155,6 +153,25 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 		rs.Notes = append(rs.Notes, fmt.Sprintf("slot context not recorded: %d cells per slot assumed (the longest request, padded to 256)", s.Server.SlotContext))
 	}
 	return rs, nil
+}
+
+// meanTokens is a level's mean prompt length rounded, where it is one a
+// request can have (1 to limits.MaxTokens), or else def.
+func meanTokens(mean *float64, def int) int {
+	if mean == nil || !(*mean >= 1 && *mean <= limits.MaxTokens) {
+		return def
+	}
+	return int(math.Round(*mean))
+}
+
+// checkCases is checkCase on each of cases.
+func checkCases(label string, cases []Case) error {
+	for _, c := range cases {
+		if err := checkCase(label, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkCase bounds the counts a document gives a case before the

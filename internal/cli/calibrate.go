@@ -51,13 +51,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.kind == backend.Ollama) {
 		return usagef("calibrate: give --log FILE or --url URL (both only for Ollama, whose /api/ps lacks the KV size before v0.11)")
 	}
-	if f.url != "" {
-		if _, err := checkURLShape(f.url); err != nil {
-			return usagef("calibrate: --url: %v", err)
-		}
-	}
-	if f.fit && f.calibration == "" {
-		return usagef("calibrate: --fit needs --calibration FILE")
+	if err := f.checkFiles(); err != nil {
+		return err
 	}
 	f.calibrationMayBeNew = f.fit
 	if f.model == "" && f.serverModel == "" {
@@ -84,6 +79,20 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return planError("calibrate", err)
 	}
 	return f.report(cal, stdout, stderr)
+}
+
+// checkFiles checks --url's shape (no query string or fragment, where
+// keys are passed) and that --fit has a --calibration file to fit into.
+func (f *calibrateFlags) checkFiles() error {
+	if f.url != "" {
+		if _, err := checkURLShape(f.url); err != nil {
+			return usagef("calibrate: --url: %v", err)
+		}
+	}
+	if f.fit && f.calibration == "" {
+		return usagef("calibrate: --fit needs --calibration FILE")
+	}
+	return nil
 }
 
 // observe gathers what the server reported: its log (--log) and its live

@@ -62,8 +62,8 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		}
 		return nil
 	}
-	if *sf.turns < 1 || *sf.turns > limits.MaxTurns {
-		return usagef("run: --turns %d: want 1 to %d", *sf.turns, limits.MaxTurns)
+	if err := checkTurns(*sf.turns); err != nil {
+		return err
 	}
 	if *sf.followupTokens < 0 {
 		return usagef("run: --followup-tokens %d: must not be negative", *sf.followupTokens)
@@ -76,5 +76,14 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		return usagef("run: --scenario multiturn runs under --method pool or rate, not batch")
 	}
 	cfg.Turns, cfg.FollowupTokens, cfg.Think = *sf.turns, *sf.followupTokens, think
+	return nil
+}
+
+// checkTurns bounds --turns (limits.MaxTurns): every turn resends the
+// conversation so far.
+func checkTurns(n int) error {
+	if n < 1 || n > limits.MaxTurns {
+		return usagef("run: --turns %d: want 1 to %d", n, limits.MaxTurns)
+	}
 	return nil
 }
