@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,5 +109,17 @@ func TestScheduleBounds(t *testing.T) {
 				t.Errorf("the error is %d bytes long", len(err.Error()))
 			}
 		})
+	}
+}
+
+// TestInterruptedBeforeAnyRequest: a run stopped (Ctrl-C) before its first
+// request, as while a trace is parsed, says it was interrupted, not that
+// no request succeeded.
+func TestInterruptedBeforeAnyRequest(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, _, err := cliRun(ctx, "run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--requests", "4", "--concurrency", "1", "--quiet")
+	if err == nil || !strings.Contains(err.Error(), "interrupted before any request succeeded") {
+		t.Fatalf("err %v", err)
 	}
 }

@@ -297,7 +297,10 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		return runErr
 	}
 	if summary.Succeeded(rec.file) == 0 {
-		return errors.New("run: no request succeeded (see errors_by_reason in the report)")
+		if ctx.Err() != nil { // Ctrl-C, possibly before the first request
+			return fmt.Errorf("%s: interrupted before any request succeeded", hooks.command())
+		}
+		return fmt.Errorf("%s: no request succeeded (see errors_by_reason in the report)", hooks.command())
 	}
 	return nil
 }
