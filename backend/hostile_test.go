@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -413,5 +414,85 @@ func TestTokenizeIsBounded(t *testing.T) {
 		if n, err := c.Tokenize(t.Context(), "short"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: Tokenize = %d, %v; want an error holding %q", tc.mode, n, err, tc.want)
 		}
+	}
+}
+
+// TestEchoedKeyInFinishReason: a stream that answers with the key as its
+// finish reason (the one server string a record keeps from a successful
+// answer) gets it redacted.
+func TestEchoedKeyInFinishReason(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fin := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"hi\"}]}\n\n")
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"%s\"}]}\n\ndata: [DONE]\n\n", fin)
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", API: Completions, APIKey: testKey})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+	if !res.OK() {
+		t.Fatalf("request failed: %+v", res)
+	}
+	if res.FinishReason != redacted {
+		t.Fatalf("finish_reason %q, want %q", res.FinishReason, redacted)
+	}
+}
+
+// TestReasoningAboveCompletion: usage claiming more reasoning tokens than
+// completion tokens is dropped with a warning, and the split is
+// estimated from the stream, never above the output.
+func TestReasoningAboveCompletion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Yes\"},\"finish_reason\":\"stop\"}]}\n\n")
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2,\"total_tokens\":6,\"reasoning_tokens\":6}}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: SGLang, BaseURL: srv.URL, Model: "m"})
+	var res record.Result
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 8}, &res)
+	if !res.OK() || res.OutputTokens == nil || *res.OutputTokens != 2 {
+		t.Fatalf("request: %+v", res)
+	}
+	if res.ReasoningTokens != nil && *res.ReasoningTokens > *res.OutputTokens {
+		t.Errorf("reasoning %d above output %d", *res.ReasoningTokens, *res.OutputTokens)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "reasoning_tokens 6 of 2 completion tokens") }) {
+		t.Errorf("warnings %q lack the impossible reasoning count", res.Warnings)
+	}
+}
+
+// TestAnswerTextIsBounded: a server that streams an answer longer than
+// MaxAnswerBytes (here 3 MiB) to a request that keeps its answer for a
+// later turn gets its chunks timed, but only MaxAnswerBytes of text
+// kept, with one warning.
+func TestAnswerTextIsBounded(t *testing.T) {
+	const chunks = 3 << 10 // of 1 KiB each
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		piece := strings.Repeat("x", 1<<10)
+		for range chunks {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%s\"}}]}\n\n", piece)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m"})
+	var res record.Result
+	var answer strings.Builder
+	c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 1 << 20, Answer: &answer}, &res)
+	if !res.OK() || len(res.ChunkOffsetsNS) != chunks {
+		t.Fatalf("request: ok %v, %d chunks (%s)", res.OK(), len(res.ChunkOffsetsNS), res.Error)
+	}
+	if answer.Len() > MaxAnswerBytes || answer.Len() < MaxAnswerBytes/2 {
+		t.Errorf("kept %d bytes of answer, want at most %d", answer.Len(), MaxAnswerBytes)
+	}
+	n := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "answer text over") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q: want one about the answer's length", res.Warnings)
 	}
 }

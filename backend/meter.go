@@ -128,6 +128,13 @@ func newStream(res *record.Result, maxTokens int) *stream {
 	return st
 }
 
+// MaxAnswerBytes bounds the answer text kept for a later turn
+// (Request.Answer): 1 MiB, hundreds of thousands of tokens, far past any
+// real answer, so that a server streaming without end cannot make a
+// conversation's history grow past memory. Past it the chunks are still
+// timed and counted; their text is not kept, and a warning says so.
+const MaxAnswerBytes = 1 << 20
+
 // content records a chunk that arrived at now carrying generated text c
 // (c.any() is true); cum is the cumulative completion-token count the chunk
 // reported, or -1.
@@ -135,7 +142,11 @@ func (st *stream) content(now time.Time, cum int, c chunkText) {
 	off := int64(now.Sub(st.t0))
 	st.offsets = append(st.offsets, off)
 	if st.answer != nil && len(c.content) > 0 {
-		appendJSONString(st.answer, c.content)
+		if st.answer.Len()+len(c.content) <= MaxAnswerBytes {
+			appendJSONString(st.answer, c.content)
+		} else {
+			st.warnf("answer", "server sent answer text over %d MiB: a later turn resends only its first %d MiB", MaxAnswerBytes>>20, MaxAnswerBytes>>20)
+		}
 	}
 	st.reasoning.add(c, off, st.chunkTokens(cum))
 }
@@ -187,7 +198,7 @@ func (st *stream) finish(f *failure) {
 	}
 	st.finishTokens()
 	st.finishReasoning()
-	res.FinishReason = st.finishReason
+	res.FinishReason = redact(st.finishReason, st.apiKey) // a server string, as the warnings are
 	res.Server = st.timings.record()
 	for _, w := range st.warnings {
 		res.Warnings = append(res.Warnings, RedactAll(w, st.secrets))
@@ -225,6 +236,17 @@ func (st *stream) perChunkTokens() bool {
 // marked when it is an estimate.
 func (st *stream) finishReasoning() {
 	t, res := &st.reasoning, st.res
+	if t.reported > 0 && st.output >= 0 && t.reported > st.output {
+		// More reasoning than completion tokens cannot be true: the
+		// count is dropped, as other impossible counts are, and the
+		// split is estimated from the stream where it carried reasoning.
+		fate := "left null"
+		if t.reasoningChunks > 0 {
+			fate = "estimated from the stream instead"
+		}
+		st.warnf("reasoning_tokens", "server sent reasoning_tokens %d of %d completion tokens (at most %d can be true); %s", t.reported, st.output, st.output, fate)
+		t.reported = -1
+	}
 	tail := 0
 	if st.output > st.assigned {
 		tail = st.output - st.assigned

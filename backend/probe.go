@@ -159,8 +159,13 @@ func (p *prober) call(method, path string, body any, out any) error {
 		return p.redact(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &StatusError{Path: path, Code: resp.StatusCode, Status: resp.Status}
+		return &StatusError{Path: path, Code: resp.StatusCode, Status: redact(resp.Status, p.cfg.APIKey)}
 	}
+	// Every string a server sends (version, model ids, paths, details)
+	// may reach the report, the records and stderr: the key goes before
+	// anything is decoded. The marker holds no JSON syntax, so a key
+	// inside a JSON string leaves the body valid.
+	b = []byte(redact(string(b), p.cfg.APIKey))
 	if err := json.Unmarshal(b, out); err != nil {
 		return &bodyError{path: path, err: err}
 	}

@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -286,4 +288,68 @@ func stallingServer(t *testing.T) *httptest.Server {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(stop) }) // runs first: lets Close return
 	return srv
+}
+
+// echoKeyServer answers every probe with the Authorization header it was
+// sent folded into each string a server gives about itself (version,
+// model ids, paths, details), raw and JSON-escaped, as a misconfigured
+// proxy or a hostile server may.
+func echoKeyServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		esc := strings.ReplaceAll(auth, "s", `\u0073`)
+		bodies := map[string]string{
+			"/version":         `{"version":"v-` + auth + `"}`,
+			"/get_server_info": `{"version":"v-` + esc + `"}`,
+			"/api/version":     `{"version":"v-` + auth + `"}`,
+			"/v1/models":       `{"data":[{"id":"model-` + auth + `","root":"root-` + esc + `","owned_by":"vllm","max_model_len":64}]}`,
+			"/props":           `{"build_info":"b-` + auth + `","model_alias":"alias-` + esc + `","model_path":"/m/` + auth + `","total_slots":1,"n_ctx":64}`,
+			"/info":            `{"version":"` + auth + `","model_id":"id-` + esc + `","model_dtype":"` + auth + `","sha":"` + auth + `","max_total_tokens":64}`,
+			"/api/show":        `{"details":{"family":"` + auth + `","format":"` + esc + `"},"model_info":{"general.architecture":"` + auth + `"}}`,
+			"/api/tags":        `{"models":[{"name":"tag-` + auth + `"}]}`,
+			"/api/ps":          `{"models":[]}`,
+		}
+		b, ok := bodies[r.URL.Path]
+		if !ok {
+			w.Header().Set("X-Echo", auth)
+			http.Error(w, "no route for "+auth, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(b))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestProbeRedactsEchoedKey: a server that echoes the API key in what it
+// says about itself gets none of it into the identity (the report's
+// server block, runtime, warnings) nor into what discovery found.
+func TestProbeRedactsEchoedKey(t *testing.T) {
+	const key = "sk-echo-7f3a9"
+	srv := echoKeyServer(t)
+	for _, kind := range []Kind{VLLM, SGLang, LlamaCpp, Ollama, TGI, OpenAI} {
+		t.Run(string(kind), func(t *testing.T) {
+			cfg := Config{Kind: kind, BaseURL: srv.URL + "/v1", APIKey: key, Model: "m"}
+			id := Probe(context.Background(), cfg)
+			b, err := json.Marshal(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), key) || strings.Contains(string(b), "\\u0073k-echo") {
+				t.Fatalf("the identity carries the key: %s", b)
+			}
+			if !strings.Contains(string(b), redacted) {
+				t.Fatalf("nothing redacted, so the echo was not read: %s", b)
+			}
+			f, err := Identify(context.Background(), cfg, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := fmt.Sprintf("%s %+v", f.Name(), f); strings.Contains(s, key) {
+				t.Fatalf("discovery carries the key: %s", s)
+			}
+		})
+	}
 }

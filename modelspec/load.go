@@ -28,7 +28,7 @@ func Load(arg string) (Spec, error) {
 		return ReadGGUF(arg)
 	}
 	if strings.EqualFold(filepath.Ext(arg), ".gguf") {
-		return Spec{}, notGGUF(arg, fi.Size())
+		return Spec{}, notGGUF(arg)
 	}
 	m, err := readHFConfig(arg)
 	if err == nil && m.Name == arg {
@@ -42,10 +42,9 @@ func Load(arg string) (Spec, error) {
 
 // notGGUF is the error for a file named .gguf that lacks the GGUF magic:
 // it says what the file starts with instead of trying it as JSON.
-func notGGUF(path string, size int64) error {
-	if size == 0 {
-		return fmt.Errorf("%s: not a GGUF file: the file is empty", path)
-	}
+// The magic is read whatever size the file states: a device or a pipe
+// states 0 and may hold bytes all the same.
+func notGGUF(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -53,6 +52,9 @@ func notGGUF(path string, size int64) error {
 	defer f.Close()
 	b := make([]byte, 4)
 	n, _ := io.ReadFull(f, b)
+	if n == 0 {
+		return fmt.Errorf("%s: not a GGUF file: the file is empty", path)
+	}
 	return fmt.Errorf("%s: not a GGUF file: it starts with %q, not the magic \"GGUF\"", path, b[:n])
 }
 

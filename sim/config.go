@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 )
@@ -123,20 +122,57 @@ type Params struct {
 	RequestLatency time.Duration `json:"request_latency_ns"`
 }
 
-// Validate checks that p is physically meaningful.
+// minEfficiency is the smallest memory or compute efficiency a profile
+// may give: a thousandth of the GPU's figure. Below it the step time
+// (bytes ÷ (bandwidth × efficiency)) leaves any plausible range and, near
+// zero, overflows to a step that takes no time.
+const minEfficiency = 1e-3
+
+// maxOverhead bounds each overhead of Params: a minute per step, per
+// sequence or per request, where measured ones are micro- to
+// milliseconds; past it a simulated server would never answer.
+const maxOverhead = time.Minute
+
+// Validate checks that p is physically meaningful: efficiencies in
+// [minEfficiency, 2], overheads in [0, maxOverhead].
 func (p Params) Validate() error {
 	for _, c := range []struct {
 		name string
 		v    float64
 	}{{"memory_efficiency", p.MemoryEfficiency}, {"compute_efficiency", p.ComputeEfficiency}} {
-		if !(c.v > 0 && c.v <= 2) || math.IsNaN(c.v) {
-			return fmt.Errorf("%w: %s %v must be in (0, 2]", ErrBadInput, c.name, c.v)
+		if !(c.v >= minEfficiency && c.v <= 2) {
+			return fmt.Errorf("%w: %s %v must be in [%g, 2]", ErrBadInput, c.name, c.v, minEfficiency)
 		}
 	}
-	if p.StepOverhead < 0 || p.SeqCost < 0 || p.RequestLatency < 0 {
-		return fmt.Errorf("%w: overheads must be >= 0 (step %v, sequence %v, request %v)", ErrBadInput, p.StepOverhead, p.SeqCost, p.RequestLatency)
+	for _, o := range []struct {
+		name string
+		v    time.Duration
+	}{{"step_overhead_ns", p.StepOverhead}, {"seq_cost_ns", p.SeqCost}, {"request_latency_ns", p.RequestLatency}} {
+		if o.v < 0 || o.v > maxOverhead {
+			return fmt.Errorf("%w: %s %d must be in [0, %d] (%v)", ErrBadInput, o.name, int64(o.v), int64(maxOverhead), maxOverhead)
+		}
 	}
 	return nil
+}
+
+// costBounds are the largest figures a GPU or model cost may state, each
+// far above any real one (the largest models read a few TB per step,
+// the fastest GPUs move a few TB/s and do a few PFLOP/s): past them the
+// figure is a mistake, and the step times computed from it leave the
+// range a float64 divides well in.
+var costBounds = []struct {
+	name string
+	max  float64
+	get  func(*Config) float64
+}{
+	{"bandwidth_bytes_per_s", 1e15, func(c *Config) float64 { return c.GPU.BandwidthBytesPerS }},
+	{"peak_flops", 1e18, func(c *Config) float64 { return c.GPU.PeakFLOPS }},
+	{"weight_bytes_per_step", 1e14, func(c *Config) float64 { return c.Model.WeightBytesPerStep }},
+	{"flops_per_token", 1e14, func(c *Config) float64 { return c.Model.FLOPsPerToken }},
+	{"head_flops", 1e13, func(c *Config) float64 { return c.Model.HeadFLOPs }},
+	{"attention_flops_per_context_token", 1e11, func(c *Config) float64 { return c.Model.AttnFLOPsPerCtx }},
+	{"kv_bytes_per_token", 1e9, func(c *Config) float64 { return c.Model.KVBytesPerToken }},
+	{"image_flops", 1e16, func(c *Config) float64 { return c.Model.ImageFLOPs }},
 }
 
 // Server are the server settings the schedulers obey. Zero values are
@@ -196,9 +232,9 @@ func (c *Config) check() error {
 	if !(m.WeightBytesPerStep > 0) || !(m.FLOPsPerToken > 0) {
 		return fmt.Errorf("%w: model %q: bytes per step and FLOPs per token must be > 0", ErrBadInput, m.Name)
 	}
-	for _, v := range []float64{c.GPU.BandwidthBytesPerS, c.GPU.PeakFLOPS, m.WeightBytesPerStep, m.FLOPsPerToken, m.HeadFLOPs, m.AttnFLOPsPerCtx, m.KVBytesPerToken, m.ImageFLOPs} {
-		if !(v >= 0 && v < 1e30) {
-			return fmt.Errorf("%w: model %q on %q: cost figures must be finite and >= 0 (got %v)", ErrBadInput, m.Name, c.GPU.Name, v)
+	for _, b := range costBounds {
+		if v := b.get(c); !(v >= 0 && v <= b.max) {
+			return fmt.Errorf("%w: model %q on %q: %s %v must be in [0, %g]", ErrBadInput, m.Name, c.GPU.Name, b.name, v, b.max)
 		}
 	}
 	if m.ImageTokens < 0 || m.ImageTokens > 1<<20 {
@@ -208,8 +244,18 @@ func (c *Config) check() error {
 		return err
 	}
 	s := c.Server
-	if s.Slots > 1<<16 || s.MaxNumSeqs > 1<<20 || s.SlotContext > 1<<26 || s.KVBlocks > 1<<31 || s.MaxNumBatchedTokens > 1<<24 || s.NBatch > 1<<24 || s.BlockSize > 1<<16 {
-		return fmt.Errorf("%w: server settings out of range: %+v", ErrBadInput, s)
+	for _, b := range []struct {
+		name   string
+		v, max int
+	}{
+		{"slots", s.Slots, 1 << 16}, {"max_num_seqs", s.MaxNumSeqs, 1 << 20}, {"slot_context", s.SlotContext, 1 << 26},
+		{"kv_blocks", s.KVBlocks, 1 << 31}, {"max_num_batched_tokens", s.MaxNumBatchedTokens, 1 << 24},
+		{"n_batch", s.NBatch, 1 << 24}, {"n_ubatch", s.NUBatch, 1 << 24}, {"block_size", s.BlockSize, 1 << 16},
+		{"max_model_len", s.MaxModelLen, 1 << 26},
+	} {
+		if b.v < 0 || b.v > b.max {
+			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
+		}
 	}
 	if c.Family.batched() {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 )
@@ -129,9 +130,7 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 			Workload: Workload{PromptTokens: run.PromptTokens, OutputTokens: run.MaxTokens},
 			Load:     Load{Method: load.Pool, Key: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Run: run.Label},
 		}
-		if l.MeanPromptTokens != nil && *l.MeanPromptTokens >= 1 {
-			c.Workload.PromptTokens = int(math.Round(*l.MeanPromptTokens))
-		}
+		c.Workload.PromptTokens = meanTokens(l.MeanPromptTokens, c.Workload.PromptTokens)
 		if load.Method(run.Method) == load.Rate && l.RequestedRate != nil {
 			c.Load.Method, c.Load.Rate = load.Rate, *l.RequestedRate
 		}
@@ -146,6 +145,9 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 		longest = max(longest, c.Workload.PromptTokens+c.Workload.OutputTokens)
 		rs.Cases = append(rs.Cases, c)
 	}
+	if err := checkCases(run.Label, rs.Cases); err != nil {
+		return RunSpec{}, err
+	}
 	if !fam.batched() && s.Server.SlotContext == 0 {
 		// The document does not record -c / num_ctx: give each slot room
 		// for the longest request, padded as llama.cpp pads.
@@ -153,6 +155,51 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 		rs.Notes = append(rs.Notes, fmt.Sprintf("slot context not recorded: %d cells per slot assumed (the longest request, padded to 256)", s.Server.SlotContext))
 	}
 	return rs, nil
+}
+
+// meanTokens is a level's mean prompt length rounded, where it is one a
+// request can have (1 to limits.MaxTokens), or else def.
+func meanTokens(mean *float64, def int) int {
+	if mean == nil || !(*mean >= 1 && *mean <= limits.MaxTokens) {
+		return def
+	}
+	return int(math.Round(*mean))
+}
+
+// checkCases is checkCase on each of cases.
+func checkCases(label string, cases []Case) error {
+	for _, c := range cases {
+		if err := checkCase(label, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCase bounds the counts a document gives a case before the
+// simulator sizes anything from them (a request's chunk offsets, a
+// level's results): tokens per request at most limits.MaxTokens, requests
+// per level at most limits.MaxRequests. The sum of two bounded token
+// counts cannot overflow.
+func checkCase(label string, c Case) error {
+	w, l := c.Workload, c.Load
+	for _, f := range []struct {
+		name string
+		v    int
+		min  int
+		max  int
+	}{
+		{"prompt_tokens", w.PromptTokens, 0, limits.MaxTokens},
+		{"max_tokens", w.OutputTokens, 0, limits.MaxTokens},
+		{"requests", l.Requests, 0, limits.MaxRequests},
+		{"repeats", l.Repeats, 0, limits.MaxRepeats},
+		{"concurrency", l.Concurrency, 0, limits.MaxRequests},
+	} {
+		if f.v < f.min || f.v > f.max {
+			return fmt.Errorf("%w: run %q: %s %d: want %d to %d", ErrBadInput, label, f.name, f.v, f.min, f.max)
+		}
+	}
+	return nil
 }
 
 // labelKV reads a KV dtype from a run label ("llamacpp-q8kv-chat").
@@ -223,6 +270,9 @@ func batchRun(doc *document.Document) (RunSpec, error) {
 			w.Images = 1
 		}
 		c := Case{Workload: w, Load: Load{Method: load.Batch, Key: r.Concurrency, Concurrency: r.Concurrency, Repeats: max(r.Repeats, 1), Run: r.Label}}
+		if err := checkCase(r.Label, c); err != nil {
+			return RunSpec{}, err
+		}
 		if r.AggregateOutputTokS > 0 {
 			c.Targets = append(c.Targets, Target{MetricAggregate, r.AggregateOutputTokS})
 		}

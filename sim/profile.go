@@ -102,6 +102,9 @@ func ReadProfile(r io.Reader) (*Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("%w: sim profile: %v", ErrBadInput, err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: sim profile: data after the profile's JSON object", ErrBadInput)
+	}
 	if p.Version != ProfileVersion {
 		return nil, fmt.Errorf("%w: sim profile: sim_profile_version %d, want %d", ErrBadInput, p.Version, ProfileVersion)
 	}

@@ -39,8 +39,8 @@ func isWordByte(c byte) bool {
 	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
-// pieces calls fn with each token's bytes of s, in order.
-func pieces(s string, fn func(piece string)) {
+// EachPiece calls fn with each token's bytes of s, in order.
+func EachPiece(s string, fn func(piece string)) {
 	for i := 0; i < len(s); {
 		start := i
 		j := i
@@ -63,7 +63,7 @@ func pieces(s string, fn func(piece string)) {
 // CountTokens is the number of tokens of s.
 func CountTokens(s string) int {
 	n := 0
-	pieces(s, func(string) { n++ })
+	EachPiece(s, func(string) { n++ })
 	return n
 }
 
@@ -71,14 +71,14 @@ func CountTokens(s string) int {
 // always has the same ids.
 func TokenIDs(s string) []int {
 	ids := make([]int, 0, len(s)/4+1)
-	pieces(s, func(p string) { ids = append(ids, PieceID(p)) })
+	EachPiece(s, func(p string) { ids = append(ids, PieceID(p)) })
 	return ids
 }
 
 // TokenPieces are the pieces of s, for tokenizers that return them.
 func TokenPieces(s string) []string {
 	var out []string
-	pieces(s, func(p string) { out = append(out, p) })
+	EachPiece(s, func(p string) { out = append(out, p) })
 	return out
 }
 

@@ -136,6 +136,21 @@ func (s *Sim) Busy(delta int) {
 	s.busyLocked(delta)
 }
 
+// maxPreallocChunks bounds the chunk offsets preallocated for a
+// request: its max_tokens is an upper bound that may be far above what
+// it generates, and the slice grows past this as any slice does.
+const maxPreallocChunks = 4096
+
+// locked runs f holding s.mu, released even when f panics (the engine
+// advances inside busyLocked): a panic must end the process, and a
+// deferred cleanup elsewhere that takes s.mu would otherwise wait on it
+// forever, leaving the process alive and deaf.
+func (s *Sim) locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+}
+
 func (s *Sim) busyLocked(delta int) {
 	s.tokens += delta
 	if s.tokens < 0 {
@@ -152,10 +167,11 @@ func (s *Sim) Sleep(ctx context.Context, d time.Duration) bool {
 		return ctx.Err() == nil
 	}
 	ch := make(chan struct{})
-	s.mu.Lock()
-	t := s.addTimer(d, func() { close(ch) })
-	s.busyLocked(-1)
-	s.mu.Unlock()
+	var t *timer
+	s.locked(func() {
+		t = s.addTimer(d, func() { close(ch) })
+		s.busyLocked(-1)
+	})
 	select {
 	case <-ch:
 		return true // the timer handed this goroutine a token
@@ -255,16 +271,16 @@ func (s *Sim) do(ctx context.Context, req *backend.Request, res *record.Result) 
 		req: sim.Request{PromptTokens: max(sim.ConversationTokens(history, req.Prompt, s.opt.Chat), 1), OutputTokens: req.MaxTokens, Images: images}}
 	c.req.PrefixGroup, c.req.SharedPrefixTokens = s.sharedPrefix(req)
 	c.req.Conversation, c.req.HistoryTokens = s.conversation(req, res, history)
-	s.mu.Lock()
-	now := s.eng.Now()
-	c.writeAt = now + s.delay(res.Seq, res.Warmup)
-	if !req.RunStart.IsZero() {
-		res.StartNS = int64(s.base.Add(c.writeAt).Sub(req.RunStart))
-	}
-	res.ChunkOffsetsNS = make([]int64, 0, max(req.MaxTokens, 0))
-	s.pending = append(s.pending, c)
-	s.busyLocked(-1)
-	s.mu.Unlock()
+	res.ChunkOffsetsNS = make([]int64, 0, min(max(req.MaxTokens, 0), maxPreallocChunks))
+	s.locked(func() {
+		now := s.eng.Now()
+		c.writeAt = now + s.delay(res.Seq, res.Warmup)
+		if !req.RunStart.IsZero() {
+			res.StartNS = int64(s.base.Add(c.writeAt).Sub(req.RunStart))
+		}
+		s.pending = append(s.pending, c)
+		s.busyLocked(-1)
+	})
 	select {
 	case <-c.wake:
 		return

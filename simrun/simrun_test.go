@@ -321,3 +321,41 @@ func TestAfterFuncWhileIdle(t *testing.T) {
 		t.Errorf("fired at virtual %v, want 1s", got)
 	}
 }
+
+// TestPanicReleasesTheLock: a panic inside the simulation (here the token
+// count going below zero, as a broken caller makes it) leaves the mutex
+// free, so that deferred cleanups which take it run and the panic ends the
+// process instead of leaving it asleep. The chunk offsets of a request
+// asking for an absurd max_tokens are not preallocated to it.
+func TestPanicReleasesTheLock(t *testing.T) {
+	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Busy(-1) // the test gives its token up: the next Sleep goes below zero
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("no panic below zero tokens")
+			}
+		}()
+		s.Sleep(context.Background(), time.Second)
+	}()
+	if !s.mu.TryLock() {
+		t.Fatal("the mutex is still held after the panic")
+	}
+	s.mu.Unlock()
+
+	s2, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Busy(+1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := &record.Result{Seq: 1}
+	s2.Client().Do(ctx, &backend.Request{Prompt: "hello", MaxTokens: 1 << 62}, res)
+	if c := cap(res.ChunkOffsetsNS); c > maxPreallocChunks {
+		t.Fatalf("preallocated %d chunk offsets", c)
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/servebench/servebench/sim"
@@ -329,10 +331,16 @@ func (s *Server) check(w http.ResponseWriter, g *gen) bool {
 	}
 	srv := s.cfg.Server
 	switch {
-	case (s.cfg.Family == sim.VLLM || s.cfg.Family == sim.SGLang) && srv.MaxModelLen > 0 && g.prompt+g.out > srv.MaxModelLen:
+	case (s.cfg.Family == sim.VLLM || s.cfg.Family == sim.SGLang) && srv.MaxModelLen > 0 && g.out > srv.MaxModelLen-g.prompt:
+		// out > max − prompt, not prompt + out > max: a max_tokens near
+		// 2^63 would wrap the sum below the limit.
+		requested := "more than 2^63"
+		if g.out <= math.MaxInt-g.prompt {
+			requested = strconv.Itoa(g.prompt + g.out)
+		}
 		s.apiError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			srv.MaxModelLen, g.prompt+g.out, g.prompt, g.out))
+			"This model's maximum context length is %d tokens. However, you requested %s tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			srv.MaxModelLen, requested, g.prompt, g.out))
 		return false
 	case s.cfg.Family == sim.LlamaCpp && g.prompt >= srv.SlotContext:
 		s.apiError(w, http.StatusBadRequest, "exceed_context_size_error", fmt.Sprintf(

@@ -1,10 +1,12 @@
 package simserve
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,6 +190,33 @@ func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"version": s.version()})
 }
 
+// writePieces answers llama.cpp's /tokenize with_pieces,
+// {"tokens":[{"id":…,"piece":"…"},…]}, written piece by piece as the
+// content is cut: the memory it takes does not grow with the content (a
+// map or a slice of pieces held a few hundred bytes per content byte).
+func writePieces(w http.ResponseWriter, content string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"tokens":[`)
+	first := true
+	var num [20]byte
+	sim.EachPiece(content, func(p string) {
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.WriteString(`{"id":`)
+		bw.Write(strconv.AppendInt(num[:0], int64(sim.PieceID(p)), 10))
+		bw.WriteString(`,"piece":`)
+		q, _ := json.Marshal(p) // a string always marshals
+		bw.Write(q)
+		bw.WriteByte('}')
+	})
+	bw.WriteString("]}")
+	bw.Flush()
+}
+
 // handleTokenize is POST /tokenize in vLLM's shape (TokenizeResponse:
 // count, max_model_len, tokens, token_strs; a chat request's messages get
 // the template) or llama.cpp's ({"tokens": [...]}, with with_pieces
@@ -205,11 +234,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.as == LlamaCpp {
 		if in.WithPieces {
-			var out []map[string]any
-			for _, p := range sim.TokenPieces(in.Content) {
-				out = append(out, map[string]any{"id": sim.PieceID(p), "piece": p})
-			}
-			writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+			writePieces(w, in.Content)
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"tokens": nonNil(sim.TokenIDs(in.Content))})

@@ -41,6 +41,8 @@ type Server struct {
 	fault faultPicker
 	ctr   counters
 	late  lateness
+	// bodies bounds the request bytes held at once (boundBodies).
+	bodies bodyBudget
 }
 
 // New resolves opts.Spec into an engine configuration and starts the
@@ -135,7 +137,65 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(r.pattern, r.fn)
 	}
 	mux.HandleFunc("/", s.notFound)
-	return mux
+	return s.boundBodies(mux)
+}
+
+// maxBodiesInFlight bounds the request bytes the server holds at once
+// (each body is read whole and decoded, so it is held a few times over):
+// four bodies of the largest size a request may have. Past it a request
+// gets 503 at once, as an overloaded server's front answers, rather than
+// the process dying of memory with every stream it serves.
+const maxBodiesInFlight = 4 * maxBodyBytes
+
+// bodyBudget counts the request body bytes in flight.
+type bodyBudget struct {
+	mu   sync.Mutex
+	used int64
+}
+
+// reserve takes n bytes of the budget; false when they are not left.
+func (b *bodyBudget) reserve(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > maxBodiesInFlight {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *bodyBudget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+}
+
+// boundBodies answers 413 to a body declared over maxBodyBytes and 503 to
+// one the budget of bodies in flight cannot hold (a body of unknown
+// length counts as the largest), and caps every body it lets through.
+func (s *Server) boundBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := r.ContentLength
+		if n == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if n > maxBodyBytes {
+			s.apiError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body of %d bytes: over %d MiB", n, maxBodyBytes>>20))
+			return
+		}
+		if n < 0 {
+			n = maxBodyBytes
+		}
+		if !s.bodies.reserve(n) {
+			w.Header().Set("Retry-After", "1")
+			s.apiError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", fmt.Sprintf("server busy: %d MiB of request bodies in flight", maxBodiesInFlight>>20))
+			return
+		}
+		defer s.bodies.release(n)
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // route is one endpoint.

@@ -69,9 +69,12 @@ func TestRefusals(t *testing.T) {
 	spec := simservetest.Spec("")
 	spec.Server.MaxModelLen = 64
 	_, vllm := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
+	_, sglang := simservetest.Start(t, simserve.Options{As: simserve.SGLang, Spec: spec})
+	_, tgi := simservetest.Start(t, simserve.Options{As: simserve.TGI, Spec: spec})
 	_, llama := simservetest.Start(t, simserve.Options{As: simserve.LlamaCpp})
 	_, ollama := simservetest.Start(t, simserve.Options{As: simserve.Ollama})
 	long := strings.Repeat("word ", 5000) // more than a slot's 4096 cells
+	const huge = "9223372036854775807"    // prompt + huge wraps below max_model_len
 	cases := []struct {
 		name, url, body string
 		status          int
@@ -79,6 +82,9 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"vLLM: another model", vllm + "/v1/chat/completions", `{"model":"other","messages":[{"role":"user","content":"hi"}],"max_tokens":4}`, 404, `"object":"error"`},
 		{"vLLM: longer than max_model_len", vllm + "/v1/completions", `{"model":"` + testModel + `","prompt":"hi","max_tokens":100}`, 400, "maximum context length is 64"},
+		{"vLLM: max_tokens near 2^63", vllm + "/v1/completions", `{"model":"` + testModel + `","prompt":"hi","max_tokens":` + huge + `}`, 400, "maximum context length is 64"},
+		{"SGLang: max_tokens near 2^63", sglang + "/v1/chat/completions", `{"model":"` + testModel + `","messages":[{"role":"user","content":"hi"}],"max_tokens":` + huge + `}`, 400, "maximum context length is 64"},
+		{"TGI: max_new_tokens near 2^63", tgi + "/generate_stream", `{"inputs":"hi","parameters":{"max_new_tokens":` + huge + `}}`, 400, "maximum context length is 64"},
 		{"vLLM: an image for a text model", vllm + "/v1/chat/completions", `{"model":"` + testModel + `","messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}}]}],"max_tokens":4}`, 400, "not a multimodal model"},
 		{"vLLM: not JSON", vllm + "/v1/chat/completions", `{"model":`, 400, "not the JSON expected"},
 		{"llama.cpp: prompt past the slot", llama + "/v1/completions", `{"prompt":"` + long + `","max_tokens":4}`, 400, "exceed_context_size_error"},

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/internal/limits"
 )
 
 // csvLayout names the columns of a CSV trace and parses a row's time.
@@ -176,8 +178,8 @@ func (lay csvLayout) row(rec []string, c csvColumns) (Row, error) {
 			return r, fmt.Errorf("%d columns, the header has %s in column %d", len(rec), col.name, col.i+1)
 		}
 		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return r, fmt.Errorf("column %s: %q, want a token count ≥ 0", col.name, s)
+		if err != nil || n < 0 || n > limits.MaxTokens {
+			return r, fmt.Errorf("column %s: %q, want a token count from 0 to %d", col.name, clip([]byte(s)), limits.MaxTokens)
 		}
 		*col.dst = n
 	}

@@ -12,7 +12,12 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/jsonerr"
+	"github.com/servebench/servebench/internal/limits"
 )
+
+// maxLineBytes bounds one line of a JSON Lines trace (16 MiB: a row is
+// a few dozen bytes, a row with a long session name a few hundred).
+const maxLineBytes = 16 << 20
 
 // rowParser turns one JSON line into a Row.
 type rowParser func(line []byte) (Row, error)
@@ -21,7 +26,7 @@ type rowParser func(line []byte) (Row, error)
 // are skipped.
 func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) error {
 	sc := bufio.NewScanner(br)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLineBytes)
 	var skip skipped
 	n := 0
 	for sc.Scan() {
@@ -42,7 +47,9 @@ func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) err
 			t.Rows = append(t.Rows, r)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return &ParseError{File: file, Line: n + 1, Err: fmt.Errorf("a line longer than %d MiB, the most a trace row may be", maxLineBytes>>20)}
+	} else if err != nil {
 		return &ParseError{File: file, Line: n + 1, Err: err}
 	}
 	skip.notes(t)
@@ -182,7 +189,7 @@ func millis(field string, v *float64) (time.Duration, error) {
 	case v == nil:
 		return 0, fmt.Errorf("field %s missing (the arrival time, milliseconds)", field)
 	case !(*v >= 0) || *v >= maxMillis:
-		return 0, fmt.Errorf("field %s: %v, want milliseconds ≥ 0", field, *v)
+		return 0, fmt.Errorf("field %s: %v, want milliseconds from 0 to below %.0e", field, *v, float64(maxMillis))
 	}
 	return time.Duration(math.Round(*v * float64(time.Millisecond))), nil
 }
@@ -192,8 +199,8 @@ func count(field string, v *int) (int, error) {
 	switch {
 	case v == nil:
 		return 0, fmt.Errorf("field %s missing (a token count)", field)
-	case *v < 0:
-		return 0, fmt.Errorf("field %s: %d, want a token count ≥ 0", field, *v)
+	case *v < 0 || *v > limits.MaxTokens:
+		return 0, fmt.Errorf("field %s: %d, want a token count from 0 to %d", field, *v, limits.MaxTokens)
 	}
 	return *v, nil
 }

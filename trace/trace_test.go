@@ -244,3 +244,13 @@ func FuzzDetect(f *testing.F) {
 	f.Add([]byte(`{"t_ms":0,"input_tokens":5,"output_tokens":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, b, "") })
 }
+
+// TestLineTooLong: a JSON Lines row longer than the line cap is one error
+// naming the file, the line and the cap (not bufio's "token too long").
+func TestLineTooLong(t *testing.T) {
+	in := `{"t_ms":0,"input_tokens":4,"output_tokens":4}` + "\n" + `{"t_ms":1,"session":"` + strings.Repeat("s", maxLineBytes) + `"}` + "\n"
+	_, err := Read(strings.NewReader(in), "big.jsonl", "")
+	if err == nil || !strings.Contains(err.Error(), "big.jsonl:2: a line longer than 16 MiB") || strings.Contains(err.Error(), "bufio") {
+		t.Fatalf("err %v", err)
+	}
+}

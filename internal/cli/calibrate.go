@@ -12,6 +12,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/plantext"
@@ -51,8 +52,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if (f.log == "") == (f.url == "") && !(f.log != "" && f.url != "" && f.kind == backend.Ollama) {
 		return usagef("calibrate: give --log FILE or --url URL (both only for Ollama, whose /api/ps lacks the KV size before v0.11)")
 	}
-	if f.fit && f.calibration == "" {
-		return usagef("calibrate: --fit needs --calibration FILE")
+	if err := f.checkFiles(); err != nil {
+		return err
 	}
 	f.calibrationMayBeNew = f.fit
 	if f.model == "" && f.serverModel == "" {
@@ -79,6 +80,20 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return planError("calibrate", err)
 	}
 	return f.report(cal, stdout, stderr)
+}
+
+// checkFiles checks --url's shape (no query string or fragment, where
+// keys are passed) and that --fit has a --calibration file to fit into.
+func (f *calibrateFlags) checkFiles() error {
+	if f.url != "" {
+		if _, err := checkURLShape(f.url); err != nil {
+			return usagef("calibrate: --url: %v", err)
+		}
+	}
+	if f.fit && f.calibration == "" {
+		return usagef("calibrate: --fit needs --calibration FILE")
+	}
+	return nil
 }
 
 // observe gathers what the server reported: its log (--log) and its live
@@ -161,7 +176,7 @@ func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error
 	names, _ := telemetry.NamesFor(backend.VLLM)
 	smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
 	if err != nil {
-		return fmt.Errorf("calibrate: --url: %v", err)
+		return fmt.Errorf("calibrate: --url: %s", redactURLIn(err.Error(), url))
 	}
 	c := smp.Cache
 	tokens, ok := c.Tokens()
@@ -194,7 +209,7 @@ func (f *calibrateFlags) liveOllama(ctx context.Context, obs *plan.Observed) (ma
 	cfg := backend.Config{Kind: backend.Ollama, BaseURL: url, Model: name}
 	id := backend.Probe(ctx, cfg)
 	if id.Server.SizeBytes == nil {
-		return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, joinWarnings(id.Warnings))
+		return nil, fmt.Errorf("calibrate: --url %s: model %q is not loaded (GET /api/ps lists no size); send it one request first%s", shown, name, redactURLIn(joinWarnings(id.Warnings), url))
 	}
 	mib := float64(*id.Server.SizeBytes) / plan.MiB
 	obs.Live.TotalMiB = &mib
@@ -219,19 +234,72 @@ func (f *calibrateFlags) liveOllama(ctx context.Context, obs *plan.Observed) (ma
 	}
 	mi, err := backend.OllamaModelInfo(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("calibrate: --url: %v", err)
+		return nil, fmt.Errorf("calibrate: --url: %s", redactURLIn(err.Error(), url))
 	}
 	return mi, nil
 }
 
-// redactURL hides the password of a URL's user info
-// (http://user:xxxxx@host), which must not reach a calibration record.
+// redactURL is raw as it may be shown in a record, a note or an error:
+// the user name and password of its user info (a token passed as the user
+// name is as secret as a password), its query string and its fragment
+// (where keys are passed: "?api_key=…") each become "xxxxx". A string
+// that does not parse as a URL is shown only up to its first '?' or
+// '#', or its scheme where it has a '@'.
 func redactURL(raw string) string {
 	u, err := neturl.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if err != nil {
+		i := strings.IndexAny(raw, "@?#")
+		if i < 0 {
+			return raw
+		}
+		shown := raw[:i]
+		if raw[i] == '@' { // user info: keep only the scheme
+			scheme, _, ok := strings.Cut(shown, "://")
+			shown = ""
+			if ok {
+				shown = scheme + "://"
+			}
+		}
+		return shown + "xxxxx"
 	}
-	return u.Redacted()
+	const mask = "xxxxx"
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = neturl.UserPassword(mask, mask)
+		} else {
+			u.User = neturl.User(mask)
+		}
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery, u.ForceQuery = mask, false
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = mask, ""
+	}
+	return u.String()
+}
+
+// redactURLIn replaces, in text (an error that quotes the URL it was
+// sent to), each part of raw that redactURL masks.
+func redactURLIn(text, raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return strings.ReplaceAll(text, raw, redactURL(raw))
+	}
+	var parts []string
+	if u.User != nil {
+		parts = append(parts, u.User.String(), u.User.Username())
+		if pw, ok := u.User.Password(); ok {
+			parts = append(parts, pw)
+		}
+	}
+	parts = append(parts, u.RawQuery, u.EscapedFragment(), u.Fragment)
+	for _, p := range parts {
+		if p != "" {
+			text = strings.ReplaceAll(text, p, "xxxxx")
+		}
+	}
+	return text
 }
 
 func joinWarnings(w []string) string {
@@ -255,5 +323,13 @@ func writeCalibrationDoc(path string, res *plan.Result, rec record.Calibration) 
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
 }

@@ -193,7 +193,7 @@ func TestCalibrateBadInput(t *testing.T) {
 func TestRedactURL(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"http://127.0.0.1:8000", "http://127.0.0.1:8000"},
-		{"http://admin:s3cret@gpu-box:8000", "http://admin:xxxxx@gpu-box:8000"},
+		{"http://admin:s3cret@gpu-box:8000", "http://xxxxx:xxxxx@gpu-box:8000"},
 	} {
 		if got := redactURL(c.in); got != c.want {
 			t.Errorf("redactURL(%q) = %q, want %q", c.in, got, c.want)

@@ -77,7 +77,7 @@ func search(ctx context.Context, deps Deps, cfg runConfig, fs findSettings, stdo
 	if cfg.Out == "-" {
 		f.lines = stderr // standard output carries the document
 	}
-	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true}, logs, stdout, stderr)
+	return sweepTargetsWith(ctx, deps, cfg, targets, sweepHooks{drive: f.drive, output: f.output, planInEnd: true, cmd: "find"}, logs, stdout, stderr)
 }
 
 // findShapeFlags refuses run's load shapes under find: a probe is one

@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/chart"
 	"github.com/servebench/servebench/report/html"
@@ -66,21 +66,22 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
 	}
 	out := stdout
-	var f *os.File
+	var f *outfile.File
 	if *outPath != "" {
-		if f, err = os.Create(*outPath); err != nil {
+		if f, err = outfile.Create(*outPath); err != nil {
 			return usagef("report: --out: %v", err)
 		}
 		out = f
 	}
 	err = writeReport(out, *format, set, layout, charts, answer)
 	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		// A failed write leaves what was at the path as it was.
+		if err == nil {
+			err = f.Commit()
+		} else {
+			f.Abort()
 		}
 		if err != nil {
-			// Leave no half-written report behind.
-			os.Remove(*outPath)
 			return fmt.Errorf("report: --out %s: %w", *outPath, err)
 		}
 	}

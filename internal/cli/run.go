@@ -17,6 +17,8 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/liblog"
+	"github.com/servebench/servebench/internal/limits"
+	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
@@ -275,12 +277,12 @@ func sweepTargets(ctx context.Context, deps Deps, cfg runConfig, targets []runTa
 // sweepTargetsWith is sweepTargets with hooks that say how each sweep runs
 // its levels and what is written (run's, or find's).
 func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []runTarget, hooks sweepHooks, logs *liblog.Subscription, stdout, stderr io.Writer) error {
-	rec, err := newRecorder(cfg.Records)
+	rec, err := newRecorder(cfg.Records, hooks.command())
 	if err != nil {
 		return err
 	}
 	rec.secrets = cfg.secrets()
-	out, err := openOut(cfg.Out)
+	out, err := openOut(cfg.Out, hooks.command())
 	if err != nil {
 		rec.close()
 		return err
@@ -309,7 +311,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		incomplete := false
 		doc.Complete = &incomplete
 	}
-	if err := writeDocument(out, stdout, hooks.output(&doc)); err != nil {
+	if err := writeDocument(out, stdout, hooks.output(&doc), hooks.command()); err != nil {
 		return errors.Join(runErr, err) // the sweep's own error first, when it had one
 	}
 	if cfg.Table {
@@ -322,7 +324,10 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		return runErr
 	}
 	if summary.Succeeded(rec.file) == 0 {
-		return errors.New("run: no request succeeded (see errors_by_reason in the report)")
+		if ctx.Err() != nil { // Ctrl-C, possibly before the first request
+			return fmt.Errorf("%s: interrupted before any request succeeded", hooks.command())
+		}
+		return fmt.Errorf("%s: no request succeeded (see errors_by_reason in the report)", hooks.command())
 	}
 	return nil
 }
@@ -404,7 +409,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 		Run: cfg.Label, Method: cfg.Method, Levels: levels, Warmup: cfg.Warmup, Seed: cfg.Seed,
 		Client: client, Source: source.requests, Sessions: source.sessions, People: source.people, Think: cfg.Think, Observe: observers, Clock: clock,
 		RecordText: cfg.RecordsText,
-		Sink: &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
+		Sink:       &runSink{rec: env.rec, progress: env.progress, method: cfg.Method, planInEnd: env.hooks.planInEnd},
 	}
 	complete, notes, err := env.hooks.drive(ctx, env, sweep, cfg)
 	end := &record.RunEnd{Run: cfg.Label, Complete: complete && err == nil, Warnings: notes}
@@ -658,13 +663,13 @@ func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
 // openOut creates the --out report file before the run, so that a path
 // that cannot be written is a usage error at once rather than after the
 // benchmark; nil (no error) means standard output ("" or "-").
-func openOut(path string) (*os.File, error) {
+func openOut(path, cmd string) (*outfile.File, error) {
 	if path == "" || path == "-" {
 		return nil, nil
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path)
 	if err != nil {
-		return nil, usagef("run: --out: %v", err)
+		return nil, usagef("%s: --out: %v", cmd, err)
 	}
 	return f, nil
 }
@@ -673,7 +678,7 @@ func openOut(path string) (*os.File, error) {
 // beside it) as indented JSON to out and closes it, or to stdout when out
 // is nil. Control characters and bidirectional overrides in strings a
 // server sent are written as \uXXXX escapes (safetext.JSON).
-func writeDocument(out *os.File, stdout io.Writer, doc any) error {
+func writeDocument(out *outfile.File, stdout io.Writer, doc any, cmd string) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	b = append(safetext.JSON(b), '\n')
 	if out == nil {
@@ -685,11 +690,13 @@ func writeDocument(out *os.File, stdout io.Writer, doc any) error {
 	if err == nil {
 		_, err = out.Write(b)
 	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = out.Commit()
+	} else {
+		out.Abort() // what was at the path stays as it was
 	}
 	if err != nil {
-		return fmt.Errorf("run: --out %s: %w", out.Name(), err)
+		return fmt.Errorf("%s: --out %s: %w", cmd, out.Name(), err)
 	}
 	return nil
 }
@@ -841,10 +848,24 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	var err error
 	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.usersConfig, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
-			return cfg, err
+			return cfg, redactKey(err, cfg.APIKey)
 		}
 	}
 	return cfg, nil
+}
+
+// redactKey removes the API key from an error about the input (a trace or
+// profile line it quotes may hold it), keeping a usage error one.
+func redactKey(err error, key string) error {
+	msg := backend.Redact(err.Error(), key)
+	if msg == err.Error() {
+		return err
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return &UsageError{Msg: msg}
+	}
+	return errors.New(msg)
 }
 
 func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
@@ -924,20 +945,36 @@ func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
 	return nil
 }
 
-// checkURL accepts an absolute http(s) URL without credentials (they
-// would end up in the report).
+// checkURL accepts an absolute http(s) URL without credentials: user
+// info, like a query string or a fragment (checkURLShape), would end up
+// in the report, the records and warnings. The refusal shows the URL with
+// those parts masked (redactURL).
 func checkURL(raw string) error {
-	u, err := url.Parse(raw)
+	u, err := checkURLShape(raw)
 	if err != nil {
 		return err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("%q: want an absolute http:// or https:// URL", raw)
-	}
 	if u.User != nil {
-		return fmt.Errorf("%q: credentials in the URL would be written to the report; use --api-key", u.Redacted())
+		return fmt.Errorf("%q: credentials in the URL would be written to the report; use --api-key", redactURL(raw))
 	}
 	return nil
+}
+
+// checkURLShape parses an absolute http(s) URL with no query string or
+// fragment: where keys are passed ("?api_key=…"), and neither has a
+// place in a server's base URL.
+func checkURLShape(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q: not a URL", redactURL(raw))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("%q: want an absolute http:// or https:// URL", redactURL(raw))
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" {
+		return nil, fmt.Errorf("%q: a query string or fragment would be written to the report; give the base URL (a key goes in --api-key)", redactURL(raw))
+	}
+	return u, nil
 }
 
 func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
@@ -949,14 +986,14 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	def := sc.Defaults()
 	cfg.PromptTokens, cfg.MaxTokens = def.PromptTokens, def.MaxTokens
 	if set["prompt-tokens"] {
-		if *f.promptTokens < 0 {
-			return usagef("run: --prompt-tokens %d: must not be negative", *f.promptTokens)
+		if *f.promptTokens < 0 || *f.promptTokens > limits.MaxTokens {
+			return usagef("run: --prompt-tokens %d: want 0 to %d", *f.promptTokens, limits.MaxTokens)
 		}
 		cfg.PromptTokens = *f.promptTokens
 	}
 	if set["max-tokens"] {
-		if *f.maxTokens < 1 {
-			return usagef("run: --max-tokens %d: must be at least 1", *f.maxTokens)
+		if *f.maxTokens < 1 || *f.maxTokens > limits.MaxTokens {
+			return usagef("run: --max-tokens %d: want 1 to %d", *f.maxTokens, limits.MaxTokens)
 		}
 		cfg.MaxTokens = *f.maxTokens
 	}
@@ -982,8 +1019,12 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	switch {
 	case cfg.Requests < 1:
 		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
+	case cfg.Requests > limits.MaxRequests:
+		return usagef("run: --requests %d: at most %d per level", cfg.Requests, limits.MaxRequests)
 	case cfg.Warmup < 0:
 		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
+	case cfg.Warmup > limits.MaxRequests:
+		return usagef("run: --warmup %d: at most %d per level", cfg.Warmup, limits.MaxRequests)
 	case cfg.MaxConcurrency < 1:
 		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
 	}
@@ -996,8 +1037,8 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 		return usagef("run: --method: %v", err)
 	}
 	cfg.Method = m
-	if cfg.Repeats < 1 {
-		return usagef("run: --repeats %d: must be at least 1", cfg.Repeats)
+	if cfg.Repeats < 1 || cfg.Repeats > limits.MaxRepeats {
+		return usagef("run: --repeats %d: want 1 to %d", cfg.Repeats, limits.MaxRepeats)
 	}
 	if m == load.Rate {
 		if set["concurrency"] {
@@ -1013,7 +1054,7 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 		if err != nil {
 			return usagef("run: --rate: %v", err)
 		}
-		return nil
+		return checkRateSpan(cfg)
 	}
 	if set["rate"] || set["arrival"] || set["max-concurrency"] {
 		return usagef("run: --rate, --arrival and --max-concurrency apply only to --method rate")
@@ -1030,25 +1071,51 @@ func parseLevels(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q: want comma-separated positive integers, e.g. 1,4,16", s)
+			return nil, fmt.Errorf("%q: want comma-separated positive integers, e.g. 1,4,16", clipArg(p))
 		}
 		if slices.Contains(out, n) {
-			return nil, fmt.Errorf("%q: level %d given twice", s, n)
+			return nil, fmt.Errorf("level %d given twice", n)
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
 
-// parseRates parses a comma-separated list of positive request rates.
+// parseRates parses a comma-separated list of positive request rates, each
+// at most limits.MaxRate.
 func parseRates(s string) ([]float64, error) {
 	var out []float64
 	for _, p := range strings.Split(s, ",") {
 		r, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !(r > 0) || r > 1e6 {
-			return nil, fmt.Errorf("%q: want comma-separated positive rates in requests/s, e.g. 0.5,2", s)
+		if err != nil || !(r > 0) || r > limits.MaxRate {
+			return nil, fmt.Errorf("%q: want comma-separated positive rates up to %g requests/s, e.g. 0.5,2", clipArg(p), float64(limits.MaxRate))
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// checkRateSpan refuses, before the first request, a rate whose level
+// would take longer than limits.MaxSpan to send its requests (warm-up
+// included): the schedule is known up front, and a run that waits
+// decades would print nothing. Computed in float64, so a tiny rate
+// cannot overflow a time.Duration.
+func checkRateSpan(cfg *runConfig) error {
+	n := float64(cfg.Requests + cfg.Warmup)
+	for _, r := range cfg.Rates {
+		if wait := n / r; wait > limits.MaxSpan.Seconds() {
+			return usagef("run: --rate %g: %d requests would take %s, more than the %s a level may take; give a higher --rate or fewer --requests",
+				r, cfg.Requests+cfg.Warmup, fmtSeconds(wait), fmtSeconds(limits.MaxSpan.Seconds()))
+		}
+	}
+	return nil
+}
+
+// clipArg shortens one element of a flag's list for an error message.
+func clipArg(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }

@@ -19,18 +19,19 @@ type recorder struct {
 	// secrets are redacted from the warnings of headers and run ends
 	// (the API key, extra headers' values), which may quote a server.
 	secrets []string
+	cmd     string // the command, for errors ("run", "find")
 }
 
 // newRecorder creates the records file at path, or records only in memory
 // when path is "".
-func newRecorder(path string) (*recorder, error) {
-	r := &recorder{file: &record.File{}}
+func newRecorder(path, cmd string) (*recorder, error) {
+	r := &recorder{file: &record.File{}, cmd: cmd}
 	if path == "" {
 		return r, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, usagef("run: --records: %v", err)
+		return nil, usagef("%s: --records: %v", cmd, err)
 	}
 	r.out, r.enc = f, record.NewEncoder(f)
 	return r, nil
@@ -42,7 +43,7 @@ func (r *recorder) write(encode func(*record.Encoder) error) {
 		return
 	}
 	if err := encode(r.enc); err != nil {
-		r.err = fmt.Errorf("run: --records %s: %w", r.out.Name(), err)
+		r.err = fmt.Errorf("%s: --records %s: %w", r.cmd, r.out.Name(), err)
 	}
 }
 

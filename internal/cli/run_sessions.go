@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/workload"
 )
@@ -50,8 +51,8 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		}
 		return nil
 	}
-	if *sf.turns < 1 {
-		return usagef("run: --turns %d: must be at least 1", *sf.turns)
+	if err := checkTurns(*sf.turns); err != nil {
+		return err
 	}
 	if *sf.followupTokens < 0 {
 		return usagef("run: --followup-tokens %d: must not be negative", *sf.followupTokens)
@@ -87,6 +88,15 @@ func (f *runFlags) prefixConfig(cfg *runConfig, set map[string]bool) error {
 	}
 	if cfg.SharedPrefixTokens == 0 {
 		cfg.PrefixGroups = 0
+	}
+	return nil
+}
+
+// checkTurns bounds --turns (limits.MaxTurns): every turn resends the
+// conversation so far.
+func checkTurns(n int) error {
+	if n < 1 || n > limits.MaxTurns {
+		return usagef("run: --turns %d: want 1 to %d", n, limits.MaxTurns)
 	}
 	return nil
 }

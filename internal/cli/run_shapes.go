@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/trace"
@@ -170,6 +172,9 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 			return usagef("run: --trace-window: %v", err)
 		}
 	}
+	if err := checkTraceSpan(t, *sf.traceSpeed); err != nil {
+		return err
+	}
 	t = t.Speed(*sf.traceSpeed)
 	info := &record.TraceInfo{File: *sf.trace, Format: string(t.Format), Rows: len(t.Rows), Speed: *sf.traceSpeed,
 		WindowStartSeconds: start.Seconds(), WindowSeconds: length.Seconds(), SpanSeconds: t.Span().Seconds()}
@@ -255,4 +260,34 @@ func (cfg *runConfig) scenarioName() string {
 		return "dataset"
 	}
 	return string(cfg.Scenario)
+}
+
+// checkTraceSpan refuses, before the first request, a trace whose replay
+// at speed would wait longer than limits.MaxSpan: from its first arrival
+// to its last, or in one think time. Computed in float64 before any
+// time.Duration is scaled, so a tiny speed cannot overflow one.
+func checkTraceSpan(t *trace.Trace, speed float64) error {
+	longest := t.Span().Seconds()
+	what := "arrivals span"
+	for _, r := range t.Rows {
+		if r.Think != nil && r.Think.Seconds() > longest {
+			longest, what = r.Think.Seconds(), "a think time is"
+		}
+	}
+	if wait := longest / speed; wait > limits.MaxSpan.Seconds() {
+		return usagef("run: --trace %s: %s %s at --trace-speed %v, more than the %s a run may take; use --trace-window or a higher --trace-speed",
+			t.File, what, fmtSeconds(wait), speed, fmtSeconds(limits.MaxSpan.Seconds()))
+	}
+	return nil
+}
+
+// fmtSeconds writes a long wait in days (or hours, or seconds).
+func fmtSeconds(s float64) string {
+	switch {
+	case s >= 86400:
+		return strconv.FormatFloat(s/86400, 'g', 3, 64) + " days"
+	case s >= 3600:
+		return strconv.FormatFloat(s/3600, 'g', 3, 64) + " hours"
+	}
+	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
 }

@@ -71,13 +71,16 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec,
 			return spec, usagef("%s: --scheduler %q: want vllm, sglang, llamacpp or ollama", cmd, f.scheduler)
 		}
 	}
+	// The upper bounds are the simulator's own (sim.Config's check), here
+	// before any product of two of them (blocks × block size) is taken.
 	for _, n := range []struct {
-		flag string
-		v    int
-	}{{"--context", f.context}, {"--max-num-seqs", f.maxSeqs}, {"--max-num-batched-tokens", f.maxBatched},
-		{"--block-size", f.blockSize}, {"--kv-blocks", f.kvBlocks}, {"--parallel", f.parallel}, {"--n-batch", f.nBatch}, {"--ubatch", f.ubatch}} {
-		if n.v < 0 {
-			return spec, usagef("%s: %s %d must be >= 0", cmd, n.flag, n.v)
+		flag   string
+		v, max int
+	}{{"--context", f.context, 1 << 26}, {"--max-num-seqs", f.maxSeqs, 1 << 20}, {"--max-num-batched-tokens", f.maxBatched, 1 << 24},
+		{"--block-size", f.blockSize, 1 << 16}, {"--kv-blocks", f.kvBlocks, 1 << 31}, {"--parallel", f.parallel, 1 << 16},
+		{"--n-batch", f.nBatch, 1 << 24}, {"--ubatch", f.ubatch, 1 << 24}} {
+		if n.v < 0 || n.v > n.max {
+			return spec, usagef("%s: %s %d: want 0 to %d", cmd, n.flag, n.v, n.max)
 		}
 	}
 	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {

@@ -42,7 +42,7 @@ func TestRunSimFlagErrors(t *testing.T) {
 		{"no gpu", []string{"run", "--backend", "sim", "--model", "qwen2.5-7b"}, "--backend sim needs --gpu"},
 		{"no model", []string{"run", "--backend", "sim", "--gpu", "RTX 4090"}, "--backend sim needs --model"},
 		{"bad scheduler", simArgs("--scheduler", "tgi"), `run: --scheduler "tgi"`},
-		{"negative setting", simArgs("--max-num-seqs", "-1"), "run: --max-num-seqs -1 must be >= 0"},
+		{"negative setting", simArgs("--max-num-seqs", "-1"), "run: --max-num-seqs -1: want 0 to 1048576"},
 		{"url with sim", simArgs("--url", "http://127.0.0.1:8000"), "run: --url does not apply to --backend sim"},
 		{"telemetry with sim", simArgs("--metrics-url", "http://127.0.0.1:8000/metrics"), "run: --metrics-url does not apply to --backend sim"},
 		{"sim flag without sim", []string{"run", "--backend", "vllm", "--url", "http://127.0.0.1:1", "--scheduler", "vllm"}, "run: --scheduler applies only to --backend sim"},

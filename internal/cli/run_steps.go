@@ -27,6 +27,17 @@ type sweepHooks struct {
 	// planInEnd writes each level's plan into its level_end line, for
 	// levels the header could not list (find).
 	planInEnd bool
+	// cmd names the command in errors about its files ("find"); "" is
+	// "run".
+	cmd string
+}
+
+// command is the name errors about the sweep's files give.
+func (h sweepHooks) command() string {
+	if h.cmd == "" {
+		return "run"
+	}
+	return h.cmd
 }
 
 // runHooks are run's: every level in one go, or one at a time with

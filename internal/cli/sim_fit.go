@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/outfile"
+	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/sim"
 )
@@ -148,9 +150,14 @@ func runSimFit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "sim fit: %s fitted in %v\n", src.File, time.Since(start).Round(time.Millisecond))
 		for k := range p.Runs {
 			rp := &p.Runs[k]
-			writeRunFit(stdout, src.File, rp, f.tolerance)
+			// Labels, models, notes and workloads come from the
+			// document: control characters and bidirectional overrides
+			// are shown escaped, as report shows them.
+			var b strings.Builder
+			writeRunFit(&b, src.File, rp, f.tolerance)
+			io.WriteString(stdout, safetext.Lines(b.String()))
 			if !rp.TargetsMet {
-				missed = append(missed, rp.Label)
+				missed = append(missed, safetext.Line(rp.Label))
 			}
 		}
 		prof.Runs = append(prof.Runs, p.Runs...)
@@ -217,7 +224,7 @@ func simFitSpecs(srcs []report.Source, f *simFitFlags) ([][]sim.RunSpec, error) 
 func simFitError(file string, err error) error {
 	for _, e := range []error{sim.ErrTooFewLevels, sim.ErrUnknownGPU, sim.ErrUnknownModel, sim.ErrDoesNotFit, sim.ErrBadInput} {
 		if errors.Is(err, e) {
-			return usagef("sim fit: %s: %v", file, err)
+			return usagef("sim fit: %s: %s", file, safetext.Line(err.Error()))
 		}
 	}
 	return fmt.Errorf("sim fit: %s: %w", file, err)
@@ -225,15 +232,15 @@ func simFitError(file string, err error) error {
 
 // writeProfileFile writes prof to path; a failure names --out.
 func writeProfileFile(path string, prof *sim.Profile) error {
-	fh, err := os.Create(path)
+	fh, err := outfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
 	if err := sim.WriteProfile(fh, prof); err != nil {
-		fh.Close()
+		fh.Abort()
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
-	if err := fh.Close(); err != nil {
+	if err := fh.Commit(); err != nil {
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}
 	return nil

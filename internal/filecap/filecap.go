@@ -4,6 +4,7 @@
 package filecap
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -53,13 +54,23 @@ func ReadFile(path string, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > limit {
-		return nil, &TooLargeError{Limit: limit, What: what}
+	// A regular file's stated size sizes the buffer (one allocation, not
+	// io.ReadAll's doublings, which held up to twice the file and more
+	// in garbage); bytes.MinRead more lets the read end without growing
+	// and tells a file that grew meanwhile.
+	size := int64(bytes.MinRead)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > limit {
+			return nil, &TooLargeError{Limit: limit, What: what}
+		}
+		size = st.Size() + bytes.MinRead
 	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	b := buf.Bytes()
 	if int64(len(b)) > limit {
 		return nil, &TooLargeError{Limit: limit, What: what}
 	}

@@ -1,0 +1,6 @@
+//go:build !race
+
+package filecap
+
+// raceEnabled: the race detector changes what allocations count.
+const raceEnabled = false

@@ -1,0 +1,42 @@
+// Package limits holds the written bounds on counts and sizes that come
+// from outside servebench (flags, trace rows, documents, profiles,
+// request bodies), each checked before anything is sized from it. Every
+// bound leaves room for real use and keeps the arithmetic done with it
+// (sums of two bounded values, products with a request count) far from
+// overflowing an int64.
+package limits
+
+import "time"
+
+// MaxTokens bounds a request's tokens, prompt or output (--prompt-tokens,
+// --max-tokens, a trace row's input_tokens and output_tokens, a
+// document's max_tokens): 2^24 = 16,777,216, above the longest context a
+// model is served with (10 M tokens), so that a prompt of that many
+// tokens (about 6 bytes of text each) stays near 100 MB and a sum of two
+// never overflows.
+const MaxTokens = 1 << 24
+
+// MaxRequests bounds --requests and --warmup per level: 10^7, two orders
+// above a long soak test at a thousand requests per second for an hour,
+// at a few KB of memory each while a level runs.
+const MaxRequests = 10_000_000
+
+// MaxRepeats bounds --repeats: 1,000 passes of every level, where 3 to 10
+// give an interval.
+const MaxRepeats = 1000
+
+// MaxTurns bounds --turns: 1,000 turns of one conversation, each of
+// which resends the whole conversation so far (every answer kept for it
+// is itself bounded, backend.MaxAnswerBytes).
+const MaxTurns = 1000
+
+// MaxRate bounds --rate: 10^6 requests/s, far above what one client
+// machine sends.
+const MaxRate = 1e6
+
+// MaxSpan bounds how long a schedule known before the first request may
+// take: a trace's replay at its speed, one think time, a rate's level.
+// 30 days: past it a run would wait with nothing to show rather than
+// measure, and every time.Duration the pacer computes stays far from
+// overflowing.
+const MaxSpan = 30 * 24 * time.Hour
