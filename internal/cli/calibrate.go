@@ -12,7 +12,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/internal/outfile"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/report/plantext"
@@ -323,7 +323,7 @@ func writeCalibrationDoc(path string, res *plan.Result, rec record.Calibration) 
 	if err != nil {
 		return err
 	}
-	f, err := outfile.Create(path)
+	f, err := filecap.Create(path)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/internal/outfile"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/report/chart"
 	"github.com/servebench/servebench/report/html"
@@ -66,9 +66,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
 	}
 	out := stdout
-	var f *outfile.File
+	var f *filecap.OutFile
 	if *outPath != "" {
-		if f, err = outfile.Create(*outPath); err != nil {
+		if f, err = filecap.Create(*outPath); err != nil {
 			return usagef("report: --out: %v", err)
 		}
 		out = f

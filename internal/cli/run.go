@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/internal/limits"
-	"github.com/servebench/servebench/internal/outfile"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
@@ -663,11 +663,11 @@ func (cfg *runConfig) sessionLevel(l load.Level) load.Level {
 // openOut creates the --out report file before the run, so that a path
 // that cannot be written is a usage error at once rather than after the
 // benchmark; nil (no error) means standard output ("" or "-").
-func openOut(path, cmd string) (*outfile.File, error) {
+func openOut(path, cmd string) (*filecap.OutFile, error) {
 	if path == "" || path == "-" {
 		return nil, nil
 	}
-	f, err := outfile.Create(path)
+	f, err := filecap.Create(path)
 	if err != nil {
 		return nil, usagef("%s: --out: %v", cmd, err)
 	}
@@ -678,7 +678,7 @@ func openOut(path, cmd string) (*outfile.File, error) {
 // beside it) as indented JSON to out and closes it, or to stdout when out
 // is nil. Control characters and bidirectional overrides in strings a
 // server sent are written as \uXXXX escapes (safetext.JSON).
-func writeDocument(out *outfile.File, stdout io.Writer, doc any, cmd string) error {
+func writeDocument(out *filecap.OutFile, stdout io.Writer, doc any, cmd string) error {
 	b, err := json.MarshalIndent(doc, "", "  ")
 	b = append(safetext.JSON(b), '\n')
 	if out == nil {

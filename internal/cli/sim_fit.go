@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/document"
-	"github.com/servebench/servebench/internal/outfile"
+	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/internal/safetext"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/sim"
@@ -232,7 +232,7 @@ func simFitError(file string, err error) error {
 
 // writeProfileFile writes prof to path; a failure names --out.
 func writeProfileFile(path string, prof *sim.Profile) error {
-	fh, err := outfile.Create(path)
+	fh, err := filecap.Create(path)
 	if err != nil {
 		return fmt.Errorf("sim fit: --out %s: %v", path, err)
 	}

@@ -1,5 +1,7 @@
-// Package outfile writes an output file (a report, a result document, a
-// fitted profile) so that a failed write never destroys what was at its
+// Writing output files.
+//
+// Create writes an output file (a report, a result document, a fitted
+// profile) so that a failed write never destroys what was at its
 // path: the bytes go to a temporary file in the same folder, renamed over
 // the target only once they are all written and closed. Nothing the
 // command did not create is ever removed: a failure removes only the
@@ -9,7 +11,8 @@
 // /dev/stdout or /dev/null, a FIFO) cannot be replaced by a rename without
 // destroying it; it is written in place, and left as it is on failure. A
 // symbolic link is followed: the file it names is replaced, the link kept.
-package outfile
+
+package filecap
 
 import (
 	"errors"
@@ -23,9 +26,9 @@ import (
 // are not shared scratch files).
 const newPerm = 0o644
 
-// File is an output being written. Write to it, then Commit; Abort (or a
+// OutFile is an output being written. Write to it, then Commit; Abort (or a
 // failed Commit) leaves the target as it was.
-type File struct {
+type OutFile struct {
 	f      *os.File
 	name   string // the path as given, for messages
 	final  string // where Commit renames to: name with symbolic links resolved
@@ -36,7 +39,7 @@ type File struct {
 // Create starts writing the file at path. It fails at once where path's
 // folder does not exist or cannot be written, so that a command can
 // refuse before its work rather than after.
-func Create(path string) (*File, error) {
+func Create(path string) (*OutFile, error) {
 	perm := fs.FileMode(newPerm)
 	final := path
 	st, err := os.Stat(path)
@@ -46,7 +49,7 @@ func Create(path string) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &File{f: f, name: path, final: path, direct: true}, nil
+		return &OutFile{f: f, name: path, final: path, direct: true}, nil
 	case err == nil:
 		perm = st.Mode().Perm()
 		if resolved, err := filepath.EvalSymlinks(path); err == nil {
@@ -68,20 +71,20 @@ func Create(path string) (*File, error) {
 		os.Remove(tmp.Name())
 		return nil, err
 	}
-	return &File{f: tmp, name: path, final: final}, nil
+	return &OutFile{f: tmp, name: path, final: final}, nil
 }
 
 // Name is the path as given to Create.
-func (f *File) Name() string { return f.name }
+func (f *OutFile) Name() string { return f.name }
 
 // Write writes to the temporary file (or, for a device, to the target).
-func (f *File) Write(p []byte) (int, error) { return f.f.Write(p) }
+func (f *OutFile) Write(p []byte) (int, error) { return f.f.Write(p) }
 
 // Commit closes the file and renames it over the target. On failure the
 // target is left as it was and the temporary file removed.
-func (f *File) Commit() error {
+func (f *OutFile) Commit() error {
 	if f.done {
-		return errors.New("outfile: " + f.name + " already committed or aborted")
+		return errors.New("filecap: " + f.name + " already committed or aborted")
 	}
 	f.done = true
 	err := f.f.Close()
@@ -99,7 +102,7 @@ func (f *File) Commit() error {
 
 // Abort closes the file and removes the temporary file, leaving the
 // target as it was. It does nothing after Commit or Abort.
-func (f *File) Abort() {
+func (f *OutFile) Abort() {
 	if f.done {
 		return
 	}

@@ -1,4 +1,4 @@
-package outfile
+package filecap
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func leftovers(t *testing.T, dir string, want ...string) {
 	}
 }
 
-func write(t *testing.T, path, text string) error {
+func writeOut(t *testing.T, path, text string) error {
 	t.Helper()
 	f, err := Create(path)
 	if err != nil {
@@ -39,14 +39,14 @@ func write(t *testing.T, path, text string) error {
 func TestCommitReplacesAndKeepsPermission(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.json")
-	if err := write(t, path, "new"); err != nil {
+	if err := writeOut(t, path, "new"); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(path); st.Mode().Perm() != newPerm {
 		t.Errorf("a new file has mode %v, want %v", st.Mode().Perm(), os.FileMode(newPerm))
 	}
 	os.Chmod(path, 0o600)
-	if err := write(t, path, "second"); err != nil {
+	if err := writeOut(t, path, "second"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
@@ -87,7 +87,7 @@ func TestSymlinkIsFollowed(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip(err)
 	}
-	if err := write(t, link, "new"); err != nil {
+	if err := writeOut(t, link, "new"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
@@ -107,7 +107,7 @@ func TestDeviceIsWrittenInPlace(t *testing.T) {
 		if err != nil {
 			t.Skip(err)
 		}
-		err = write(t, dev, "bytes")
+		err = writeOut(t, dev, "bytes")
 		if (dev == "/dev/full") != (err != nil) {
 			t.Errorf("%s: err %v", dev, err)
 		}
