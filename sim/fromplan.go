@@ -64,7 +64,7 @@ func LookupGPU(name string) (GPU, error) {
 		}
 		return GPU{}, fmt.Errorf("%w %q (%s)", ErrUnknownGPU, name, msg)
 	}
-	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12}, nil
+	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
 }
 
 // quantWords are weight-format names as they appear in model names and
