@@ -21,9 +21,12 @@ type Spec struct {
 	// Backend is the server family.
 	Backend Family
 	// GPU is a catalog name ("RTX 5070 Ti", "NVIDIA GeForce RTX 4090");
-	// GPUGiB overrides its memory when > 0.
-	GPU    string
-	GPUGiB float64
+	// GPUGiB, GPUBandwidthGBs (GB/s) and GPUTFLOPS (dense FP16 tensor
+	// with FP32 accumulate) override its figures when > 0. Without a
+	// name, the three describe a custom board.
+	GPU                        string
+	GPUGiB                     float64
+	GPUBandwidthGBs, GPUTFLOPS float64
 	// Model is a preset name or a name that resolves to one
 	// ("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5:7b-instruct",
 	// "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf").
@@ -54,15 +57,40 @@ type Spec struct {
 	Params *Params
 }
 
-// LookupGPU returns the catalog entry for name.
+// gpu is the board s describes: the catalog entry s.GPU names with the
+// figures s overrides, or, without a name, the custom board of s's three
+// figures.
+func (s Spec) gpu() (GPU, error) {
+	if strings.TrimSpace(s.GPU) == "" {
+		if !(s.GPUGiB > 0 && s.GPUBandwidthGBs > 0 && s.GPUTFLOPS > 0) {
+			return GPU{}, fmt.Errorf("%w: no GPU name, and a custom board needs its memory (GiB), bandwidth (GB/s) and dense FP16 TFLOPS", ErrUnknownGPU)
+		}
+		return GPU{Name: fmt.Sprintf("custom %g GiB %g GB/s %g TFLOPS", s.GPUGiB, s.GPUBandwidthGBs, s.GPUTFLOPS),
+			MemoryGiB: s.GPUGiB, BandwidthBytesPerS: s.GPUBandwidthGBs * 1e9, PeakFLOPS: s.GPUTFLOPS * 1e12}, nil
+	}
+	g, err := LookupGPU(s.GPU)
+	if err != nil {
+		return GPU{}, err
+	}
+	if s.GPUGiB > 0 {
+		g.MemoryGiB = s.GPUGiB
+	}
+	if s.GPUBandwidthGBs > 0 {
+		g.BandwidthBytesPerS = s.GPUBandwidthGBs * 1e9
+	}
+	if s.GPUTFLOPS > 0 {
+		g.PeakFLOPS = s.GPUTFLOPS * 1e12
+	}
+	return g, nil
+}
+
+// LookupGPU returns the catalog entry for name; a name the catalog does
+// not hold, or that matches several boards, is an ErrUnknownGPU naming
+// the candidates.
 func LookupGPU(name string) (GPU, error) {
 	g, err := hardware.Lookup(name)
 	if err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "closest:"); i >= 0 {
-			msg = "closest: " + strings.TrimSuffix(strings.TrimSpace(msg[i+len("closest:"):]), " (or give --gpu-gib)")
-		}
-		return GPU{}, fmt.Errorf("%w %q (%s)", ErrUnknownGPU, name, msg)
+		return GPU{}, fmt.Errorf("%w: %v", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
 	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
 }
@@ -224,12 +252,9 @@ func (s Spec) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	g, err := LookupGPU(s.GPU)
+	g, err := s.gpu()
 	if err != nil {
 		return Config{}, err
-	}
-	if s.GPUGiB > 0 {
-		g.MemoryGiB = s.GPUGiB
 	}
 	m, q, err := resolveModel(s.Model)
 	if err != nil {
@@ -325,11 +350,11 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	if err != nil {
 		return Config{}, Workload{}, err
 	}
-	g, err := LookupGPU(in.GPUs[0].Name)
+	d := in.GPUs[0]
+	g, err := Spec{GPU: d.Name, GPUGiB: d.MemoryGiB, GPUBandwidthGBs: d.BandwidthGBs, GPUTFLOPS: d.TFLOPS}.gpu()
 	if err != nil {
-		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth: name it with --gpu)", err)
+		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth and FLOPS: name it with --gpu, or give --gpu-bandwidth and --gpu-tflops)", err)
 	}
-	g.MemoryGiB = in.GPUs[0].MemoryGiB
 	ctx := in.Context
 	s := Spec{Backend: fam, FlashAttention: in.FlashAttention}
 	switch fam {
