@@ -5,6 +5,7 @@ package sim
 // capacity models): the rest of sim speaks its own types.
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -90,7 +91,11 @@ func (s Spec) gpu() (GPU, error) {
 func LookupGPU(name string) (GPU, error) {
 	g, err := hardware.Lookup(name)
 	if err != nil {
-		return GPU{}, fmt.Errorf("%w: %v", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
+		var ue *hardware.UnknownGPUError
+		if errors.As(err, &ue) && ue.Ambiguous {
+			return GPU{}, fmt.Errorf("%w: %v", ErrUnknownGPU, err)
+		}
+		return GPU{}, fmt.Errorf("%w %s", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
 	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
 }
@@ -154,20 +159,16 @@ func dedupeAdjacent(w []string) []string {
 	return out
 }
 
-// ggufHeadBytes is the bytes per lm_head weight in GGUF files of each
-// format: llama-quantize keeps output.weight at Q6_K (6.5625 bits) for
-// the 4-bit formats and at Q8_0 for Q8_0 (llama-quant.cpp,
-// llama_tensor_get_type).
-var ggufHeadBytes = map[plan.Quant]float64{"q4_k_m": 6.5625 / 8, "q4_0": 6.5625 / 8, "q8_0": 34.0 / 32}
-
 // modelCost derives the cost of one forward pass of m stored as q with a
-// KV cache of dtype kv. Bytes read per step: every matrix at the format's
-// bytes per weight (plan.WeightsBytes' table) and the lm_head (16-bit in
-// Hugging Face formats, as vLLM keeps it; Q6_K/Q8_0 in GGUF files); the
-// embedding table is not read whole. Vision models (arch "*_vl") count
-// the parameters beyond the text stack as their vision tower: a 448×448
-// image is 256 tokens after Qwen2-VL's 2×2 merge of 14-pixel patches, and
-// the encoder runs 2 × vision parameters per patch (1024 patches).
+// KV cache of dtype kv. Bytes read per step: plan.SplitWeights' Step
+// part, every tensor at the bytes its format gives it (the lm_head
+// 16-bit in Hugging Face formats, as vLLM keeps it; Q6_K or Q8_0 in
+// llama.cpp's quantizations, whose token embedding is quantized too);
+// the input embedding table and the vision tower are not read whole.
+// Vision models (arch "*_vl") count the parameters beyond the text stack
+// as their vision tower: a 448×448 image is 256 tokens after Qwen2-VL's
+// 2×2 merge of 14-pixel patches, and the encoder runs 2 × vision
+// parameters per patch (1024 patches).
 func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	p := m.Params()
 	text := textParams(&m)
@@ -175,20 +176,11 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	if strings.HasSuffix(m.Arch, "_vl") && float64(p.Total()) > text {
 		vision = float64(p.Total()) - text
 	}
-	other := 2.0
-	if q == "fp32" {
-		other = 4
-	}
-	nonLinear := float64(p.Embedding+p.LMHead+p.Other) * other
-	perLinear := (float64(plan.WeightsBytes(&m, q)) - nonLinear) / float64(max(p.Linear, 1))
 	head := float64(p.LMHead)
 	if m.TiedEmbeddings {
 		head = float64(p.Embedding)
 	}
-	headBytes := other
-	if b, ok := ggufHeadBytes[q]; ok {
-		headBytes = b
-	}
+	step := plan.SplitWeights(&m, q).Step
 	linear := float64(p.Linear) - vision
 	if m.Experts > 0 && m.MoEIntermediate > 0 {
 		// a token visits ExpertsPerToken experts: the routed experts'
@@ -198,7 +190,7 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	}
 	c := ModelCost{
 		Name:               m.Name,
-		WeightBytesPerStep: (float64(p.Linear)-vision)*perLinear + head*headBytes + float64(p.Other)*other,
+		WeightBytesPerStep: float64(step),
 		FLOPsPerToken:      2 * linear,
 		HeadFLOPs:          2 * head,
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
