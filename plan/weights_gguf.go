@@ -55,11 +55,7 @@ func ggufTensorType(m *modelspec.Spec, q Quant, r tensorRole, i, n int, ncols in
 	case roleKeep:
 		return gguf.TypeF32
 	case roleOutput:
-		if ncols%def.BlockElems() != 0 {
-			t = gguf.TypeQ8_0
-		} else if def != gguf.TypeQ8_0 {
-			t = gguf.TypeQ6_K
-		}
+		t = ggufOutputType(def, ncols)
 	case roleAttnV:
 		if km && useMoreBits(i, n) {
 			t = gguf.TypeQ6_K
@@ -84,6 +80,17 @@ func ggufTensorType(m *modelspec.Spec, q Quant, r tensorRole, i, n int, ncols in
 		}
 	}
 	return ggufFallback(t, ncols)
+}
+
+// ggufOutputType is the output tensor's type for a file type of default
+// type def: Q6_K, but Q8_0 stays Q8_0 and a row its block does not divide
+// is Q8_0.
+func ggufOutputType(def gguf.Type, ncols int64) gguf.Type {
+	switch {
+	case ncols%def.BlockElems() != 0 || def == gguf.TypeQ8_0:
+		return gguf.TypeQ8_0
+	}
+	return gguf.TypeQ6_K
 }
 
 // useMoreBits is llama-quantize's choice of the layers that get more
