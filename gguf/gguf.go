@@ -47,20 +47,6 @@ var gScalarSize = map[uint32]int64{
 	gBool: 1, gUint64: 8, gInt64: 8, gFloat64: 8,
 }
 
-// ggmlBlock is a GGML element type's block: blockElems elements stored in
-// blockBytes bytes (ggml_type_traits: blck_size, type_size).
-type ggmlBlock struct{ blockElems, blockBytes int64 }
-
-// ggmlTypes gives each GGML tensor type's block (elements per block, bytes
-// per block), from ggml's type traits.
-var ggmlTypes = map[uint32]ggmlBlock{
-	0: {1, 4}, 1: {1, 2}, 2: {32, 18}, 3: {32, 20}, 6: {32, 22}, 7: {32, 24}, 8: {32, 34}, 9: {32, 36},
-	10: {256, 84}, 11: {256, 110}, 12: {256, 144}, 13: {256, 176}, 14: {256, 210}, 15: {256, 292},
-	16: {256, 66}, 17: {256, 74}, 18: {256, 98}, 19: {256, 50}, 20: {32, 18}, 21: {256, 110}, 22: {256, 82},
-	23: {256, 136}, 24: {1, 1}, 25: {1, 2}, 26: {1, 4}, 27: {1, 8}, 28: {1, 8}, 29: {256, 56}, 30: {1, 2},
-	34: {256, 54}, 35: {256, 66}, 39: {32, 17},
-}
-
 // ggufFileTypes names general.file_type values (llama_ftype).
 var ggufFileTypes = map[uint64]string{
 	0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K", 11: "Q3_K_S",
@@ -331,16 +317,16 @@ func Parse(r io.Reader, size int64) (*Info, error) {
 		if g.err != nil {
 			break
 		}
-		bt, ok := ggmlTypes[t]
+		bt, ok := Type(t).Block()
 		if !ok {
 			return nil, fmt.Errorf("tensor %q: field type = %d is not a known GGML type", name, t)
 		}
 		// Compare in blocks first: elems × bytes per block can overflow.
-		blocks := elems / uint64(bt.blockElems)
-		if blocks > uint64(size)/uint64(bt.blockBytes) {
-			return nil, fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.blockBytes, size)
+		blocks := elems / uint64(bt.Elems)
+		if blocks > uint64(size)/uint64(bt.Bytes) {
+			return nil, fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.Bytes, size)
 		}
-		tb := int64(blocks * uint64(bt.blockBytes))
+		tb := int64(blocks * uint64(bt.Bytes))
 		info.TensorBytes += tb
 		if info.TensorBytes > size {
 			return nil, fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)

@@ -1,129 +1,337 @@
-// Package hardware is servebench's catalog of GPUs: the memory the CUDA
-// driver reports for each board, its memory bandwidth and its dense FP16
-// throughput, and the lookup that matches the names nvidia-smi and server
-// logs print to the catalog's.
+// Package hardware is servebench's catalog of GPUs: the memory, memory
+// bandwidth and tensor throughput of each board as its vendor's datasheet
+// or architecture whitepaper gives them, and the lookup that matches the
+// names people, nvidia-smi and server logs use to exactly one entry.
 package hardware
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/servebench/servebench/internal/suggest"
 )
 
-// GPU is one catalog entry.
+// GPU is one catalog entry. Throughput figures are dense (without 2:4
+// sparsity), at the boost clock the vendor's figure is stated for.
 type GPU struct {
-	// Name is the marketing name, as nvidia-smi prints it without "NVIDIA".
+	// Name is the catalog's name for the board, as nvidia-smi prints it
+	// without "NVIDIA".
 	Name string `json:"name"`
+	// Aliases are the other names the board goes by: the exact names
+	// nvidia-smi prints ("NVIDIA A100-SXM4-80GB") and the common short
+	// ones. Lookup compares them by Key; no key belongs to two entries.
+	Aliases []string `json:"aliases,omitempty"`
 	// MemoryGiB is the total memory the CUDA driver reports (what vLLM
 	// multiplies by gpu_memory_utilization). Where a published log gives
 	// it (MemorySource "log"), that value; else the board's nominal
-	// memory ("nominal"), which is a few hundred MiB above what the
-	// driver reports.
+	// memory in GB ("nominal"), a few hundred MiB above what the driver
+	// reports.
 	MemoryGiB    float64 `json:"memory_gib"`
 	MemorySource string  `json:"memory_source"`
-	// BandwidthGBs is the memory bandwidth in GB/s (10^9 bytes/s), from
-	// the spec sheet; it bounds decode speed.
+	// BandwidthGBs is the memory bandwidth in GB/s (10^9 bytes/s); it
+	// bounds decode speed.
 	BandwidthGBs float64 `json:"bandwidth_gb_s"`
-	// FP16TFLOPS is dense FP16 tensor-core throughput in TFLOPS (no
-	// sparsity), from the spec sheet; it bounds prefill speed.
+	// FP16TFLOPS is dense FP16 tensor throughput with FP16 accumulate,
+	// the datasheets' headline FP16 figure.
 	FP16TFLOPS float64 `json:"fp16_dense_tflops"`
-	// FP16FP32AccTFLOPS is dense FP16 tensor-core throughput with FP32
-	// accumulate in TFLOPS, what vLLM's and llama.cpp's matrix kernels
-	// get. GeForce cards run it at half their FP16-accumulate rate
-	// (NVIDIA's Ampere GA102, Ada Lovelace and Blackwell GeForce RTX 50
-	// whitepapers, "Peak FP16 Tensor TFLOPS with FP32 Accumulate": RTX 3090
-	// 35.6, 4080 97.5, 4090 165.2, 5070 Ti 87.9, 5080 112.6, 5090 209.5;
-	// the 3060, 4060 Ti and 4070 Ti SUPER, absent from those tables, are
-	// half their FP16-accumulate spec figure by the same rule).
-	// Datacenter and professional parts (T4, A10, L4, L40S, A100, H100,
-	// H200) run it at the full rate of their datasheets' dense FP16
-	// tensor figure.
+	// FP16FP32AccTFLOPS is dense FP16/BF16 tensor throughput with FP32
+	// accumulate, what vLLM's and llama.cpp's matrix kernels get; it
+	// bounds prefill speed. GeForce boards and the L40 run it at half
+	// their FP16-accumulate rate (the GA102, Ada and RTX Blackwell
+	// whitepapers' "Peak FP16 Tensor TFLOPS with FP32 Accumulate");
+	// datacenter and professional boards at the full rate.
 	FP16FP32AccTFLOPS float64 `json:"fp16_fp32acc_dense_tflops"`
+	// FP8TFLOPS is dense FP8 tensor throughput with FP32 accumulate (0
+	// where the board has no FP8 tensor cores: Volta, Turing, Ampere).
+	FP8TFLOPS float64 `json:"fp8_dense_tflops,omitempty"`
+	// INT8TOPS is dense INT8 tensor throughput (0 on Volta).
+	INT8TOPS float64 `json:"int8_dense_tops,omitempty"`
+	// FP32TFLOPS is non-tensor FP32 throughput.
+	FP32TFLOPS float64 `json:"fp32_tflops"`
+	// PowerW is the board's power limit (TDP, TGP or total board power).
+	PowerW float64 `json:"power_w"`
+	// Interconnect is the fastest GPU-to-GPU link the board has and
+	// InterconnectGBs its bandwidth in GB/s as the vendor states it
+	// (NVLink: total of both directions; PCIe: per direction).
+	Interconnect    string  `json:"interconnect"`
+	InterconnectGBs float64 `json:"interconnect_gb_s"`
+	// SMs, TensorCoresPerSM, FLOPPerClock (dense FP16 with FP32
+	// accumulate, per tensor core and clock) and BoostMHz are the
+	// composition the FP16FP32AccTFLOPS figure follows from; a test holds
+	// the product to the figure.
+	SMs              int     `json:"sms"`
+	TensorCoresPerSM int     `json:"tensor_cores_per_sm"`
+	FLOPPerClock     int     `json:"fp16_fp32acc_flop_per_clock"`
+	BoostMHz         float64 `json:"boost_mhz"`
+	// INT32LanesPerSM is the SM's INT32 lanes: 64 from Volta to Hopper
+	// (the GA102 whitepaper: 16 INT32 cores in each of 4 partitions), 128
+	// on RTX Blackwell (its whitepaper: twice Ada's integer throughput per
+	// clock). ggml's small-batch kernels (MMVQ) run on them, by dp4a.
+	INT32LanesPerSM int `json:"int32_lanes_per_sm"`
+	// Source is the vendor document the figures are from.
+	Source string `json:"source"`
 }
+
+// DP4AOPS is the board's dp4a rate in operations per second: every
+// INT32 lane issuing one 4-way int8 dot product with accumulate (8
+// operations) per clock, what ggml's quantized vector kernels run on.
+func (g GPU) DP4AOPS() float64 {
+	return float64(g.SMs*g.INT32LanesPerSM) * g.BoostMHz * 1e6 * 8
+}
+
+// Interconnects.
+const (
+	pcie3 = "PCIe 3.0 x16"
+	pcie4 = "PCIe 4.0 x16"
+	pcie5 = "PCIe 5.0 x16"
+	nvl   = "NVLink"
+)
+
+// Vendor documents, cited per entry.
+const (
+	srcGA102   = "NVIDIA Ampere GA102 GPU Architecture whitepaper v2 (nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf): RTX 3090, 3080, 3070 and RTX A6000 tables; other GA10x boards from NVIDIA's GeForce RTX 30 specification pages (nvidia.com/en-us/geforce/graphics-cards/30-series/)"
+	srcGA100   = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) and NVIDIA A100 Tensor Core GPU Architecture whitepaper (images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf); both quoted at glennklockwood.com/garden/processors/A100"
+	srcAda     = "NVIDIA Ada GPU Architecture whitepaper v2.01 (images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf), RTX 4090 / 4080 / 4070 Ti (ex-4080 12GB), RTX 6000 Ada, L40 and L4 tables; other AD10x boards from NVIDIA's GeForce RTX 40 specification pages"
+	srcRTXBW   = "NVIDIA RTX Blackwell GPU Architecture whitepaper (images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf), RTX 5090 / 5080 / 5070 Ti / 5070 tables; RTX 5060 Ti from NVIDIA's GeForce RTX 50 specification page"
+	srcH100    = "NVIDIA H100 Tensor Core GPU datasheet (resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet) and Hopper architecture whitepaper (1.83 GHz tensor clock, 132 SMs; quoted at glennklockwood.com/garden/processors/h100); H100 PCIe product brief PB-11133-001 (manuals.plus/m/56b0c3ef7d0a1c470c0af8f05a0bd1f29a778007472ba941201fbbb185c9bccd)"
+	srcH200    = "NVIDIA H200 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/h200/)"
+	srcL40     = "NVIDIA L40 and L40S datasheets (nvidia.com/en-us/data-center/l40/, nvidia.com/en-us/data-center/l40s/; table quoted at mullet.se/product.html?product_id=355414) and the Ada whitepaper's L40 table"
+	srcL4      = "NVIDIA L4 Tensor Core GPU datasheet (nvidia.com/en-us/data-center/l4/) and the Ada whitepaper's L4 table"
+	srcT4      = "NVIDIA T4 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf) and Turing architecture whitepaper"
+	srcV100    = "NVIDIA V100 Tensor Core GPU datasheet (images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf) and Volta architecture whitepaper"
+	srcA10     = "NVIDIA A10 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/a10-datasheet.pdf)"
+	srcRTXAmp  = "NVIDIA RTX A4000 / A5000 / A6000 datasheets (nvidia.com/en-us/design-visualization/rtx-a4000/, /rtx-a5000/, /rtx-a6000/) and the GA102 whitepaper's RTX A6000 table"
+	srcRTX6Ada = "NVIDIA RTX 6000 Ada Generation datasheet (nvidia.com/en-us/design-visualization/rtx-6000/) and the Ada whitepaper's RTX 6000 table"
+)
 
 // gpus is the built-in catalog. Lookup compares names by Key.
 var gpus = []GPU{
-	{"GeForce RTX 3060 12GB", 12.0, "nominal", 360, 51, 25.6},
-	{"GeForce RTX 3090", 24.0, "nominal", 936, 71, 35.6},
-	{"GeForce RTX 4060 Ti 16GB", 16.0, "nominal", 288, 88, 44},
-	{"GeForce RTX 4070 Ti SUPER", 16.0, "nominal", 672, 176, 88},
-	{"GeForce RTX 4080", 16.0, "nominal", 717, 195, 97.5},
-	{"GeForce RTX 4090", 23.63, "log", 1008, 330, 165.2},
-	{"GeForce RTX 5070 Ti", 15.92, "log", 896, 176, 87.9},
-	{"GeForce RTX 5080", 16.0, "nominal", 960, 225, 112.6},
-	{"GeForce RTX 5090", 32.0, "nominal", 1792, 419, 209.5},
-	{"Tesla T4", 14.74, "log", 320, 65, 65},
-	{"A10", 24.0, "nominal", 600, 125, 125},
-	{"L4", 22.16, "log", 300, 121, 121},
-	{"L40S", 48.0, "nominal", 864, 362, 362},
-	{"A100 40GB", 39.56, "log", 1555, 312, 312},
-	{"A100 80GB", 79.15, "log", 2039, 312, 312},
-	{"H100 80GB", 80.0, "nominal", 3350, 989, 989},
-	{"H200", 141.0, "nominal", 4800, 989, 989},
+	// Ampere GA10x GeForce: 4 third-generation tensor cores per SM, 256
+	// dense FP16 FLOP per clock each with FP16 accumulate, 128 with FP32.
+	{Name: "GeForce RTX 3060 12GB", Aliases: []string{"RTX 3060", "RTX 3060 12GB", "NVIDIA GeForce RTX 3060"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 360, FP16TFLOPS: 51, FP16FP32AccTFLOPS: 25.5, INT8TOPS: 101.9, FP32TFLOPS: 12.7, PowerW: 170, Interconnect: pcie4, InterconnectGBs: 32, SMs: 28, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1777, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3060 Ti", Aliases: []string{"RTX 3060 Ti"}, MemoryGiB: 8, MemorySource: "nominal", BandwidthGBs: 448, FP16TFLOPS: 64.8, FP16FP32AccTFLOPS: 32.4, INT8TOPS: 129.6, FP32TFLOPS: 16.2, PowerW: 200, Interconnect: pcie4, InterconnectGBs: 32, SMs: 38, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1665, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3070", Aliases: []string{"RTX 3070"}, MemoryGiB: 8, MemorySource: "nominal", BandwidthGBs: 448, FP16TFLOPS: 81.3, FP16FP32AccTFLOPS: 40.6, INT8TOPS: 162.6, FP32TFLOPS: 20.3, PowerW: 220, Interconnect: pcie4, InterconnectGBs: 32, SMs: 46, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1725, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3070 Ti", Aliases: []string{"RTX 3070 Ti"}, MemoryGiB: 8, MemorySource: "nominal", BandwidthGBs: 608, FP16TFLOPS: 87, FP16FP32AccTFLOPS: 43.5, INT8TOPS: 174, FP32TFLOPS: 21.7, PowerW: 290, Interconnect: pcie4, InterconnectGBs: 32, SMs: 48, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1770, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3080", Aliases: []string{"RTX 3080", "RTX 3080 10GB"}, MemoryGiB: 10, MemorySource: "nominal", BandwidthGBs: 760, FP16TFLOPS: 119, FP16FP32AccTFLOPS: 59.5, INT8TOPS: 238, FP32TFLOPS: 29.8, PowerW: 320, Interconnect: pcie4, InterconnectGBs: 32, SMs: 68, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1710, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3080 12GB", Aliases: []string{"RTX 3080 12GB"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 912, FP16TFLOPS: 122.6, FP16FP32AccTFLOPS: 61.3, INT8TOPS: 245.1, FP32TFLOPS: 30.6, PowerW: 350, Interconnect: pcie4, InterconnectGBs: 32, SMs: 70, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1710, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3080 Ti", Aliases: []string{"RTX 3080 Ti"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 912, FP16TFLOPS: 136.4, FP16FP32AccTFLOPS: 68.2, INT8TOPS: 272.8, FP32TFLOPS: 34.1, PowerW: 350, Interconnect: pcie4, InterconnectGBs: 32, SMs: 80, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1665, INT32LanesPerSM: 64, Source: srcGA102},
+	// RTX 3090: GA102 whitepaper appendix A, FP16 tensor 142 / 284 with
+	// FP16 accumulate and 71 / 142 with FP32 accumulate (dense / sparse);
+	// 35.6 is its FP32 (non-tensor) rate.
+	{Name: "GeForce RTX 3090", Aliases: []string{"RTX 3090", "RTX 3090 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 936, FP16TFLOPS: 142, FP16FP32AccTFLOPS: 71, INT8TOPS: 284, FP32TFLOPS: 35.6, PowerW: 350, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 82, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3090 Ti", Aliases: []string{"RTX 3090 Ti", "RTX 3090 Ti 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 1008, FP16TFLOPS: 160, FP16FP32AccTFLOPS: 80, INT8TOPS: 320, FP32TFLOPS: 40, PowerW: 450, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1860, INT32LanesPerSM: 64, Source: srcGA102},
+	// Ampere professional and datacenter GA10x: full-rate FP32 accumulate.
+	{Name: "RTX A4000", Aliases: []string{"NVIDIA RTX A4000"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 448, FP16TFLOPS: 76.7, FP16FP32AccTFLOPS: 76.7, INT8TOPS: 153.4, FP32TFLOPS: 19.2, PowerW: 140, Interconnect: pcie4, InterconnectGBs: 32, SMs: 48, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1560, INT32LanesPerSM: 64, Source: srcRTXAmp},
+	{Name: "RTX A5000", Aliases: []string{"NVIDIA RTX A5000"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 111.1, FP16FP32AccTFLOPS: 111.1, INT8TOPS: 222.2, FP32TFLOPS: 27.8, PowerW: 230, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 64, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcRTXAmp},
+	{Name: "RTX A6000", Aliases: []string{"NVIDIA RTX A6000"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 154.8, FP16FP32AccTFLOPS: 154.8, INT8TOPS: 309.7, FP32TFLOPS: 38.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1800, INT32LanesPerSM: 64, Source: srcRTXAmp},
+	{Name: "A10", Aliases: []string{"NVIDIA A10", "A10 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 600, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, INT8TOPS: 250, FP32TFLOPS: 31.2, PowerW: 150, Interconnect: pcie4, InterconnectGBs: 32, SMs: 72, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcA10},
+	// Ada GeForce: 4 fourth-generation tensor cores per SM, 256 dense FP16
+	// FLOP per clock with FP16 accumulate, 128 with FP32.
+	{Name: "GeForce RTX 4060 Ti 16GB", Aliases: []string{"RTX 4060 Ti 16GB", "NVIDIA GeForce RTX 4060 Ti"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 288, FP16TFLOPS: 88.4, FP16FP32AccTFLOPS: 44.2, FP8TFLOPS: 88.4, INT8TOPS: 176.8, FP32TFLOPS: 22.1, PowerW: 165, Interconnect: "PCIe 4.0 x8", InterconnectGBs: 16, SMs: 34, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2535, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4070", Aliases: []string{"RTX 4070"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 504, FP16TFLOPS: 116.6, FP16FP32AccTFLOPS: 58.3, FP8TFLOPS: 116.6, INT8TOPS: 233.2, FP32TFLOPS: 29.1, PowerW: 200, Interconnect: pcie4, InterconnectGBs: 32, SMs: 46, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2475, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4070 SUPER", Aliases: []string{"RTX 4070 SUPER"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 504, FP16TFLOPS: 141.9, FP16FP32AccTFLOPS: 71, FP8TFLOPS: 141.9, INT8TOPS: 283.9, FP32TFLOPS: 35.5, PowerW: 220, Interconnect: pcie4, InterconnectGBs: 32, SMs: 56, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2475, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4070 Ti", Aliases: []string{"RTX 4070 Ti"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 504, FP16TFLOPS: 160.4, FP16FP32AccTFLOPS: 80.2, FP8TFLOPS: 160.4, INT8TOPS: 320.8, FP32TFLOPS: 40.1, PowerW: 285, Interconnect: pcie4, InterconnectGBs: 32, SMs: 60, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2610, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4070 Ti SUPER", Aliases: []string{"RTX 4070 Ti SUPER"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 672, FP16TFLOPS: 176.4, FP16FP32AccTFLOPS: 88.2, FP8TFLOPS: 176.4, INT8TOPS: 352.8, FP32TFLOPS: 44.1, PowerW: 285, Interconnect: pcie4, InterconnectGBs: 32, SMs: 66, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2610, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4080", Aliases: []string{"RTX 4080"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 716.8, FP16TFLOPS: 194.9, FP16FP32AccTFLOPS: 97.5, FP8TFLOPS: 194.9, INT8TOPS: 389.9, FP32TFLOPS: 48.7, PowerW: 320, Interconnect: pcie4, InterconnectGBs: 32, SMs: 76, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2505, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4080 SUPER", Aliases: []string{"RTX 4080 SUPER"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 736, FP16TFLOPS: 208.9, FP16FP32AccTFLOPS: 104.4, FP8TFLOPS: 208.9, INT8TOPS: 417.8, FP32TFLOPS: 52.2, PowerW: 320, Interconnect: pcie4, InterconnectGBs: 32, SMs: 80, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2550, INT32LanesPerSM: 64, Source: srcAda},
+	{Name: "GeForce RTX 4090", Aliases: []string{"RTX 4090", "RTX 4090 24GB"}, MemoryGiB: 23.63, MemorySource: "log", BandwidthGBs: 1008, FP16TFLOPS: 330.3, FP16FP32AccTFLOPS: 165.2, FP8TFLOPS: 330.3, INT8TOPS: 660.6, FP32TFLOPS: 82.6, PowerW: 450, Interconnect: pcie4, InterconnectGBs: 32, SMs: 128, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2520, INT32LanesPerSM: 64, Source: srcAda},
+	// Ada professional and datacenter: full-rate FP32 accumulate but for
+	// the L40, whose datasheet gives FP16 tensor at half the L40S's.
+	{Name: "RTX 6000 Ada Generation", Aliases: []string{"RTX 6000 Ada", "NVIDIA RTX 6000 Ada Generation"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 960, FP16TFLOPS: 364.2, FP16FP32AccTFLOPS: 364.2, FP8TFLOPS: 728.5, INT8TOPS: 728.5, FP32TFLOPS: 91.1, PowerW: 300, Interconnect: pcie4, InterconnectGBs: 32, SMs: 142, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 2505, INT32LanesPerSM: 64, Source: srcRTX6Ada},
+	{Name: "L4", Aliases: []string{"NVIDIA L4", "L4 24GB"}, MemoryGiB: 22.16, MemorySource: "log", BandwidthGBs: 300, FP16TFLOPS: 121, FP16FP32AccTFLOPS: 121, FP8TFLOPS: 242.5, INT8TOPS: 242.5, FP32TFLOPS: 30.3, PowerW: 72, Interconnect: pcie4, InterconnectGBs: 32, SMs: 58, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 2040, INT32LanesPerSM: 64, Source: srcL4},
+	{Name: "L40", Aliases: []string{"NVIDIA L40"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 864, FP16TFLOPS: 181.05, FP16FP32AccTFLOPS: 181.05, FP8TFLOPS: 362, INT8TOPS: 362, FP32TFLOPS: 90.5, PowerW: 300, Interconnect: pcie4, InterconnectGBs: 32, SMs: 142, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2490, INT32LanesPerSM: 64, Source: srcL40},
+	{Name: "L40S", Aliases: []string{"NVIDIA L40S", "L40S 48GB"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 864, FP16TFLOPS: 362.05, FP16FP32AccTFLOPS: 362.05, FP8TFLOPS: 733, INT8TOPS: 733, FP32TFLOPS: 91.6, PowerW: 350, Interconnect: pcie4, InterconnectGBs: 32, SMs: 142, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 2520, INT32LanesPerSM: 64, Source: srcL40},
+	// Blackwell GeForce: 4 fifth-generation tensor cores per SM, 256
+	// dense FP16 FLOP per clock with FP16 accumulate, 128 with FP32.
+	{Name: "GeForce RTX 5060 Ti", Aliases: []string{"RTX 5060 Ti", "RTX 5060 Ti 16GB"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 448, FP16TFLOPS: 94.8, FP16FP32AccTFLOPS: 47.4, FP8TFLOPS: 94.8, INT8TOPS: 189.7, FP32TFLOPS: 23.7, PowerW: 180, Interconnect: "PCIe 5.0 x8", InterconnectGBs: 32, SMs: 36, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2572, INT32LanesPerSM: 128, Source: srcRTXBW},
+	{Name: "GeForce RTX 5070", Aliases: []string{"RTX 5070"}, MemoryGiB: 12, MemorySource: "nominal", BandwidthGBs: 672, FP16TFLOPS: 123.5, FP16FP32AccTFLOPS: 61.7, FP8TFLOPS: 123.5, INT8TOPS: 246.9, FP32TFLOPS: 30.9, PowerW: 250, Interconnect: pcie5, InterconnectGBs: 64, SMs: 48, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2512, INT32LanesPerSM: 128, Source: srcRTXBW},
+	{Name: "GeForce RTX 5070 Ti", Aliases: []string{"RTX 5070 Ti"}, MemoryGiB: 15.92, MemorySource: "log", BandwidthGBs: 896, FP16TFLOPS: 175.8, FP16FP32AccTFLOPS: 87.9, FP8TFLOPS: 175.8, INT8TOPS: 351.5, FP32TFLOPS: 43.9, PowerW: 300, Interconnect: pcie5, InterconnectGBs: 64, SMs: 70, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2452, INT32LanesPerSM: 128, Source: srcRTXBW},
+	{Name: "GeForce RTX 5080", Aliases: []string{"RTX 5080"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 960, FP16TFLOPS: 225.1, FP16FP32AccTFLOPS: 112.6, FP8TFLOPS: 225.1, INT8TOPS: 450.2, FP32TFLOPS: 56.3, PowerW: 360, Interconnect: pcie5, InterconnectGBs: 64, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2617, INT32LanesPerSM: 128, Source: srcRTXBW},
+	{Name: "GeForce RTX 5090", Aliases: []string{"RTX 5090", "RTX 5090 32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 1792, FP16TFLOPS: 419, FP16FP32AccTFLOPS: 209.5, FP8TFLOPS: 419, INT8TOPS: 838, FP32TFLOPS: 104.8, PowerW: 575, Interconnect: pcie5, InterconnectGBs: 64, SMs: 170, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2407, INT32LanesPerSM: 128, Source: srcRTXBW},
+	// Volta and Turing: 8 tensor cores per SM, 128 dense FP16 FLOP per
+	// clock each (FP32 accumulate at the full rate).
+	{Name: "Tesla V100 SXM2 16GB", Aliases: []string{"V100 SXM2 16GB", "Tesla V100-SXM2-16GB"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
+	{Name: "Tesla V100 SXM2 32GB", Aliases: []string{"V100 SXM2 32GB", "Tesla V100-SXM2-32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
+	{Name: "Tesla V100 PCIe 32GB", Aliases: []string{"V100 PCIe 32GB", "Tesla V100-PCIE-32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 112, FP16FP32AccTFLOPS: 112, FP32TFLOPS: 14, PowerW: 250, Interconnect: pcie3, InterconnectGBs: 16, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1380, INT32LanesPerSM: 64, Source: srcV100},
+	{Name: "Tesla T4", Aliases: []string{"T4", "NVIDIA T4", "T4 16GB"}, MemoryGiB: 14.74, MemorySource: "log", BandwidthGBs: 320, FP16TFLOPS: 65, FP16FP32AccTFLOPS: 65, INT8TOPS: 130, FP32TFLOPS: 8.1, PowerW: 70, Interconnect: pcie3, InterconnectGBs: 16, SMs: 40, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1590, INT32LanesPerSM: 64, Source: srcT4},
+	// GA100: 4 tensor cores per SM, 512 dense FP16 FLOP per clock each.
+	{Name: "A100 40GB", Aliases: []string{"A100 SXM4 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGiB: 39.56, MemorySource: "log", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 40GB PCIe", Aliases: []string{"A100 PCIe 40GB", "A100-PCIE-40GB", "NVIDIA A100-PCIE-40GB"}, MemoryGiB: 40, MemorySource: "nominal", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 250, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 80GB", Aliases: []string{"A100 SXM4 80GB", "A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"}, MemoryGiB: 79.15, MemorySource: "log", BandwidthGBs: 2039, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 80GB PCIe", Aliases: []string{"A100 PCIe 80GB", "NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 1935, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 300, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	// GH100: 4 tensor cores per SM, 1024 dense FP16 FLOP per clock each.
+	// The datasheets state tensor figures at a clock below the maximum
+	// boost: 1.83 GHz on SXM5 (Hopper whitepaper); the PCIe and NVL
+	// figures (756 and 835.5 TFLOPS) follow from 1.62 and 1.545 GHz.
+	{Name: "H100 80GB", Aliases: []string{"H100 SXM", "H100 SXM5", "H100 SXM5 80GB", "H100 SXM 80GB", "NVIDIA H100 80GB HBM3"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 3350, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 66.9, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H100 PCIe", Aliases: []string{"H100 PCIe 80GB", "NVIDIA H100 PCIe"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 2000, FP16TFLOPS: 756, FP16FP32AccTFLOPS: 756, FP8TFLOPS: 1513, INT8TOPS: 1513, FP32TFLOPS: 51, PowerW: 350, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 114, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1620, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H100 NVL", Aliases: []string{"H100 NVL 94GB", "NVIDIA H100 NVL"}, MemoryGiB: 94, MemorySource: "nominal", BandwidthGBs: 3900, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 400, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H200", Aliases: []string{"H200 SXM", "H200 141GB", "NVIDIA H200"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH200},
+	{Name: "H200 NVL", Aliases: []string{"NVIDIA H200 NVL"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 600, Interconnect: "NVLink bridge (2 or 4 GPUs)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH200},
 }
 
-// Key is the name s as Lookup compares it: without a parenthetical
-// remark, lowercase, without "nvidia", "geforce", "tesla", spaces, dashes
-// and "sxm4"/"pcie", so that nvidia-smi names match catalog names
-// ("NVIDIA GeForce RTX 5070 Ti" and "RTX 5070 Ti" are both "rtx5070ti").
-func Key(s string) string {
+// vendorWords are dropped before names are compared: nvidia-smi prints
+// "NVIDIA GeForce RTX 4090", people write "RTX 4090".
+var vendorWords = map[string]bool{"nvidia": true, "geforce": true, "tesla": true}
+
+// tokens splits a GPU name into lowercase words, without a parenthetical
+// remark ("(MIG 1g.10gb)") and the vendor words.
+func tokens(s string) []string {
 	if i := strings.IndexByte(s, '('); i > 0 {
 		s = s[:i]
 	}
-	s = strings.ToLower(s)
-	for _, w := range []string{"nvidia", "geforce", "tesla", "-sxm4", "-sxm5", "-pcie", "sxm", "pcie", "hbm3", " ", "-", "_"} {
-		s = strings.ReplaceAll(s, w, "")
+	f := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r == ' ' || r == '-' || r == '_' || r == '\t' })
+	out := f[:0]
+	for _, w := range f {
+		if !vendorWords[w] {
+			out = append(out, w)
+		}
 	}
-	return s
+	return out
 }
 
-// UnknownGPUError is Lookup's error for a name the catalog does not hold;
-// Closest are the nearest catalog names.
+// Key is the name s as Lookup compares it whole: its tokens joined, so
+// that spelling does not matter ("NVIDIA GeForce RTX 5070 Ti", "RTX
+// 5070 Ti" and "rtx5070ti" are all "rtx5070ti") while every word that
+// tells boards apart ("sxm4", "pcie", "ti", "super") is kept.
+func Key(s string) string { return strings.Join(tokens(s), "") }
+
+// CanonicalKey is the Key of the catalog entry name resolves to, else of
+// name itself: the key under which a figure fitted on one spelling of a
+// board applies again to every other spelling.
+func CanonicalKey(name string) string {
+	if g, err := Lookup(name); err == nil {
+		return Key(g.Name)
+	}
+	return Key(name)
+}
+
+// UnknownGPUError is Lookup's error for a name that matches no catalog
+// entry (Ambiguous false; Closest are the nearest names) or several
+// (Ambiguous true; Closest are those entries).
 type UnknownGPUError struct {
-	Name    string
-	Closest []string
+	Name      string
+	Ambiguous bool
+	Closest   []string
 }
 
-// Error names the GPU and the closest catalog names.
+// Error names the GPU and the candidates in one line.
 func (e *UnknownGPUError) Error() string {
+	if e.Ambiguous {
+		return fmt.Sprintf("GPU %q matches several boards: %s", e.Name, strings.Join(e.Closest, ", "))
+	}
 	return fmt.Sprintf("unknown GPU %q; closest: %s", e.Name, strings.Join(e.Closest, ", "))
 }
 
-// Lookup finds a GPU by name (case and vendor words ignored, "A100-SXM4-40GB"
-// matches "A100 40GB"), or returns an *UnknownGPUError listing the closest
-// names.
+// names is every spelling of g Lookup accepts.
+func (g GPU) names() []string { return append([]string{g.Name}, g.Aliases...) }
+
+// Lookup finds the one catalog entry name means, in three steps, each
+// of which answers as soon as it finds anything:
+//  1. the Key of name equals the Key of an entry's name or alias
+//     ("NVIDIA A100-SXM4-80GB", "rtx4090");
+//  2. name's words end one of an entry's names ("4090" ends "RTX 4090",
+//     "4070 Ti" ends "RTX 4070 Ti" but not "RTX 4070 Ti SUPER");
+//  3. name's words appear, consecutive and whole, in one of an entry's
+//     names ("A100" in "A100 80GB PCIe").
+//
+// Steps 2 and 3 skip a name with a word that sets a board apart ("Ti",
+// "SUPER", "NVL") the query lacks: "RTX 4060" is not the RTX 4060 Ti.
+//
+// A step that matches several entries refuses the name and lists them;
+// a name no step matches gets the three nearest names. The error is an
+// *UnknownGPUError either way: a lookup never picks a board by guess.
 func Lookup(name string) (GPU, error) {
-	k := Key(name)
-	for _, g := range gpus {
-		if Key(g.Name) == k {
-			return g, nil
+	k, q := Key(name), tokens(name)
+	if k == "" {
+		return GPU{}, &UnknownGPUError{Name: name, Closest: closestGPU(name)}
+	}
+	steps := []func(n string) bool{
+		func(n string) bool { return Key(n) == k },
+		func(n string) bool {
+			t := tokens(n)
+			return len(t) >= len(q) && equalWords(t[len(t)-len(q):], q) && !namesOtherSKU(t, q)
+		},
+		func(n string) bool { t := tokens(n); return containsRun(t, q) && !namesOtherSKU(t, q) },
+	}
+	for _, match := range steps {
+		var hits []GPU
+		for _, g := range gpus {
+			for _, n := range g.names() {
+				if match(n) {
+					hits = append(hits, g)
+					break
+				}
+			}
+		}
+		switch {
+		case len(hits) == 1:
+			return hits[0], nil
+		case len(hits) > 1:
+			c := make([]string, len(hits))
+			for i, h := range hits {
+				c[i] = h.Name
+			}
+			return GPU{}, &UnknownGPUError{Name: name, Ambiguous: true, Closest: c}
 		}
 	}
-	// Device names without the memory size ("NVIDIA H100 80GB HBM3" vs
-	// "H100 80GB", "RTX 3060" vs "RTX 3060 12GB"): accept a unique prefix.
-	var hits []GPU
-	for _, g := range gpus {
-		gk := Key(g.Name)
-		if strings.HasPrefix(gk, k) || strings.HasPrefix(k, gk) {
-			hits = append(hits, g)
+	return GPU{}, &UnknownGPUError{Name: name, Closest: closestGPU(name)}
+}
+
+// skuWords tell one board from another of the same number: "RTX 4060"
+// is not the "RTX 4060 Ti", "H100" not the "H100 NVL".
+var skuWords = map[string]bool{"ti": true, "super": true, "nvl": true, "d": true}
+
+// namesOtherSKU reports whether the entry name t has a SKU word the query
+// q lacks.
+func namesOtherSKU(t, q []string) bool {
+	for _, w := range t {
+		if skuWords[w] && !slices.Contains(q, w) {
+			return true
 		}
 	}
-	if len(hits) == 1 {
-		return hits[0], nil
+	return false
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
 	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// containsRun reports whether q occurs in t as consecutive whole words.
+func containsRun(t, q []string) bool {
+	for i := 0; i+len(q) <= len(t); i++ {
+		if equalWords(t[i:i+len(q)], q) {
+			return true
+		}
+	}
+	return false
+}
+
+// All returns a copy of the catalog, in its order.
+func All() []GPU {
+	out := make([]GPU, len(gpus))
+	copy(out, gpus)
+	return out
+}
+
+// closestGPU returns the three catalog names nearest to name, compared
+// by Key.
+func closestGPU(name string) []string {
 	names := make([]string, len(gpus))
 	for i, g := range gpus {
 		names[i] = g.Name
 	}
 	sort.Strings(names)
-	return GPU{}, &UnknownGPUError{Name: name, Closest: closestGPU(name, names)}
-}
-
-// closestGPU returns the three catalog names nearest to name, compared
-// by Key.
-func closestGPU(name string, names []string) []string {
 	keys := make([]string, len(names))
 	byKey := map[string]string{}
 	for i, n := range names {

@@ -72,7 +72,7 @@ type CalibrationFile struct {
 // to --gpu-gib 15.92.
 func correctionKey(gpu string, gib float64) string {
 	if gpu != "" {
-		return hardware.Key(gpu)
+		return hardware.CanonicalKey(gpu)
 	}
 	return fmt.Sprintf("%.2fgib", gib)
 }

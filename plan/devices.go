@@ -14,6 +14,12 @@ type Device struct {
 	Name string `json:"name,omitempty"`
 	// MemoryGiB is its total memory as the CUDA driver reports it.
 	MemoryGiB float64 `json:"memory_gib"`
+	// BandwidthGBs (GB/s) and TFLOPS (dense FP16 tensor with FP32
+	// accumulate) describe a board the catalog lacks, or override its
+	// figures, for the simulated throughput of plan --users; 0 = the
+	// catalog's.
+	BandwidthGBs float64 `json:"bandwidth_gb_s,omitempty"`
+	TFLOPS       float64 `json:"fp16_fp32acc_dense_tflops,omitempty"`
 }
 
 // DeviceShare is what one GPU holds in a plan: for vLLM and SGLang one

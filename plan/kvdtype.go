@@ -24,14 +24,11 @@ const (
 	KVIQ4NL KVDtype = "iq4_nl"
 )
 
-// kvBytes is the bytes per element of each dtype. GGML block types store a
-// block of 32 elements in a fixed number of bytes (q8_0: 32 int8 + one fp16
-// scale = 34 bytes; q4_0: 16 + 2 = 18; q4_1: 16 + 2 scales = 20; q5_0:
-// 16 + 4 high bits + 2 = 22; q5_1: 24; iq4_nl: 18).
-var kvBytes = map[KVDtype]float64{
-	KVF32: 4, KVFP16: 2, KVBF16: 2, KVFP8: 1,
-	KVQ8_0: 34.0 / 32, KVQ4_0: 18.0 / 32, KVQ4_1: 20.0 / 32,
-	KVQ5_0: 22.0 / 32, KVQ5_1: 24.0 / 32, KVIQ4NL: 18.0 / 32,
+// known reports whether d is a KV dtype servebench models: fp8, or one
+// of the GGML types of kvGGML (whose block sizes come from gguf's table).
+func (d KVDtype) known() bool {
+	_, ok := kvGGML[d]
+	return ok || d == KVFP8
 }
 
 // kvAliases maps other spellings to the canonical names.
@@ -50,7 +47,7 @@ func ParseKVDtype(s string) (KVDtype, error) {
 	if d == KVAuto {
 		return d, nil
 	}
-	if _, ok := kvBytes[d]; ok {
+	if d.known() {
 		return d, nil
 	}
 	return "", fmt.Errorf("unknown KV-cache dtype %q (want auto, fp16, bf16, f32, fp8, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)", s)
@@ -84,7 +81,13 @@ func (d KVDtype) BytesPerElement(modelDtype string) float64 {
 		}
 		return 2
 	}
-	return kvBytes[d]
+	if d == KVFP8 {
+		return 1
+	}
+	if t, ok := kvGGML[d]; ok {
+		return t.BytesPerElement()
+	}
+	return 0
 }
 
 // isGGMLQuant reports whether d is a GGML block type (llama.cpp/Ollama only).

@@ -5,28 +5,23 @@ import (
 	"math"
 
 	"github.com/servebench/servebench/backend"
-
+	"github.com/servebench/servebench/gguf"
 	"github.com/servebench/servebench/modelspec"
 )
 
 // llamaPad is llama.cpp's KV-cache size padding (GGML_PAD(n_ctx, 256)).
 const llamaPad = 256
 
-// ggmlBlock is a GGML element type's block: blockElems elements stored in
-// blockBytes bytes (ggml_type_traits: blck_size, type_size).
-type ggmlBlock struct{ blockElems, blockBytes int64 }
-
-// kvGGML maps KV dtypes to their GGML blocks, for ggml_row_size.
-var kvGGML = map[KVDtype]ggmlBlock{
-	KVF32: {1, 4}, KVFP16: {1, 2}, KVBF16: {1, 2},
-	KVQ8_0: {32, 34}, KVQ4_0: {32, 18}, KVQ4_1: {32, 20},
-	KVQ5_0: {32, 22}, KVQ5_1: {32, 24}, KVIQ4NL: {32, 18},
+// kvGGML maps KV dtypes to their GGML types, for ggml_row_size.
+var kvGGML = map[KVDtype]gguf.Type{
+	KVF32: gguf.TypeF32, KVFP16: gguf.TypeF16, KVBF16: gguf.TypeBF16,
+	KVQ8_0: gguf.TypeQ8_0, KVQ4_0: gguf.TypeQ4_0, KVQ4_1: gguf.TypeQ4_1,
+	KVQ5_0: gguf.TypeQ5_0, KVQ5_1: gguf.TypeQ5_1, KVIQ4NL: gguf.TypeIQ4_NL,
 }
 
 // rowBytes is ggml_row_size: the bytes of n elements of type d.
 func rowBytes(d KVDtype, n int64) int64 {
-	b := kvGGML[d]
-	return n / b.blockElems * b.blockBytes
+	return kvGGML[d].RowBytes(n)
 }
 
 // padCtx rounds n_ctx up to llama.cpp's padding of 256 cells.

@@ -68,6 +68,10 @@ type GPU struct {
 	// PeakFLOPS is dense FP16 tensor throughput with FP32 accumulate, in
 	// FLOP/s.
 	PeakFLOPS float64 `json:"peak_flops"`
+	// DP4AOPS is the dp4a (int8 dot product) rate in operations per
+	// second (0 = unknown), what ggml's small-batch vector kernels run
+	// on.
+	DP4AOPS float64 `json:"dp4a_ops,omitempty"`
 }
 
 // ModelCost is what one forward pass of a model in one weight format

@@ -22,8 +22,10 @@ var llamaDefaults = struct {
 	MemoryEfficiency, ComputeEfficiency float64
 	StepOverhead                        time.Duration
 	// smallBatchFLOPsFraction: the per-column cost of ggml's vector
-	// kernels as a fraction of PeakFLOPS (SeqCost = FLOPsPerToken /
-	// (PeakFLOPS × fraction)).
+	// kernels (MMVQ, which runs dp4a on the INT32 lanes, not the tensor
+	// cores) as a fraction of the GPU's dp4a rate, DP4AOPS (SeqCost =
+	// FLOPsPerToken / (DP4AOPS × fraction)); PeakFLOPS stands in where
+	// the rate is unknown (a custom board).
 	smallBatchFLOPsFraction float64
 	RequestLatency          time.Duration
 	OllamaRequestLatency    time.Duration
@@ -31,7 +33,7 @@ var llamaDefaults = struct {
 	MemoryEfficiency:        0.919,
 	ComputeEfficiency:       0.884,
 	StepOverhead:            0,
-	smallBatchFLOPsFraction: 0.390,
+	smallBatchFLOPsFraction: 0.1951,
 	RequestLatency:          5 * time.Millisecond,
 	OllamaRequestLatency:    10 * time.Millisecond,
 }
@@ -45,7 +47,7 @@ func DefaultParams(f Family, g GPU, m ModelCost) Params {
 		p := Params{
 			MemoryEfficiency: d.MemoryEfficiency, ComputeEfficiency: d.ComputeEfficiency,
 			StepOverhead:   d.StepOverhead,
-			SeqCost:        dur(m.FLOPsPerToken / (g.PeakFLOPS * d.smallBatchFLOPsFraction)),
+			SeqCost:        dur(m.FLOPsPerToken / (g.smallBatchOPS() * d.smallBatchFLOPsFraction)),
 			RequestLatency: d.RequestLatency,
 		}
 		if f == Ollama {
@@ -54,4 +56,12 @@ func DefaultParams(f Family, g GPU, m ModelCost) Params {
 		return p
 	}
 	return vllmDefaults
+}
+
+// smallBatchOPS is g's dp4a rate, else its tensor peak.
+func (g GPU) smallBatchOPS() float64 {
+	if g.DP4AOPS > 0 {
+		return g.DP4AOPS
+	}
+	return g.PeakFLOPS
 }

@@ -94,7 +94,7 @@ func deriveLlama(t *testing.T, small, big Config, lb *llamaBench) {
 	obj := func(x []float64) float64 {
 		c := small
 		c.Params.MemoryEfficiency = math.Exp(x[0])
-		c.Params.SeqCost = dur(c.Model.FLOPsPerToken / (c.GPU.PeakFLOPS * math.Exp(x[1])))
+		c.Params.SeqCost = dur(c.Model.FLOPsPerToken / (c.GPU.smallBatchOPS() * math.Exp(x[1])))
 		s := 0.0
 		for i, want := range lb.SmallBatch.TokensPerSByUBatch {
 			d := math.Log(ppRate(c, lb.SmallBatch.PromptTokens, i+1) / want)

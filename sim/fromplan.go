@@ -5,6 +5,7 @@ package sim
 // capacity models): the rest of sim speaks its own types.
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -22,9 +23,12 @@ type Spec struct {
 	// Backend is the server family.
 	Backend Family
 	// GPU is a catalog name ("RTX 5070 Ti", "NVIDIA GeForce RTX 4090");
-	// GPUGiB overrides its memory when > 0.
-	GPU    string
-	GPUGiB float64
+	// GPUGiB, GPUBandwidthGBs (GB/s) and GPUTFLOPS (dense FP16 tensor
+	// with FP32 accumulate) override its figures when > 0. Without a
+	// name, the three describe a custom board.
+	GPU                        string
+	GPUGiB                     float64
+	GPUBandwidthGBs, GPUTFLOPS float64
 	// Model is a preset name or a name that resolves to one
 	// ("Qwen/Qwen2.5-7B-Instruct-AWQ", "qwen2.5:7b-instruct",
 	// "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf").
@@ -55,17 +59,46 @@ type Spec struct {
 	Params *Params
 }
 
-// LookupGPU returns the catalog entry for name.
+// gpu is the board s describes: the catalog entry s.GPU names with the
+// figures s overrides, or, without a name, the custom board of s's three
+// figures.
+func (s Spec) gpu() (GPU, error) {
+	if strings.TrimSpace(s.GPU) == "" {
+		if !(s.GPUGiB > 0 && s.GPUBandwidthGBs > 0 && s.GPUTFLOPS > 0) {
+			return GPU{}, fmt.Errorf("%w: no GPU name, and a custom board needs its memory (GiB), bandwidth (GB/s) and dense FP16 TFLOPS", ErrUnknownGPU)
+		}
+		return GPU{Name: fmt.Sprintf("custom %g GiB %g GB/s %g TFLOPS", s.GPUGiB, s.GPUBandwidthGBs, s.GPUTFLOPS),
+			MemoryGiB: s.GPUGiB, BandwidthBytesPerS: s.GPUBandwidthGBs * 1e9, PeakFLOPS: s.GPUTFLOPS * 1e12}, nil
+	}
+	g, err := LookupGPU(s.GPU)
+	if err != nil {
+		return GPU{}, err
+	}
+	if s.GPUGiB > 0 {
+		g.MemoryGiB = s.GPUGiB
+	}
+	if s.GPUBandwidthGBs > 0 {
+		g.BandwidthBytesPerS = s.GPUBandwidthGBs * 1e9
+	}
+	if s.GPUTFLOPS > 0 {
+		g.PeakFLOPS = s.GPUTFLOPS * 1e12
+	}
+	return g, nil
+}
+
+// LookupGPU returns the catalog entry for name; a name the catalog does
+// not hold, or that matches several boards, is an ErrUnknownGPU naming
+// the candidates.
 func LookupGPU(name string) (GPU, error) {
 	g, err := hardware.Lookup(name)
 	if err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "closest:"); i >= 0 {
-			msg = "closest: " + strings.TrimSuffix(strings.TrimSpace(msg[i+len("closest:"):]), " (or give --gpu-gib)")
+		var ue *hardware.UnknownGPUError
+		if errors.As(err, &ue) && ue.Ambiguous {
+			return GPU{}, fmt.Errorf("%w: %v", ErrUnknownGPU, err)
 		}
-		return GPU{}, fmt.Errorf("%w %q (%s)", ErrUnknownGPU, name, msg)
+		return GPU{}, fmt.Errorf("%w %s", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
-	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12}, nil
+	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
 }
 
 // quantWords are weight-format names as they appear in model names and
@@ -127,20 +160,16 @@ func dedupeAdjacent(w []string) []string {
 	return out
 }
 
-// ggufHeadBytes is the bytes per lm_head weight in GGUF files of each
-// format: llama-quantize keeps output.weight at Q6_K (6.5625 bits) for
-// the 4-bit formats and at Q8_0 for Q8_0 (llama-quant.cpp,
-// llama_tensor_get_type).
-var ggufHeadBytes = map[plan.Quant]float64{"q4_k_m": 6.5625 / 8, "q4_0": 6.5625 / 8, "q8_0": 34.0 / 32}
-
 // modelCost derives the cost of one forward pass of m stored as q with a
-// KV cache of dtype kv. Bytes read per step: every matrix at the format's
-// bytes per weight (plan.WeightsBytes' table) and the lm_head (16-bit in
-// Hugging Face formats, as vLLM keeps it; Q6_K/Q8_0 in GGUF files); the
-// embedding table is not read whole. Vision models (arch "*_vl") count
-// the parameters beyond the text stack as their vision tower: a 448×448
-// image is 256 tokens after Qwen2-VL's 2×2 merge of 14-pixel patches, and
-// the encoder runs 2 × vision parameters per patch (1024 patches).
+// KV cache of dtype kv. Bytes read per step: plan.SplitWeights' Step
+// part, every tensor at the bytes its format gives it (the lm_head
+// 16-bit in Hugging Face formats, as vLLM keeps it; Q6_K or Q8_0 in
+// llama.cpp's quantizations, whose token embedding is quantized too);
+// the input embedding table and the vision tower are not read whole.
+// Vision models (arch "*_vl") count the parameters beyond the text stack
+// as their vision tower: a 448×448 image is 256 tokens after Qwen2-VL's
+// 2×2 merge of 14-pixel patches, and the encoder runs 2 × vision
+// parameters per patch (1024 patches).
 func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	p := m.Params()
 	text := textParams(&m)
@@ -148,20 +177,11 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	if strings.HasSuffix(m.Arch, "_vl") && float64(p.Total()) > text {
 		vision = float64(p.Total()) - text
 	}
-	other := 2.0
-	if q == "fp32" {
-		other = 4
-	}
-	nonLinear := float64(p.Embedding+p.LMHead+p.Other) * other
-	perLinear := (float64(plan.WeightsBytes(&m, q)) - nonLinear) / float64(max(p.Linear, 1))
 	head := float64(p.LMHead)
 	if m.TiedEmbeddings {
 		head = float64(p.Embedding)
 	}
-	headBytes := other
-	if b, ok := ggufHeadBytes[q]; ok {
-		headBytes = b
-	}
+	step := plan.SplitWeights(&m, q).Step
 	linear := float64(p.Linear) - vision
 	if m.Experts > 0 && m.MoEIntermediate > 0 {
 		// a token visits ExpertsPerToken experts: the routed experts'
@@ -171,7 +191,7 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	}
 	c := ModelCost{
 		Name:               m.Name,
-		WeightBytesPerStep: (float64(p.Linear)-vision)*perLinear + head*headBytes + float64(p.Other)*other,
+		WeightBytesPerStep: float64(step),
 		FLOPsPerToken:      2 * linear,
 		HeadFLOPs:          2 * head,
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
@@ -225,12 +245,9 @@ func (s Spec) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	g, err := LookupGPU(s.GPU)
+	g, err := s.gpu()
 	if err != nil {
 		return Config{}, err
-	}
-	if s.GPUGiB > 0 {
-		g.MemoryGiB = s.GPUGiB
 	}
 	m, q, err := resolveModel(s.Model)
 	if err != nil {
@@ -326,11 +343,11 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	if err != nil {
 		return Config{}, Workload{}, err
 	}
-	g, err := LookupGPU(in.GPUs[0].Name)
+	d := in.GPUs[0]
+	g, err := Spec{GPU: d.Name, GPUGiB: d.MemoryGiB, GPUBandwidthGBs: d.BandwidthGBs, GPUTFLOPS: d.TFLOPS}.gpu()
 	if err != nil {
-		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth: name it with --gpu)", err)
+		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth and FLOPS: name it with --gpu, or give --gpu-bandwidth and --gpu-tflops)", err)
 	}
-	g.MemoryGiB = in.GPUs[0].MemoryGiB
 	ctx := in.Context
 	s := Spec{Backend: fam, FlashAttention: in.FlashAttention}
 	switch fam {

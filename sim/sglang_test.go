@@ -20,7 +20,7 @@ func TestSGLangCapacityFromPlan(t *testing.T) {
 		spec Spec
 	}{
 		{"RTX 4090 defaults", Spec{Backend: SGLang, GPU: "RTX 4090", Model: "qwen2.5-7b"}},
-		{"H100 fp8 KV", Spec{Backend: SGLang, GPU: "H100", Model: "llama-3.1-8b", KVDtype: "fp8"}},
+		{"H100 fp8 KV", Spec{Backend: SGLang, GPU: "H100 80GB", Model: "llama-3.1-8b", KVDtype: "fp8"}},
 		{"mem_fraction_static given", Spec{Backend: SGLang, GPU: "RTX 5090", Model: "qwen2.5-7b", Quant: "awq", GPUMemoryUtilization: 0.8}},
 	}
 	for _, tc := range cases {

@@ -28,7 +28,7 @@ func TestNewErrors(t *testing.T) {
 	}{
 		{"unknown personality", simserve.Options{As: "vllmm", Spec: spec}, simserve.ErrBadOptions},
 		{"unknown GPU", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "RTX 9999", Model: "qwen2.5-7b"}}, sim.ErrUnknownGPU},
-		{"unknown model", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "H100", Model: "no-such-model-9b"}}, sim.ErrUnknownModel},
+		{"unknown model", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "H100 80GB", Model: "no-such-model-9b"}}, sim.ErrUnknownModel},
 		{"does not fit", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "RTX 4090", Model: "qwen2.5-72b"}}, sim.ErrDoesNotFit},
 		{"fault fraction above 1", simserve.Options{As: simserve.VLLM, Spec: spec, Faults: simserve.Faults{CutStream: 1.5}}, simserve.ErrBadOptions},
 		{"faults adding up above 1", simserve.Options{As: simserve.VLLM, Spec: spec, Faults: simserve.Faults{TooManyRequests: 0.6, Stall: 0.6}}, simserve.ErrBadOptions},

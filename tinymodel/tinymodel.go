@@ -44,7 +44,19 @@ type Spec struct {
 	Ctx     int    // trained context length (llama.context_length)
 	Seed    uint64 // seed of the random weights and the permutation
 	Dtype   Dtype  // storage of 2-D tensors
+	// Vocab is the vocabulary size (llama.vocab_size): 0 = the built-in
+	// vocabulary's BaseVocab tokens; more pads it with filler tokens, so
+	// that a generated model's token_embd and output head have a real
+	// model's size (the output head is read whole every decode step).
+	Vocab int
 }
+
+// BaseVocab is the size of the built-in vocabulary: 3 special tokens,
+// 256 byte tokens and the word pieces.
+var BaseVocab = 3 + 256 + len(words)
+
+// maxVocab bounds Spec.Vocab.
+const maxVocab = 1 << 20
 
 // DefaultSpec is the testbed's model: 2 layers, 64 wide, 4 heads, 2 KV heads.
 func DefaultSpec() Spec {
@@ -77,6 +89,8 @@ func (s Spec) Validate() error {
 		return &FieldError{"ffn", fmt.Sprintf("must be at least 1, got %d", s.FFN)}
 	case s.Ctx < 16:
 		return &FieldError{"ctx", fmt.Sprintf("must be at least 16, got %d", s.Ctx)}
+	case s.Vocab != 0 && (s.Vocab < BaseVocab || s.Vocab > maxVocab):
+		return &FieldError{"vocab", fmt.Sprintf("must be 0 (the built-in %d tokens) or %d to %d, got %d", BaseVocab, BaseVocab, maxVocab, s.Vocab)}
 	case s.Dtype != F32 && s.Dtype != F16:
 		return &FieldError{"dtype", fmt.Sprintf("must be f32 or f16, got %q", s.Dtype)}
 	}
@@ -108,8 +122,14 @@ var words = []string{
 	"were", "their", "one", "all", "we", "can", "her", "has", "there", "been",
 }
 
-// Vocab returns the token strings, scores and llama.cpp token types.
-func Vocab() (tokens []string, scores []float32, types []int32) {
+// Vocab returns the built-in vocabulary's token strings, scores and
+// llama.cpp token types.
+func Vocab() (tokens []string, scores []float32, types []int32) { return VocabOf(0) }
+
+// VocabOf is Vocab padded to n tokens (n > BaseVocab) with filler word
+// pieces "▁tN", which greedy decoding never emits (their output rows are
+// zero).
+func VocabOf(n int) (tokens []string, scores []float32, types []int32) {
 	tokens = []string{"<unk>", "<s>", "</s>"}
 	types = []int32{typeUnknown, typeControl, typeControl}
 	for b := 0; b < 256; b++ {
@@ -118,6 +138,10 @@ func Vocab() (tokens []string, scores []float32, types []int32) {
 	}
 	for _, w := range words {
 		tokens = append(tokens, "\u2581"+w)
+		types = append(types, typeNormal)
+	}
+	for i := len(tokens); i < n; i++ {
+		tokens = append(tokens, fmt.Sprintf("\u2581t%d", i))
 		types = append(types, typeNormal)
 	}
 	scores = make([]float32, len(tokens))
@@ -154,7 +178,7 @@ func Write(w io.Writer, spec Spec) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	tokens, scores, types := Vocab()
+	tokens, scores, types := VocabOf(spec.Vocab)
 	meta := []kv{
 		{"general.architecture", "llama"},
 		{"general.name", "servebench-tiny"},

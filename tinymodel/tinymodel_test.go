@@ -193,3 +193,33 @@ func TestFloat16(t *testing.T) {
 		})
 	}
 }
+
+// TestVocabSize: a spec's vocabulary size sets llama.vocab_size and the
+// size of token_embd and the output head (F16: 2 bytes × dim per token
+// each), so a generated model reads as many bytes per step as a real one.
+func TestVocabSize(t *testing.T) {
+	size := func(vocab int) *gguf.Info {
+		t.Helper()
+		spec := DefaultSpec()
+		spec.Dtype, spec.Vocab = F16, vocab
+		path := filepath.Join(t.TempDir(), "v.gguf")
+		if err := WriteFile(path, spec); err != nil {
+			t.Fatal(err)
+		}
+		info, err := gguf.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info
+	}
+	base, big := size(0), size(1000)
+	if got := big.Ints["llama.vocab_size"]; got != 1000 {
+		t.Errorf("llama.vocab_size %d, want 1000", got)
+	}
+	if d, want := big.TensorBytes-base.TensorBytes, int64(2*(1000-BaseVocab)*64*2); d != want {
+		t.Errorf("tensor bytes grew by %d, want %d (token_embd and output at F16)", d, want)
+	}
+	if err := (Spec{Layers: 1, Dim: 64, Heads: 4, KVHeads: 2, FFN: 8, Ctx: 64, Dtype: F16, Vocab: 10}).Validate(); err == nil {
+		t.Error("a vocabulary smaller than the built-in one was accepted")
+	}
+}

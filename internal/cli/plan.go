@@ -23,8 +23,11 @@ type planFlags struct {
 	model, backend, capacityModel, gpu, quant, kvDtype, sampler, calibration string
 	vllmVersion, graphEstimate                                               string
 	gpuGiB, util, weightsGiB                                                 float64
-	context, blockSize, maxSeqs, maxBatched, parallel, ubatch                int
-	flashAttn, enforceEager                                                  bool
+	// gpuBandwidth and gpuTFLOPS are plan's --gpu-bandwidth and
+	// --gpu-tflops: a custom board's figures for plan --users.
+	gpuBandwidth, gpuTFLOPS                                   float64
+	context, blockSize, maxSeqs, maxBatched, parallel, ubatch int
+	flashAttn, enforceEager                                   bool
 	// breadth are the flags of several GPUs, offload, LoRA, images and
 	// SGLang (issue 16).
 	breadth breadthFlags
@@ -316,7 +319,7 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 		g, err := hardware.Lookup(f.gpu)
 		var unknown *hardware.UnknownGPUError
 		if errors.As(err, &unknown) {
-			return usagef("%s: unknown --gpu %q; closest: %s (or give --gpu-gib)", cmd, unknown.Name, strings.Join(unknown.Closest, ", "))
+			return gpuLookupError(cmd, unknown)
 		}
 		if err != nil {
 			return usagef("%s: --gpu: %v", cmd, err)
@@ -329,11 +332,23 @@ func (f *planFlags) resolveGPU(ctx context.Context, cmd string, in *plan.Inputs)
 	return nil
 }
 
+// gpuLookupError is the one line for a --gpu the catalog does not
+// resolve: the candidates, and the flags that describe a custom board.
+func gpuLookupError(cmd string, e *hardware.UnknownGPUError) error {
+	what := "unknown --gpu %q; closest: %s"
+	if e.Ambiguous {
+		what = "--gpu %q matches several boards: %s; name one"
+	}
+	return usagef("%s: "+what+" (or describe a custom board: %s)", cmd, e.Name, strings.Join(e.Closest, ", "), customBoardFlags)
+}
+
 func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("plan", "plan --model M [--backend vllm|sglang|llamacpp|ollama] [--capacity-model server|seed] [--gpu NAME[,NAME…]|auto | --gpu-gib N] [--gpus N] [--quant F | --weights-gib N] [--kv-dtype auto,fp8] [--context N] [--users N] [--json]", stdout)
 	var f planFlags
 	f.register(fs, "vllm")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	fs.Float64Var(&f.gpuBandwidth, "gpu-bandwidth", 0, "GPU memory bandwidth in GB/s, for plan --users' simulated throughput (overrides the catalog's; with --gpu-gib and --gpu-tflops, a board the catalog lacks)")
+	fs.Float64Var(&f.gpuTFLOPS, "gpu-tflops", 0, "GPU dense FP16 tensor TFLOPS with FP32 accumulate, for plan --users (overrides the catalog's)")
 	users := fs.Int("users", 0, limitText("what should I run: rank the configurations (backend × weight format × KV dtype × GPU count, up to --gpus, default 8) that hold this many sequences of --context tokens; --backend, --quant and --kv-dtype narrow the search", "users"))
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -139,7 +139,7 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 			g, err := hardware.Lookup(strings.TrimSpace(name))
 			var unknown *hardware.UnknownGPUError
 			if errors.As(err, &unknown) {
-				return usagef("%s: unknown GPU %q in --gpu; closest: %s", cmd, unknown.Name, strings.Join(unknown.Closest, ", "))
+				return gpuLookupError(cmd, unknown)
 			}
 			if err != nil {
 				return usagef("%s: --gpu: %v", cmd, err)
@@ -243,6 +243,15 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int
 		}
 		req.GPU, req.MaxGPUs = in.GPUs[0], len(in.GPUs)
 	}
+	for _, v := range []struct {
+		flag string
+		v    float64
+	}{{"--gpu-bandwidth", f.gpuBandwidth}, {"--gpu-tflops", f.gpuTFLOPS}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 || v.v > 1e6 {
+			return usagef("plan: %s %g: want a number from 0 to 1000000", v.flag, v.v)
+		}
+	}
+	req.GPU.BandwidthGBs, req.GPU.TFLOPS = f.gpuBandwidth, f.gpuTFLOPS
 	if flagGiven(fs, "backend") {
 		req.Backends = []backend.Kind{in.Server}
 	}

@@ -165,7 +165,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"more stages than layers", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--pipeline-parallel-size", "64"}, 2, "--pipeline-parallel-size 64 is more than the model's 28 layers"},
 		{"tp against the GPU list", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 3090", "--tensor-parallel-size", "4"}, 2, "tensor parallel 4 × pipeline parallel 1 needs 4"},
 		{"tp on llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--tensor-parallel-size", "2"}, 2, "--tensor-parallel-size 2 is for vLLM and SGLang"},
-		{"unknown GPU in a list", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 9999"}, 2, "unknown GPU \"RTX 9999\" in --gpu"},
+		{"unknown GPU in a list", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 9999"}, 2, "unknown --gpu \"RTX 9999\"; closest:"},
 		{"list and count", []string{"--model", "qwen2.5-7b", "--gpu", "RTX 4090,RTX 3090", "--gpus", "2"}, 2, "not both"},
 		{"n-gpu-layers -2", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--n-gpu-layers", "-2"}, 2, "--n-gpu-layers -2 is out of range: want 0 to 100000"},
 		{"tensor split not a number", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--tensor-split", "1,x"}, 2, "--tensor-split \"1,x\""},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
@@ -27,7 +28,7 @@ const backendSim = "sim"
 // real runs).
 type simEngineFlags struct {
 	scheduler, quant, kvDtype                         string
-	gpuGiB, util                                      float64
+	gpuGiB, util, gpuBandwidth, gpuTFLOPS             float64
 	context, maxSeqs, maxBatched, blockSize, kvBlocks int
 	parallel, nBatch, ubatch                          int
 	enforceEager, noPrefixCaching                     bool
@@ -43,6 +44,8 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num := func(p *int, name, usage string) { fs.IntVar(p, name, 0, usage); f.names = append(f.names, name) }
 	str(&f.scheduler, "scheduler", "the engine's scheduler: vllm, sglang, llamacpp or ollama ("+schedulerDefault+")")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
+	fs.Float64Var(&f.gpuBandwidth, "gpu-bandwidth", 0, "GPU memory bandwidth in GB/s (overrides the catalog's; with --gpu-gib and --gpu-tflops and no --gpu, a custom board)")
+	fs.Float64Var(&f.gpuTFLOPS, "gpu-tflops", 0, "GPU dense FP16 tensor TFLOPS with FP32 accumulate (overrides the catalog's)")
 	str(&f.quant, "quant", "weight format: bf16, fp16, fp8, awq, gptq, q8_0, q4_0, q4_k_m (default: the model name's, else its dtype)")
 	str(&f.kvDtype, "kv-dtype", "KV-cache dtype: auto, fp8, f16, q8_0, q4_0 (default auto; f16 for llama.cpp and Ollama)")
 	fs.Float64Var(&f.util, "gpu-memory-utilization", 0, "vLLM gpu_memory_utilization / SGLang mem_fraction_static (default 0.9 / 0.88)")
@@ -56,14 +59,14 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
 	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
-	f.names = append(f.names, "gpu-gib", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching")
+	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching")
 }
 
 // spec is the server to simulate: gpu and model as the command took them,
 // the family from --scheduler or def. Errors are usage errors naming the
 // flag, prefixed with cmd.
 func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec, error) {
-	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
+	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, GPUBandwidthGBs: f.gpuBandwidth, GPUTFLOPS: f.gpuTFLOPS, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
 		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
 	if f.scheduler != "" {
 		var err error
@@ -85,6 +88,14 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec,
 	}
 	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {
 		return spec, usagef("%s: --gpu-gib must be >= 0 and --gpu-memory-utilization in (0, 1]", cmd)
+	}
+	for _, v := range []struct {
+		flag string
+		v    float64
+	}{{"--gpu-gib", f.gpuGiB}, {"--gpu-bandwidth", f.gpuBandwidth}, {"--gpu-tflops", f.gpuTFLOPS}} {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 || v.v > 1e6 {
+			return spec, usagef("%s: %s %g: want a number from 0 to 1000000", cmd, v.flag, v.v)
+		}
 	}
 	fam := spec.Backend
 	if fam == "" {
@@ -156,8 +167,11 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 		}
 	}
 	gpu, model := strings.TrimSpace(*f.telemetry.gpu), strings.TrimSpace(*f.model)
-	if !set["gpu"] || gpu == "" {
-		return usagef("run: --backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\")")
+	if !set["gpu"] {
+		gpu = "" // telemetry's default, auto, names no board to simulate
+	}
+	if gpu == "" && !(set["gpu-gib"] && set["gpu-bandwidth"] && set["gpu-tflops"]) {
+		return usagef("run: --backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\"), or a custom board: " + customBoardFlags)
 	}
 	if model == "" {
 		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
@@ -204,13 +218,16 @@ func applySimProfile(c *sim.Config, path, label string) (string, error) {
 	return path + "#" + rp.Label, nil
 }
 
+// customBoardFlags are the flags that describe a GPU the catalog lacks.
+const customBoardFlags = "--gpu-gib N --gpu-bandwidth GB/s --gpu-tflops N"
+
 // simSpecError turns an error of package sim into one line naming the
 // flag at fault: a usage error (exit 2) for an unknown GPU or model, a
 // model that does not fit, or a setting out of range.
 func simSpecError(cmd string, err error) error {
 	switch {
 	case errors.Is(err, sim.ErrUnknownGPU):
-		return usagef("%s: --gpu: %v", cmd, err)
+		return usagef("%s: --gpu: %v; or describe a custom board: %s", cmd, err, customBoardFlags)
 	case errors.Is(err, sim.ErrUnknownModel):
 		return usagef("%s: --model: %v", cmd, err)
 	case errors.Is(err, sim.ErrDoesNotFit):

@@ -38,6 +38,9 @@ func TestRunSimFlagErrors(t *testing.T) {
 	}{
 		{"unknown GPU", []string{"run", "--backend", "sim", "--gpu", "RTX 9999 Ultra", "--model", "qwen2.5-7b"}, "run: --gpu: unknown GPU"},
 		{"unknown model", []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "gpt-17"}, "run: --model: unknown model"},
+		{"ambiguous GPU", []string{"run", "--backend", "sim", "--gpu", "A100", "--model", "qwen2.5-7b"}, `run: --gpu: unknown GPU: GPU "A100" matches several boards: A100 40GB, A100 40GB PCIe, A100 80GB, A100 80GB PCIe; or describe a custom board: --gpu-gib N --gpu-bandwidth GB/s --gpu-tflops N`},
+		{"custom board without FLOPS", []string{"run", "--backend", "sim", "--gpu-gib", "24", "--gpu-bandwidth", "900", "--model", "qwen2.5-7b"}, "or a custom board: --gpu-gib N --gpu-bandwidth GB/s --gpu-tflops N"},
+		{"custom board bad bandwidth", simArgs("--gpu-bandwidth", "-3"), "run: --gpu-bandwidth -3: want a number from 0 to 1000000"},
 		{"does not fit", []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "llama-3.1-70b", "--quant", "bf16"}, "run: --model/--gpu:"},
 		{"no gpu", []string{"run", "--backend", "sim", "--model", "qwen2.5-7b"}, "--backend sim needs --gpu"},
 		{"no model", []string{"run", "--backend", "sim", "--gpu", "RTX 4090"}, "--backend sim needs --model"},
@@ -175,5 +178,29 @@ func TestRunSimMethods(t *testing.T) {
 	fitted := doc("--concurrency", "1", "--requests", "4", "--sim-profile", profile)
 	if a, b := *base.Runs[0].Levels[0].TPOTP50Ms, *fitted.Runs[0].Levels[0].TPOTP50Ms; !(b > 1.5*a) || fitted.Runs[0].Sim.Profile != profile+"#a" {
 		t.Errorf("--sim-profile at half the bandwidth: TPOT %.2f ms against %.2f ms; profile %q", b, a, fitted.Runs[0].Sim.Profile)
+	}
+}
+
+// TestRunSimCustomBoard: a board the catalog lacks, described by its
+// memory, bandwidth and FLOPS, is simulated; twice the bandwidth gives a
+// faster decode.
+func TestRunSimCustomBoard(t *testing.T) {
+	tpot := func(bw string) float64 {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.json")
+		code, _, stderr := run(t, "run", "--backend", "sim", "--gpu-gib", "24", "--gpu-bandwidth", bw, "--gpu-tflops", "150",
+			"--model", "qwen2.5-7b", "--quant", "awq", "--quiet", "--concurrency", "1", "--requests", "4", "--out", out)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		r := readDoc(t, out).Runs[0]
+		if r.GPU == nil || !strings.HasPrefix(*r.GPU, "custom 24 GiB "+bw+" GB/s") {
+			t.Fatalf("run GPU %v, want the custom board", r.GPU)
+		}
+		return *r.Levels[0].TPOTP50Ms
+	}
+	slow, fast := tpot("500"), tpot("1000")
+	if !(fast < slow*0.7) {
+		t.Errorf("TPOT p50 %.2f ms at 1000 GB/s, %.2f at 500: want faster", fast, slow)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // TestSimUsageErrors: every bad sim command line is one line naming the
 // flag or argument at fault, and a usage error (exit 2).
 func TestSimUsageErrors(t *testing.T) {
-	base := []string{"sim", "serve", "--as", "vllm", "--gpu", "H100", "--model", "qwen2.5-7b", "--addr", "127.0.0.1:0"}
+	base := []string{"sim", "serve", "--as", "vllm", "--gpu", "H100 80GB", "--model", "qwen2.5-7b", "--addr", "127.0.0.1:0"}
 	with := func(extra ...string) []string { return append(append([]string{}, base...), extra...) }
 	cases := []struct {
 		name string
@@ -27,12 +27,12 @@ func TestSimUsageErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"sim"}, "sim: no subcommand given"},
 		{"unknown subcommand", []string{"sim", "fitt"}, `sim: unknown subcommand "fitt"`},
-		{"no --as", []string{"sim", "serve", "--gpu", "H100", "--model", "qwen2.5-7b"}, "--as is required"},
-		{"unknown --as", []string{"sim", "serve", "--as", "vllmm", "--gpu", "H100", "--model", "qwen2.5-7b"}, `--as "vllmm"`},
+		{"no --as", []string{"sim", "serve", "--gpu", "H100 80GB", "--model", "qwen2.5-7b"}, "--as is required"},
+		{"unknown --as", []string{"sim", "serve", "--as", "vllmm", "--gpu", "H100 80GB", "--model", "qwen2.5-7b"}, `--as "vllmm"`},
 		{"no --gpu", []string{"sim", "serve", "--as", "vllm", "--model", "qwen2.5-7b"}, "--gpu is required"},
-		{"no --model", []string{"sim", "serve", "--as", "vllm", "--gpu", "H100"}, "--model is required"},
+		{"no --model", []string{"sim", "serve", "--as", "vllm", "--gpu", "H100 80GB"}, "--model is required"},
 		{"unknown GPU", []string{"sim", "serve", "--as", "vllm", "--gpu", "RTX 9999", "--model", "qwen2.5-7b"}, `--gpu: unknown GPU "RTX 9999"`},
-		{"unknown model", []string{"sim", "serve", "--as", "vllm", "--gpu", "H100", "--model", "no-such-9b"}, `--model: unknown model "no-such-9b"`},
+		{"unknown model", []string{"sim", "serve", "--as", "vllm", "--gpu", "H100 80GB", "--model", "no-such-9b"}, `--model: unknown model "no-such-9b"`},
 		{"does not fit", []string{"sim", "serve", "--as", "vllm", "--gpu", "RTX 4090", "--model", "qwen2.5-72b"}, "--model/--gpu: does not fit"},
 		{"unknown scheduler", with("--scheduler", "tgi"), `--scheduler "tgi"`},
 		{"bad fault fraction", with("--fault-429", "2"), "--fault-429 2"},
@@ -168,7 +168,7 @@ func TestRunAgainstSimServe(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.backend, func(t *testing.T) {
-			url, stop := startSimServe(t, "--as", tc.backend, "--gpu", "H100", "--model", model, "--seed", "3")
+			url, stop := startSimServe(t, "--as", tc.backend, "--gpu", "H100 80GB", "--model", model, "--seed", "3")
 			out := filepath.Join(t.TempDir(), "sim.json")
 			var stdout, stderr bytes.Buffer
 			err := Run(t.Context(), []string{"run", "--backend", tc.backend, "--url", url, "--model", model, "--concurrency", "1,4",

@@ -34,6 +34,7 @@ func runTestbedModel(args []string, stdout io.Writer) error {
 	ctxLen := fs.Int("ctx", def.Ctx, "trained context length (at least 16)")
 	seed := fs.Uint64("seed", def.Seed, "seed of the random weights")
 	dtype := fs.String("dtype", string(def.Dtype), "storage of the weight matrices: f32 or f16")
+	vocab := fs.Int("vocab", 0, "vocabulary size (0 = the built-in tokens; a real model's size makes the output head as large as its)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func runTestbedModel(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usagef("testbed model: --out is required")
 	}
-	spec := tinymodel.Spec{Layers: *layers, Dim: *dim, Heads: *heads, KVHeads: *kvHeads, FFN: *ffn, Ctx: *ctxLen, Seed: *seed, Dtype: tinymodel.Dtype(*dtype)}
+	spec := tinymodel.Spec{Layers: *layers, Dim: *dim, Heads: *heads, KVHeads: *kvHeads, FFN: *ffn, Ctx: *ctxLen, Seed: *seed, Dtype: tinymodel.Dtype(*dtype), Vocab: *vocab}
 	if err := spec.Validate(); err != nil {
 		return usagef("testbed model: %v", err)
 	}

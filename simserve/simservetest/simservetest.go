@@ -15,7 +15,7 @@ import (
 // an H100 (decode steps of a few milliseconds), with backend as the
 // engine's family ("" = the personality's).
 func Spec(backend sim.Family) sim.Spec {
-	return sim.Spec{Backend: backend, GPU: "H100", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}
+	return sim.Spec{Backend: backend, GPU: "H100 80GB", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}
 }
 
 // Start starts a simulated server with opts (opts.Spec empty: Spec("")),
