@@ -32,10 +32,11 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, 2, "no command given"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"mistyped command", []string{"reprot"}, 2, `unknown command "reprot" (did you mean report?); see 'servebench --help'`},
 		{"help", []string{"--help"}, 0, ""},
 		{"version", []string{"version"}, 0, ""},
 		{"version rejects arguments", []string{"version", "x"}, 2, `unexpected argument "x"`},
-		{"unknown flag", []string{"version", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"version", "--bogus"}, 2, "unknown flag --bogus"},
 		{"testbed without subcommand", []string{"testbed"}, 2, "missing subcommand"},
 		{"testbed model without --out", []string{"testbed", "model"}, 2, "--out is required"},
 		{"testbed model bad heads", []string{"testbed", "model", "--out", "x.gguf", "--heads", "3"}, 2, "--dim: must be a positive multiple of --heads 3"},
