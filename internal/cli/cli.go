@@ -126,7 +126,7 @@ func (d Deps) commands() []command {
 		}},
 		{"sim", "simulate a server on a GPU you do not own (sim serve: its HTTP API, in real time; sim fit: calibrate it to a measured sweep)", d.runSim},
 		{"testbed", "make the tiny GGUF model the Ollama testbed serves", runTestbed},
-		{"version", "print the servebench module version and Go version", runVersion},
+		{"version", "print the version, VCS revision and time, and Go version (also --version)", runVersion},
 	}
 }
 
@@ -151,6 +151,8 @@ func (d Deps) Run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "-h", "-help", "--help", "help":
 		printUsage(stdout, cmds)
 		return nil
+	case "--version", "-version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
 	if i < 0 {
