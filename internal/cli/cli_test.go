@@ -95,6 +95,9 @@ func TestVersionLine(t *testing.T) {
 			"servebench (devel) 0123456789ab (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
 		{"dirty", &debug.BuildInfo{Settings: append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "",
 			"servebench (devel) 0123456789ab dirty (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
+		{"pseudo-version of a dirty checkout", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201230646-0123456789ab+dirty"},
+			Settings: append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "",
+			"servebench v0.0.0-20261201230646-0123456789ab+dirty (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
 		{"release stamp", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "v1.0.0",
 			"servebench v1.0.0 0123456789ab (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // version is the release's version, set by the release script
@@ -70,11 +71,13 @@ func buildOf(info *debug.BuildInfo, stamped string) build {
 // short is the version with the first 12 characters of the revision, and
 // "dirty" when it applies: what documents name as their tool.
 func (b build) short() string {
+	// Go 1.24 and later stamp a checkout's build with a pseudo-version
+	// that already holds the revision and "+dirty": said once.
 	s := b.Version
-	if b.Revision != "" {
-		s += " " + b.Revision[:min(12, len(b.Revision))]
+	if rev := b.Revision[:min(12, len(b.Revision))]; rev != "" && !strings.Contains(s, rev) {
+		s += " " + rev
 	}
-	if b.Dirty {
+	if b.Dirty && !strings.HasSuffix(s, "+dirty") {
 		s += " dirty"
 	}
 	return s
