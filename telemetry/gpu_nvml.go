@@ -1,4 +1,4 @@
-//go:build linux && cgo
+//go:build linux && cgo && nvml
 
 package telemetry
 
@@ -12,7 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
-// nvmlSource reads GPU memory through NVML. go-nvml dlopens
+// nvmlSource reads GPU memory through NVML (build tag nvml). go-nvml dlopens
 // libnvidia-ml.so.1 at Init, so a machine without the driver gets an error,
 // not a crash, and the build needs no NVIDIA headers (go-nvml ships them).
 type nvmlSource struct {

@@ -6,7 +6,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/liblog"
 	"github.com/servebench/servebench/internal/safetext"
+	"github.com/servebench/servebench/internal/suggest"
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 )
@@ -129,7 +129,7 @@ func (d Deps) commands() []command {
 		}},
 		{"sim", "simulate a server on a GPU you do not own (sim serve: its HTTP API, in real time; sim fit: calibrate it to a measured sweep)", d.runSim},
 		{"testbed", "make the tiny GGUF model the Ollama testbed serves", runTestbed},
-		{"version", "print the servebench module version and Go version", runVersion},
+		{"version", "print the version, VCS revision and time, and Go version (also --version)", runVersion},
 	}
 }
 
@@ -154,10 +154,12 @@ func (d Deps) Run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	case "-h", "-help", "--help", "help":
 		printUsage(stdout, cmds)
 		return nil
+	case "--version", "-version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == name })
 	if i < 0 {
-		return usagef("unknown command %q (see 'servebench --help')", name)
+		return unknownCommand("", name, cmds)
 	}
 	err := cmds[i].run(ctx, args[1:], stdout, stderr)
 	if errors.Is(err, errHelp) {
@@ -202,30 +204,19 @@ func ExitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
-// newFlagSet returns a flag set for subcommand name whose parse errors are
-// usage errors and whose -h prints usage on stdout.
-func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: servebench %s\n\n", synopsis)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+// unknownCommand is the one-line error for a command (or, under parent, a
+// subcommand) that does not exist, with the nearest real name.
+func unknownCommand(parent, name string, cmds []command) error {
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.name
 	}
-	return fs
-}
-
-// parseFlags parses args into fs, turning -h into errHelp and any other
-// failure into a *UsageError naming the flag.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		// fs.Parse has already printed the usage (flag calls fs.Usage on -h).
-		return errHelp
+	prefix, see := "unknown command", "servebench --help"
+	if parent != "" {
+		prefix, see = parent+": unknown subcommand", "servebench "+parent+" --help"
 	}
-	if err != nil {
-		return usagef("%s: %v", fs.Name(), err)
+	if near, ok := suggest.Near(name, names); ok {
+		return usagef("%s %q (did you mean %s?); see '%s'", prefix, name, near, see)
 	}
-	return nil
+	return usagef("%s %q (want one of: %s); see '%s'", prefix, name, strings.Join(names, ", "), see)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,10 +34,11 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no command", nil, 2, "no command given"},
 		{"unknown command", []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"mistyped command", []string{"reprot"}, 2, `unknown command "reprot" (did you mean report?); see 'servebench --help'`},
 		{"help", []string{"--help"}, 0, ""},
 		{"version", []string{"version"}, 0, ""},
 		{"version rejects arguments", []string{"version", "x"}, 2, `unexpected argument "x"`},
-		{"unknown flag", []string{"version", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{"unknown flag", []string{"version", "--bogus"}, 2, "unknown flag --bogus"},
 		{"testbed without subcommand", []string{"testbed"}, 2, "missing subcommand"},
 		{"testbed model without --out", []string{"testbed", "model"}, 2, "--out is required"},
 		{"testbed model bad heads", []string{"testbed", "model", "--out", "x.gguf", "--heads", "3"}, 2, "--dim: must be a positive multiple of --heads 3"},
@@ -64,12 +67,48 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestVersionNamesModuleAndGo(t *testing.T) {
-	code, stdout, _ := run(t, "version")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, stdout, _ := run(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d", args[0], code)
+		}
+		if !regexp.MustCompile(`^servebench \S+.* \((\S+, )?go1\.\d+\S* \w+/\w+\)$`).MatchString(strings.TrimSpace(stdout)) || !strings.Contains(stdout, runtime.Version()) {
+			t.Fatalf("%s: version output %q", args[0], stdout)
+		}
 	}
-	if !regexp.MustCompile(`^servebench \S+.* \(go1\.\d+`).MatchString(stdout) || !strings.Contains(stdout, runtime.Version()) {
-		t.Fatalf("version output %q", stdout)
+}
+
+// TestVersionLine: the revision, its time and "dirty" from the build
+// information, and a release's stamped version over the module's.
+func TestVersionLine(t *testing.T) {
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-12-01T21:00:00Z"}}
+	cases := []struct {
+		name    string
+		info    *debug.BuildInfo
+		stamped string
+		want    string
+	}{
+		{"no build info", nil, "", "servebench (unknown) (go1.x linux/amd64)"},
+		{"checkout without VCS", &debug.BuildInfo{}, "", "servebench (devel) (go1.x linux/amd64)"},
+		{"go install of a tag", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.0"}}, "", "servebench v0.3.0 (go1.x linux/amd64)"},
+		{"checkout with VCS", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "",
+			"servebench (devel) 0123456789ab (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
+		{"dirty", &debug.BuildInfo{Settings: append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "",
+			"servebench (devel) 0123456789ab dirty (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
+		{"pseudo-version of a dirty checkout", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261201230646-0123456789ab+dirty"},
+			Settings: append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})}, "",
+			"servebench v0.0.0-20261201230646-0123456789ab+dirty (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
+		{"release stamp", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs}, "v1.0.0",
+			"servebench v1.0.0 0123456789ab (2026-12-01T21:00:00Z, go1.x linux/amd64)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := buildOf(c.info, c.stamped)
+			b.Go, b.OS, b.Arch = "go1.x", "linux", "amd64"
+			if got := versionLine(b); got != c.want {
+				t.Errorf("got  %q\nwant %q", got, c.want)
+			}
+		})
 	}
 }
 

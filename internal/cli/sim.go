@@ -56,7 +56,7 @@ func (d Deps) runSim(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	i := slices.IndexFunc(cmds, func(c command) bool { return c.name == args[0] })
 	if i < 0 {
-		return usagef("sim: unknown subcommand %q (want one of: %s)", args[0], commandNames(cmds))
+		return unknownCommand("sim", args[0], cmds)
 	}
 	return cmds[i].run(ctx, args[1:], stdout, stderr)
 }

@@ -55,7 +55,7 @@ func TestSimFitUsageErrors(t *testing.T) {
 		{"no figures", []string{noFigures, "--out", out}, "no-figures.json: too few levels to fit"},
 		{"unknown GPU in the document", []string{badGPU, "--out", out}, `bad-gpu.json: runs[0] (r): unknown GPU "RTX 9999"`},
 		{"unknown backend", []string{badBackend, "--out", out}, `bad-backend.json: runs[0] (r): invalid input: backend "tgi"`},
-		{"bad flag", []string{sweepExample, "--out", out, "--nope"}, "flag provided but not defined: -nope"},
+		{"bad flag", []string{sweepExample, "--out", out, "--nope"}, "unknown flag --nope"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

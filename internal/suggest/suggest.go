@@ -47,3 +47,34 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Near returns the one name a misspelt s most likely meant, for a "did you
+// mean" hint: the only name s is a prefix of, else the nearest by edit
+// distance when that distance is at most a third of s's length (at least
+// 2), so a name unlike every other gets no hint rather than a random one.
+// Case is ignored; ok is false when no name is near enough.
+func Near(s string, names []string) (name string, ok bool) {
+	s = strings.ToLower(s)
+	if s == "" {
+		return "", false
+	}
+	var prefixed []string
+	for _, nm := range names {
+		if strings.HasPrefix(strings.ToLower(nm), s) {
+			prefixed = append(prefixed, nm)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0], true
+	}
+	best, bestD := "", -1
+	for _, nm := range names {
+		if d := editDistance(s, strings.ToLower(nm)); bestD < 0 || d < bestD {
+			best, bestD = nm, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(s)/3) {
+		return "", false
+	}
+	return best, true
+}

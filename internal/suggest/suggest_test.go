@@ -36,3 +36,28 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNear(t *testing.T) {
+	flags := []string{"concurrency", "max-concurrency", "context", "connection", "out", "records"}
+	cases := []struct {
+		name, s, want string
+		ok            bool
+	}{
+		{"one letter missing", "concurency", "concurrency", true},
+		{"transposed", "contxet", "context", true},
+		{"case ignored", "CONCURRENCY", "concurrency", true},
+		{"unique prefix", "rec", "records", true},
+		{"ambiguous prefix falls back to distance", "con", "", false},
+		{"nothing alike", "frobnicate", "", false},
+		{"empty", "", "", false},
+		{"short name within two edits", "ot", "out", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := Near(c.s, flags)
+			if got != c.want || ok != c.ok {
+				t.Errorf("Near(%q) = %q, %v; want %q, %v", c.s, got, ok, c.want, c.ok)
+			}
+		})
+	}
+}
