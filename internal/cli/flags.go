@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -237,6 +238,7 @@ func (v tokenValue) Get() any {
 
 // parseTokenCount reads "8192", "8k" or "8K" (k = 1,024), and negative
 // numbers, which some flags use as "off" (-1); "1.5k" and "8kk" are errors.
+// Any int64 is read, so the flag's own bound check names its range.
 func parseTokenCount(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := int64(1)
@@ -244,7 +246,7 @@ func parseTokenCount(s string) (int64, error) {
 		t, mult = t[:len(t)-1], 1024
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n > (1<<53)/mult || n < -(1<<53)/mult {
+	if err != nil || n > math.MaxInt64/mult || n < math.MinInt64/mult {
 		return 0, errors.New("want a token count such as 8192 or 8k (k = 1,024)")
 	}
 	return n * mult, nil
