@@ -106,6 +106,9 @@ type Recommendation struct {
 	// Nearest are the configurations closest to holding the users when
 	// none does (or, when some do, none).
 	Nearest []Candidate `json:"nearest,omitempty"`
+	// QuantAsked is the weight format the request named, when a family
+	// was tried in another (FormatFor); "" otherwise.
+	QuantAsked Quant `json:"quant_asked,omitempty"`
 	// PerformanceSource says where the predicted throughput and latency
 	// come from ("" when no ThroughputFunc was given).
 	PerformanceSource string `json:"performance_source,omitempty"`
@@ -125,6 +128,53 @@ func recommendFormats(m *modelspec.Spec, k backend.Kind) []Quant {
 	return []Quant{DefaultQuant(m), "fp8", "awq"}
 }
 
+// ggufEquivalent is the GGUF format llama.cpp and Ollama load in place of
+// a Hugging Face checkpoint's format: neither loads AWQ, GPTQ or FP8
+// weights, and a person asking for those means "4-bit" or "8-bit".
+var ggufEquivalent = map[Quant]Quant{
+	"awq": "q4_k_m", "gptq": "q4_k_m",
+	"fp8": "q8_0", "int8": "q8_0",
+	"bf16": "fp16", "fp32": "fp16",
+}
+
+// FormatFor is the weight format family k loads for the format q a person
+// asked for: for llama.cpp and Ollama a Hugging Face format becomes its
+// GGUF equivalent (awq → q4_k_m, fp8 → q8_0, bf16 → fp16); other
+// families and formats are kept.
+func FormatFor(k backend.Kind, q Quant) Quant {
+	if k == backend.LlamaCpp || k == backend.Ollama {
+		if g, ok := ggufEquivalent[q]; ok {
+			return g
+		}
+	}
+	return q
+}
+
+// precisionClass ranks a weight format by its class of precision: 0 for
+// 16 bits or more, 1 for 8-bit formats, 2 for 4-bit ones; within a class
+// the KV cache and the GPU count decide, not a fraction of a bit.
+func precisionClass(bitsPerWeight float64) int {
+	switch {
+	case bitsPerWeight >= 16:
+		return 0
+	case bitsPerWeight >= 8:
+		return 1
+	}
+	return 2
+}
+
+// kvLoss ranks a KV dtype by what it loses: 0 lossless (16 or 32 bits),
+// 1 eight-bit (fp8, q8_0), 2 four-bit (q4_0).
+func kvLoss(d KVDtype) int {
+	switch d {
+	case KVFP8, KVQ8_0:
+		return 1
+	case KVQ4_0:
+		return 2
+	}
+	return 0
+}
+
 // recommendKV are the KV dtypes tried per family (llama.cpp and Ollama
 // with flash attention, which their quantized caches need).
 func recommendKV(k backend.Kind) []KVDtype {
@@ -133,6 +183,26 @@ func recommendKV(k backend.Kind) []KVDtype {
 		return []KVDtype{KVFP16, KVQ8_0, KVQ4_0}
 	}
 	return []KVDtype{KVAuto, KVFP8}
+}
+
+// formats are the weight formats to try for family k: its own list, or
+// those the request names as k loads them (FormatFor), noting in rec a
+// format shown in another.
+func (r *Request) formats(k backend.Kind, rec *Recommendation) []Quant {
+	if len(r.Quants) == 0 {
+		return recommendFormats(&r.Model, k)
+	}
+	var out []Quant
+	for _, asked := range r.Quants {
+		q := FormatFor(k, asked)
+		if q != asked {
+			rec.QuantAsked = asked
+		}
+		if !slices.Contains(out, q) {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // gpuCounts is 1, 2, 4, 8 … up to n.
@@ -146,8 +216,11 @@ func gpuCounts(n int) []int {
 
 // Recommend tries every configuration (server family × weight format ×
 // KV dtype × GPU count) for r and ranks those that hold r.Users sequences
-// of r.Context tokens: higher weight precision first, then fewer GPUs,
-// then more headroom. vLLM and SGLang run tensor parallel over the GPUs
+// of r.Context tokens: the higher class of weight precision first
+// (16-bit, 8-bit, 4-bit: precisionClass), then the less lossy KV cache
+// (lossless, then 8-bit, then 4-bit), then fewer GPUs, then more
+// headroom. A format asked for in r.Quants is tried as each family loads
+// it (FormatFor). vLLM and SGLang run tensor parallel over the GPUs
 // (counts that divide the attention heads); llama.cpp and Ollama split
 // layers and must hold every layer on the GPUs (partial offload is for
 // `plan --n-gpu-layers`, not for serving users). When none holds, Nearest
@@ -176,10 +249,7 @@ func Recommend(r Request) (*Recommendation, error) {
 	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users}
 	var misses []Candidate
 	for _, k := range backends {
-		quants := recommendFormats(&r.Model, k)
-		if len(r.Quants) > 0 {
-			quants = r.Quants
-		}
+		quants := r.formats(k, rec)
 		kvs := recommendKV(k)
 		if len(r.KVDtypes) > 0 {
 			kvs = r.KVDtypes
@@ -202,7 +272,8 @@ func Recommend(r Request) (*Recommendation, error) {
 		}
 	}
 	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(b.BitsPerWeight, a.BitsPerWeight), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
+		return cmp.Or(cmp.Compare(precisionClass(a.BitsPerWeight), precisionClass(b.BitsPerWeight)), cmp.Compare(kvLoss(a.KVDtype), kvLoss(b.KVDtype)),
+			cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
 	})
 	if r.Throughput != nil {
 		for i := range rec.Fits {

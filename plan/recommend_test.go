@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,9 @@ import (
 var rtx4090 = Device{Name: "GeForce RTX 4090", MemoryGiB: 23.63}
 
 // TestRecommendRanking: every configuration that holds the users is
-// listed, ranked by weight precision, then fewer GPUs, then headroom;
-// each one's own plan holds the users.
+// listed, ranked by class of weight precision (16-bit, 8-bit, 4-bit),
+// then KV cache loss (lossless, 8-bit, 4-bit), then fewer GPUs, then
+// headroom; each one's own plan holds the users.
 func TestRecommendRanking(t *testing.T) {
 	m, _ := modelspec.Preset("qwen2.5-7b")
 	rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 4, Context: 32768, Users: 16})
@@ -31,14 +33,15 @@ func TestRecommendRanking(t *testing.T) {
 			continue
 		}
 		p := rec.Fits[i-1]
-		if p.BitsPerWeight < c.BitsPerWeight || (p.BitsPerWeight == c.BitsPerWeight && (p.GPUs > c.GPUs ||
-			(p.GPUs == c.GPUs && p.HeadroomPct < c.HeadroomPct))) {
-			t.Errorf("%d ranked after %d: %+v / %+v", i, i-1, c, p)
+		pk := [4]float64{float64(precisionClass(p.BitsPerWeight)), float64(kvLoss(p.KVDtype)), float64(p.GPUs), -p.HeadroomPct}
+		ck := [4]float64{float64(precisionClass(c.BitsPerWeight)), float64(kvLoss(c.KVDtype)), float64(c.GPUs), -c.HeadroomPct}
+		if slices.Compare(pk[:], ck[:]) > 0 {
+			t.Errorf("%d ranked after %d: %s %s %s ×%d / %s %s %s ×%d", i, i-1, c.Backend, c.Quant, c.KVDtype, c.GPUs, p.Backend, p.Quant, p.KVDtype, p.GPUs)
 		}
 	}
 	best := rec.Fits[0]
-	if best.BitsPerWeight != 16 || best.GPUs != 1 {
-		t.Errorf("best %+v, want 16-bit weights on one GPU", best)
+	if best.BitsPerWeight != 16 || kvLoss(best.KVDtype) != 0 {
+		t.Errorf("best %s %s %s ×%d, want 16-bit weights with a lossless KV cache", best.Backend, best.Quant, best.KVDtype, best.GPUs)
 	}
 	res, err := Plan(best.Inputs)
 	if err != nil {
@@ -124,6 +127,39 @@ func TestRecommendNarrowed(t *testing.T) {
 		{Model: m, GPU: Device{}, Context: 8192, Users: 1}, {Model: m, GPU: rtx4090, Context: 8192, Users: 1, MaxGPUs: MaxGPUs + 1}} {
 		if _, err := Recommend(r); !errors.As(err, &ie) {
 			t.Errorf("%+v: error %v, want an InputError", r, err)
+		}
+	}
+}
+
+// TestFormatFor: llama.cpp and Ollama are planned in the GGUF format they
+// load for a Hugging Face format a person names; other families keep it.
+func TestFormatFor(t *testing.T) {
+	cases := []struct {
+		k    backend.Kind
+		q    Quant
+		want Quant
+	}{
+		{backend.LlamaCpp, "awq", "q4_k_m"}, {backend.Ollama, "gptq", "q4_k_m"},
+		{backend.LlamaCpp, "fp8", "q8_0"}, {backend.Ollama, "int8", "q8_0"},
+		{backend.LlamaCpp, "bf16", "fp16"}, {backend.LlamaCpp, "q4_0", "q4_0"},
+		{backend.VLLM, "awq", "awq"}, {backend.SGLang, "fp8", "fp8"},
+	}
+	for _, c := range cases {
+		if got := FormatFor(c.k, c.q); got != c.want {
+			t.Errorf("FormatFor(%s, %s) = %s, want %s", c.k, c.q, got, c.want)
+		}
+	}
+	m, _ := modelspec.Preset("qwen2.5-14b")
+	rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 1, Context: 4096, Users: 20, Quants: []Quant{"awq"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.QuantAsked != "awq" {
+		t.Errorf("QuantAsked %q, want awq", rec.QuantAsked)
+	}
+	for _, c := range rec.Fits {
+		if (c.Backend == backend.LlamaCpp || c.Backend == backend.Ollama) && c.Quant != "q4_k_m" {
+			t.Errorf("%s planned with %s weights, want q4_k_m", c.Backend, c.Quant)
 		}
 	}
 }

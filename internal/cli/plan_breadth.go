@@ -219,6 +219,23 @@ func flagGiven(fs *flag.FlagSet, name string) bool {
 
 // runRecommend is plan --users: "what should I run?" over the
 // configurations --backend, --quant and --kv-dtype leave open.
+// recommendFormat narrows req to the weight format --quant names, refusing
+// one that the --backend asked for does not load (llama.cpp and Ollama
+// load GGUF: awq is their q4_k_m), and to one GPU unless --gpus or a --gpu
+// list asks for more.
+func recommendFormat(fs *flag.FlagSet, in plan.Inputs, req *plan.Request) error {
+	if in.Quant != "" {
+		if g := plan.FormatFor(in.Server, in.Quant); flagGiven(fs, "backend") && g != in.Quant {
+			return usagef("plan: --quant %s: %s does not load %s weights; its equivalent is --quant %s", in.Quant, in.Server, in.Quant, g)
+		}
+		req.Quants = []plan.Quant{in.Quant}
+	}
+	if !flagGiven(fs, "gpus") && len(in.GPUs) == 0 {
+		req.MaxGPUs = 1
+	}
+	return nil
+}
+
 func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int, asJSON bool, stdout io.Writer) error {
 	if err := checkLimit("plan", "users", float64(users)); err != nil {
 		return err
@@ -255,8 +272,8 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int
 	if flagGiven(fs, "backend") {
 		req.Backends = []backend.Kind{in.Server}
 	}
-	if in.Quant != "" {
-		req.Quants = []plan.Quant{in.Quant}
+	if err := recommendFormat(fs, in, &req); err != nil {
+		return err
 	}
 	if flagGiven(fs, "kv-dtype") {
 		req.KVDtypes = in.KVDtypes

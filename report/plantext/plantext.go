@@ -350,7 +350,11 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	b := rec.Fits[0]
 	fmt.Fprintf(w, "best: %s with %s weights and %s KV on %d × %s: %.1f sequences of %s (%d needed, %+.0f%% headroom)\n",
 		serverTitle[b.Backend], b.Quant, b.KVDtype, b.GPUs, gpu, b.Sequences, shortTokens(rec.Context), rec.Users, b.HeadroomPct)
-	fmt.Fprintln(w, "ranked by weight precision, then fewer GPUs, then headroom")
+	fmt.Fprintln(w, "ranked by weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom")
+	if rec.QuantAsked != "" {
+		fmt.Fprintf(w, "llama.cpp and Ollama load GGUF files: for %s weights they are shown in the GGUF format they would load (%s)\n",
+			rec.QuantAsked, plan.FormatFor(backend.LlamaCpp, rec.QuantAsked))
+	}
 	if rec.PerformanceSource != "" {
 		fmt.Fprintf(w, "predicted tok/s, TTFT p50 and TPOT p50 are %s\n", rec.PerformanceSource)
 	}
