@@ -195,8 +195,10 @@ type Options struct {
 }
 
 // NewSet merges the sources' runs by label. Sweep runs with the same label
-// merge their levels; a level whose concurrency two sources both have keeps
-// the first and is a warning. Batch records group into runs by their label,
+// merge their levels when they continue one another (same backend,
+// scenario and model, no load in common); runs of one label that collide
+// are kept apart as "LABEL (FILE)" with one warning, and a level whose
+// concurrency one source repeats keeps the first and is a warning. Batch records group into runs by their label,
 // or by workload where they have none, and have their derived fields
 // recomputed (a mismatch beyond 1e-6 relative is a warning).
 func NewSet(sources []Source, opt Options) *Set {
@@ -256,8 +258,34 @@ func (s *Set) run(byLabel map[string]*Run, label string, kind Kind, src Source) 
 	return r, false
 }
 
+// collides reports whether sweep run dr of another file, labelled as r
+// is, is a different run rather than more levels of r: another backend,
+// scenario or model, or another start time and a load both measured (two
+// commands run with one default label). Two such runs are kept apart
+// instead of one's levels being dropped.
+func collides(r *Run, dr *document.Run) bool {
+	if dr.Backend != r.Backend || dr.Scenario != r.Workload || dr.Model != r.Model {
+		return true
+	}
+	if dr.StartedAt == r.Sweep.StartedAt {
+		return false
+	}
+	for _, l := range dr.Levels {
+		if levelIndex(r.Sweep.Levels, l.Concurrency) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Set) addSweep(byLabel map[string]*Run, src Source, dr *document.Run) {
-	r, existed := s.run(byLabel, dr.Label, KindSweep, src)
+	label := dr.Label
+	if prev, ok := byLabel[label]; ok && prev.Kind == KindSweep && prev.Doc != src.Doc && collides(prev, dr) {
+		apart := label + " (" + src.File + ")"
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: run %q has the label of a run of %s but measured other things at the same loads; shown as %q", src.File, label, prev.Files[0], apart))
+		label = apart
+	}
+	r, existed := s.run(byLabel, label, KindSweep, src)
 	if !existed {
 		cp := *dr
 		cp.Levels = append([]document.Level(nil), dr.Levels...)

@@ -442,3 +442,36 @@ func TestE2EMeanColumnOnlyBesideScheduled(t *testing.T) {
 		})
 	}
 }
+
+// TestCollidingLabelsKeptApart: two runs of one default label from two
+// commands (another start, the same loads) stay two runs, the second
+// named after its file, with one warning; no level is dropped.
+func TestCollidingLabelsKeptApart(t *testing.T) {
+	doc, err := document.ReadFile(filepath.Join(seedDir, "multi-backend-sweep.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := *doc, *doc
+	first.Runs = []document.Run{doc.Runs[7]}
+	second.Runs = []document.Run{doc.Runs[7]}
+	second.Runs[0].StartedAt = "2026-12-01T10:00:00Z"
+	s := NewSet([]Source{{File: "a.json", Doc: &first}, {File: "b.json", Doc: &second}}, Options{})
+	label := doc.Runs[7].Label
+	if got := s.Labels(); len(got) != 2 || got[0] != label || got[1] != label+" (b.json)" {
+		t.Fatalf("runs %q, want %q and %q", got, label, label+" (b.json)")
+	}
+	for _, r := range s.Runs {
+		if len(r.Points) != len(doc.Runs[7].Levels) {
+			t.Errorf("%s: %d levels, want %d", r.Label, len(r.Points), len(doc.Runs[7].Levels))
+		}
+	}
+	n := 0
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "has the label of a run of a.json") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("warnings %q, want one about the shared label", s.Warnings)
+	}
+}
