@@ -11,18 +11,18 @@ import (
 	"github.com/servebench/servebench/internal/testenv"
 )
 
-// TestReadmeLayoutNamesEveryPackage: README's Layout table names every
+// TestReadmeLayoutNamesEveryPackage: docs/contributing.md's Layout table names every
 // package of the module (a row may name several), so the map of the code
 // a newcomer reads first cannot fall behind it.
 func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
-	readme, err := os.ReadFile(testenv.RepoFile(t, "README.md"))
+	readme, err := os.ReadFile(testenv.RepoFile(t, "docs/contributing.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(readme)
 	start := strings.Index(text, "\n## Layout\n")
 	if start < 0 {
-		t.Fatal(`README.md has no "## Layout" section`)
+		t.Fatal(`docs/contributing.md has no "## Layout" section`)
 	}
 	layout := text[start:]
 	if end := strings.Index(layout[1:], "\n## "); end >= 0 {
@@ -48,7 +48,7 @@ func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		if pkg := filepath.ToSlash(rel); pkg != "." && !named[pkg] {
-			t.Errorf("README's Layout table does not name package %s", pkg)
+			t.Errorf("docs/contributing.md's Layout table does not name package %s", pkg)
 			named[pkg] = true // once
 		}
 		return nil
