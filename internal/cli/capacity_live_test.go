@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,7 +10,10 @@ import (
 )
 
 // TestCapacityLiveTestbed: servebench capacity against the Ollama testbed
-// (4 slots) answers twice with intervals that overlap. The think time is
+// (4 slots) answers twice with intervals that overlap. An answer may be
+// a lower bound only ("≥ N": under the race detector on 2 busy cores one
+// search ended at 112 users with no level broken) and then reaches up
+// without end; it must still hold someone. The think time is
 // shortened to 300 ms (a chat user's is about 100 s: the search would take
 // hours of real time), and the lengths to 32-token messages and answers,
 // so the search fits in minutes.
@@ -27,10 +31,14 @@ func TestCapacityLiveTestbed(t *testing.T) {
 		}
 		t.Logf("run %d: %s", i+1, firstLine(stdout))
 		a := readAnswer(t, out)
-		if a.Load == nil || a.LoadCILow == nil || a.LoadCIHigh == nil {
-			t.Fatalf("run %d: answer %v (%v–%v): want a bounded answer", i+1, a.Load, a.LoadCILow, a.LoadCIHigh)
+		if a.Load == nil || a.LoadCILow == nil || *a.Load < 1 {
+			t.Fatalf("run %d: answer %v (from %v): want at least one user held", i+1, a.Load, a.LoadCILow)
 		}
-		answers[i] = [3]float64{*a.Load, *a.LoadCILow, *a.LoadCIHigh}
+		high := math.Inf(1)
+		if a.LoadCIHigh != nil {
+			high = *a.LoadCIHigh
+		}
+		answers[i] = [3]float64{*a.Load, *a.LoadCILow, high}
 	}
 	t.Logf("two searches in %v", time.Since(start).Round(time.Second))
 	a, b := answers[0], answers[1]
