@@ -219,7 +219,7 @@ func TestVLLMRecords(t *testing.T) {
 			// RTX 5070 Ti, sm_120). The other 0.51 GiB is measured by
 			// vLLM's estimator in FlashInfer's first graph captures and
 			// follows from nothing in its source (see the plan notes in
-			// README); without a DEBUG log of that estimator on this GPU
+			// docs/planning.md); without a DEBUG log of that estimator on this GPU
 			// it stays unmodelled. Held to the +10.1% reached.
 			r.targetPct, r.knownMiss = 11, "FlashInfer buffers modelled, 0.5 GiB of the fp8 gap is not"
 		}

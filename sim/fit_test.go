@@ -151,7 +151,7 @@ func TestProfileRoundTrip(t *testing.T) {
 	}
 }
 
-// BenchmarkFit is the README's `sim fit` example: fitting the engine to
+// BenchmarkFit is docs/simulation.md's `sim fit` example: fitting the engine to
 // two runs of examples/multi-backend-sweep.json (llamacpp-f16kv-chat,
 // vllm-fp16kv-chat) on every level, as `servebench sim fit --run …`
 // does. It measures the engine-only driver (RunLevel) that the fit calls

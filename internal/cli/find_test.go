@@ -163,7 +163,7 @@ const findBudget = "150ms"
 // servebench document that report and compare read, and that the answer
 // is where the slots put it (the search stays within 4–8). (That the
 // search spends fewer requests than a sweep is find's unit test and the
-// README's measurement: over 4–8 the two cost the same.) 99% intervals,
+// docs/running.md's measurement: over 4–8 the two cost the same.) 99% intervals,
 // --max-repeats 1 and --max-load 8 keep it under a minute. With no
 // repeats it failed once on an idle machine, where the edge falls at 8:
 // one search passed 8 once and stopped, the other failed it (p95 194 ms)

@@ -170,7 +170,7 @@ func TestRunMultiturnReusesOllamaCache(t *testing.T) {
 // from its cache. The server runs with OLLAMA_MULTIUSER_CACHE=1: by
 // default Ollama v0.6.5 gives a request the free slot with the longest
 // common prefix however short, so two groups evict each other's prefix
-// (README, "Sessions and shared prefixes").
+// (docs/running.md, sessions and shared prefixes).
 func TestRunSharedPrefixOllama(t *testing.T) {
 	out, results, slots := debugOllamaRun(t, "ollama-prefix", map[string]string{"OLLAMA_MULTIUSER_CACHE": "1"}, "--shared-prefix-tokens", "256", "--prefix-groups", "2",
 		"--prompt-tokens", "384", "--max-tokens", "8", "--requests", "8")
