@@ -1,10 +1,8 @@
 package filecap
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,29 +23,5 @@ func TestReadFile(t *testing.T) {
 	}
 	if got := Size(Document); got != "512 MiB" {
 		t.Errorf("Size(Document) = %q", got)
-	}
-}
-
-// TestReadFileSizesItsBuffer: a file is read into one buffer of its size,
-// not grown by doubling (which allocated several times the file).
-func TestReadFileSizesItsBuffer(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector's allocations would count")
-	}
-	const size = 8 << 20
-	path := filepath.Join(t.TempDir(), "doc.json")
-	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), size), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	b, err := ReadFile(path, Document, "a result document")
-	runtime.ReadMemStats(&after)
-	if err != nil || len(b) != size {
-		t.Fatalf("%d bytes, %v", len(b), err)
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size+size/8 {
-		t.Fatalf("allocated %d bytes to read %d", alloc, size)
 	}
 }

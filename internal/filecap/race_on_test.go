@@ -1,6 +1,0 @@
-//go:build race
-
-package filecap
-
-// raceEnabled: the race detector changes what allocations count.
-const raceEnabled = true
