@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"math"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/internal/testenv"
 )
 
@@ -21,7 +21,7 @@ func TestCapacityLiveTestbed(t *testing.T) {
 	url, model := testenv.Ollama(t)
 	dir := t.TempDir()
 	start := time.Now()
-	var answers [2][3]float64
+	var answers [2]find.Answer
 	for i := range answers {
 		out := filepath.Join(dir, "capacity"+itoa(i)+".json")
 		code, stdout, stderr := run(t, "capacity", "--url", url, "--model", model, "--quiet", "--out", out,
@@ -34,20 +34,15 @@ func TestCapacityLiveTestbed(t *testing.T) {
 		if a.Load == nil || a.LoadCILow == nil || *a.Load < 1 {
 			t.Fatalf("run %d: answer %v (from %v): want at least one user held", i+1, a.Load, a.LoadCILow)
 		}
-		high := math.Inf(1)
-		if a.LoadCIHigh != nil {
-			high = *a.LoadCIHigh
-		}
-		answers[i] = [3]float64{*a.Load, *a.LoadCILow, high}
+		answers[i] = a
 	}
 	t.Logf("two searches in %v", time.Since(start).Round(time.Second))
 	// The two intervals overlap or meet: the search's bisection steps are
 	// whole people, and on 2 busy cores (the race detector, a stress load
 	// beside CI) two searches ended in neighbouring intervals, 80–111 and
 	// 112–159, the between-run spread the intervals do not yet include.
-	a, b := answers[0], answers[1]
-	if a[1] > b[2]+1 || b[1] > a[2]+1 {
-		t.Errorf("the two answers' intervals %v–%v and %v–%v neither overlap nor meet", a[1], a[2], b[1], b[2])
+	if !intervalsOverlap(answers[0], answers[1], 1) {
+		t.Errorf("the two answers' intervals neither overlap nor meet:\n%s\n%s", answers[0].Line(), answers[1].Line())
 	}
 }
 
