@@ -299,50 +299,60 @@ func Parse(r io.Reader, size int64) (*Info, error) {
 	}
 	info.Arch = info.Strings["general.architecture"]
 	for i := uint64(0); i < nTensors && g.err == nil; i++ {
-		name := g.str(maxGGUFKeyLen)
-		nd := g.u32()
-		if g.err == nil && nd > maxGGUFDims {
-			return nil, fmt.Errorf("tensor %q: field n_dims = %d (max %d)", name, nd, maxGGUFDims)
-		}
-		elems := uint64(1)
-		for d := uint32(0); d < nd; d++ {
-			n := g.u64()
-			if n != 0 && elems > math.MaxInt64/n {
-				return nil, fmt.Errorf("tensor %q: field ne: dimensions overflow", name)
-			}
-			elems *= n
-		}
-		t := g.u32()
-		g.u64() // offset
-		if g.err != nil {
-			break
-		}
-		bt, ok := Type(t).Block()
-		if !ok {
-			return nil, fmt.Errorf("tensor %q: field type = %d is not a known GGML type", name, t)
-		}
-		// Compare in blocks first: elems × bytes per block can overflow.
-		blocks := elems / uint64(bt.Elems)
-		if blocks > uint64(size)/uint64(bt.Bytes) {
-			return nil, fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.Bytes, size)
-		}
-		tb := int64(blocks * uint64(bt.Bytes))
-		info.TensorBytes += tb
-		if info.TensorBytes > size {
-			return nil, fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)
-		}
-		if err := info.addTensor(name, tb, nTensors); err != nil {
+		if err := g.tensorInfo(info, nTensors, size); err != nil {
 			return nil, err
-		}
-		info.Tensors++
-		if name == "output.weight" {
-			info.HasOutput = true
 		}
 	}
 	if g.err != nil {
 		return nil, fmt.Errorf("tensor infos: %v", g.err)
 	}
 	return info, nil
+}
+
+// tensorInfo reads one tensor's info (name, dimensions, type, offset) and
+// adds its bytes to info, refusing a tensor the size-byte file cannot
+// hold. A read error is left in g.err.
+func (g *gr) tensorInfo(info *Info, nTensors uint64, size int64) error {
+	name := g.str(maxGGUFKeyLen)
+	nd := g.u32()
+	if g.err == nil && nd > maxGGUFDims {
+		return fmt.Errorf("tensor %q: field n_dims = %d (max %d)", name, nd, maxGGUFDims)
+	}
+	elems := uint64(1)
+	for d := uint32(0); d < nd; d++ {
+		n := g.u64()
+		if n != 0 && elems > math.MaxInt64/n {
+			return fmt.Errorf("tensor %q: field ne: dimensions overflow", name)
+		}
+		elems *= n
+	}
+	t := g.u32()
+	g.u64() // offset
+	if g.err != nil {
+		return nil
+	}
+	bt, ok := Type(t).Block()
+	if !ok {
+		return fmt.Errorf("tensor %q: field type = %d is not a known GGML type", name, t)
+	}
+	// Compare in blocks first: elems × bytes per block can overflow.
+	blocks := elems / uint64(bt.Elems)
+	if blocks > uint64(size)/uint64(bt.Bytes) {
+		return fmt.Errorf("tensor %q: %d blocks of %d bytes do not fit a %d-byte file", name, blocks, bt.Bytes, size)
+	}
+	tb := int64(blocks * uint64(bt.Bytes))
+	info.TensorBytes += tb
+	if info.TensorBytes > size {
+		return fmt.Errorf("tensors total %d bytes, more than the %d-byte file", info.TensorBytes, size)
+	}
+	if err := info.addTensor(name, tb, nTensors); err != nil {
+		return err
+	}
+	info.Tensors++
+	if name == "output.weight" {
+		info.HasOutput = true
+	}
+	return nil
 }
 
 // kv reads one metadata pair, keeping the keys the planner uses.

@@ -398,70 +398,102 @@ func (c *Capacity) parseVLLM(line string) bool {
 }
 
 // parseVLLMGraphs reads vLLM's CUDA-graph memory lines (v0.18 and later)
-// and the post-capture "Free memory on device" summary.
+// and the post-capture "Free memory on device" summary, one rule of
+// vllmGraphRules per line shape.
 func (c *Capacity) parseVLLMGraphs(line string) bool {
 	if !strings.Contains(line, "CUDA graph") && !strings.Contains(line, "Graph capturing") &&
 		!strings.Contains(line, "Free memory on device") {
 		return false
 	}
 	hit := false
-	if m := reGraphCounts.FindStringSubmatch(line); m != nil {
-		c.GraphsPiecewise, c.GraphsFull, hit = nil, nil, true
+	for _, r := range vllmGraphRules {
+		if m := r.re.FindStringSubmatch(line); m != nil && r.apply(c, m) {
+			hit = true
+		}
+	}
+	return hit
+}
+
+// lineRule is one line shape of a server log: its pattern, and what a
+// match sets (apply reports whether the match counted).
+type lineRule struct {
+	re    *regexp.Regexp
+	apply func(c *Capacity, m []string) bool
+}
+
+// vllmGraphRules are the CUDA-graph and post-capture memory lines of
+// vLLM's start-up log, in the order they are tried on a line.
+var vllmGraphRules = []lineRule{
+	{reGraphCounts, func(c *Capacity, m []string) bool {
+		c.GraphsPiecewise, c.GraphsFull = nil, nil
 		if p := rePiecewise.FindStringSubmatch(m[1]); p != nil {
 			c.GraphsPiecewise = intp(p[1])
 		}
 		if f := reFull.FindStringSubmatch(m[1]); f != nil {
 			c.GraphsFull = intp(f[1])
 		}
-	}
-	if m := reGraphEstimate.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateGiB, hit = fltp(m[1]), true
-	}
-	if m := reGraphSample.FindStringSubmatch(line); m != nil {
+		return true
+	}},
+	{reGraphEstimate, func(c *Capacity, m []string) bool {
+		c.CUDAGraphEstimateGiB = fltp(m[1])
+		return true
+	}},
+	{reGraphSample, func(c *Capacity, m []string) bool {
 		first, per, n := fltp(m[2]), fltp(m[4]), intp(m[3])
-		if first != nil && per != nil && n != nil {
-			c.addGraphSample(GraphSample{Mode: m[1], FirstCaptureMiB: *first, Graphs: *n, PerGraphMiB: *per})
-			hit = true
+		if first == nil || per == nil || n == nil {
+			return false
 		}
-	}
-	if m := reGraphEnabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(true), fltp(m[2]), true
+		c.addGraphSample(GraphSample{Mode: m[1], FirstCaptureMiB: *first, Graphs: *n, PerGraphMiB: *per})
+		return true
+	}},
+	{reGraphEnabled, func(c *Capacity, m []string) bool {
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs = ptr.To(true), fltp(m[2])
 		if c.Utilization == nil {
 			c.Utilization = fltp(m[1])
 		}
-	}
-	if m := reGraphDisabled.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs, hit = ptr.To(false), nil, true
+		return true
+	}},
+	{reGraphDisabled, func(c *Capacity, m []string) bool {
+		c.CUDAGraphEstimateApplied, c.UtilizationWithoutGraphs = ptr.To(false), nil
 		if c.Utilization == nil && m[1] != "" {
 			c.Utilization = fltp(m[1])
 		}
-	}
-	if m := reGraphPool.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphActualGiB, hit = fltp(m[1]), true
+		return true
+	}},
+	{reGraphPool, func(c *Capacity, m []string) bool {
+		c.CUDAGraphActualGiB = fltp(m[1])
 		if c.CUDAGraphEstimateGiB == nil && m[2] != "" {
 			c.CUDAGraphEstimateGiB = fltp(m[2])
 		}
+		return true
+	}},
+	{reGraphCapture, func(c *Capacity, m []string) bool {
+		c.CUDAGraphActualGiB = fltp(m[1])
+		return true
+	}},
+	{reFreeOnDevice, func(c *Capacity, m []string) bool {
+		c.TotalGPUGiB, c.Utilization = fltp(m[2]), fltp(m[3])
+		c.parseVLLMUsage(m[5])
+		return true
+	}},
+}
+
+// parseVLLMUsage reads the usage breakdown of vLLM's "Free memory on
+// device" line: weights (unless known already), activations, non-torch
+// memory and the CUDA graphs.
+func (c *Capacity) parseVLLMUsage(usage string) {
+	if u := reUsageWeight.FindStringSubmatch(usage); u != nil && c.WeightsGiB == nil {
+		c.WeightsGiB = fltp(u[1])
 	}
-	if m := reGraphCapture.FindStringSubmatch(line); m != nil {
-		c.CUDAGraphActualGiB, hit = fltp(m[1]), true
+	if u := reUsageAct.FindStringSubmatch(usage); u != nil {
+		c.ActivationGiB = fltp(u[1])
 	}
-	if m := reFreeOnDevice.FindStringSubmatch(line); m != nil {
-		c.TotalGPUGiB, c.Utilization, hit = fltp(m[2]), fltp(m[3]), true
-		usage := m[5]
-		if u := reUsageWeight.FindStringSubmatch(usage); u != nil && c.WeightsGiB == nil {
-			c.WeightsGiB = fltp(u[1])
-		}
-		if u := reUsageAct.FindStringSubmatch(usage); u != nil {
-			c.ActivationGiB = fltp(u[1])
-		}
-		if u := reUsageNonTorch.FindStringSubmatch(usage); u != nil {
-			c.NonTorchGiB = fltp(u[1])
-		}
-		if u := reUsageGraph.FindStringSubmatch(usage); u != nil {
-			c.CUDAGraphActualGiB = fltp(u[1])
-		}
+	if u := reUsageNonTorch.FindStringSubmatch(usage); u != nil {
+		c.NonTorchGiB = fltp(u[1])
 	}
-	return hit
+	if u := reUsageGraph.FindStringSubmatch(usage); u != nil {
+		c.CUDAGraphActualGiB = fltp(u[1])
+	}
 }
 
 // vllmVersion reads the vLLM version of a start-up line: "Initializing
