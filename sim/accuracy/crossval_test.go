@@ -82,3 +82,59 @@ func TestGroupStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusTargets holds the corpus to the size and spread its accuracy
+// figures are claimed over: at least 150 cases from 25 sources, 30 on each
+// GPU class, 5 with tensor parallelism over 2-4 GPUs, and closed-loop,
+// open-loop rate and SGLang cases.
+func TestCorpusTargets(t *testing.T) {
+	f, err := os.Open("../../" + corpusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cases, err := ParseCases(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs := make([]Outcome, len(cases))
+	for i, c := range cases {
+		outs[i] = Outcome{Case: c, Class: classOf(c.GPU)}
+	}
+	c := compose(outs)
+	if c.Cases < targetCases || c.Sources < 25 {
+		t.Errorf("%d cases from %d sources, want at least %d from 25", c.Cases, c.Sources, targetCases)
+	}
+	for _, cl := range Classes {
+		if c.ByClass[cl] < 30 {
+			t.Errorf("%d %s cases, want at least 30", c.ByClass[cl], cl)
+		}
+	}
+	if c.TensorParallel < 5 {
+		t.Errorf("%d cases with tensor parallelism over 2-4 GPUs, want at least 5", c.TensorParallel)
+	}
+	if c.ByRegime[ClosedLoop] == 0 || c.ByRegime[OpenRate] == 0 || c.ByServer["sglang"] == 0 {
+		t.Errorf("closed-loop %d, rate %d, SGLang %d cases: want each", c.ByRegime[ClosedLoop], c.ByRegime[OpenRate], c.ByServer["sglang"])
+	}
+}
+
+func TestCompose(t *testing.T) {
+	mk := func(src, org, gpu string, tp int, r Regime, server string) Outcome {
+		return Outcome{Case: Case{Source: src, Org: org, GPU: gpu, TP: tp, GPUCount: tp, Regime: r, Server: server}, Class: classOf(gpu)}
+	}
+	c := compose([]Outcome{
+		mk("a", "x", "GeForce RTX 4090", 1, SingleStream, "vllm"),
+		mk("a", "x", "H100 80GB", 2, Burst, "sglang"),
+		mk("b", "x", "RTX A6000", 4, OpenRate, "vllm"),
+		mk("c", "y", "H200", 8, ClosedLoop, "sglang"),
+	})
+	if c.Cases != 4 || c.Sources != 3 || c.Orgs != 2 || c.TensorParallel != 2 {
+		t.Errorf("cases %d sources %d orgs %d tp %d, want 4 3 2 2", c.Cases, c.Sources, c.Orgs, c.TensorParallel)
+	}
+	if c.LargestSourceName != "a" || c.LargestSource != 2 || c.LargestOrgName != "x" || c.LargestOrg != 3 {
+		t.Errorf("largest source %s %d, org %s %d", c.LargestSourceName, c.LargestSource, c.LargestOrgName, c.LargestOrg)
+	}
+	if c.ByClass[Consumer] != 1 || c.ByClass[Workstation] != 1 || c.ByClass[Datacenter] != 2 || c.ByServer["sglang"] != 2 {
+		t.Errorf("by class %v, by server %v", c.ByClass, c.ByServer)
+	}
+}

@@ -171,6 +171,7 @@ func Page(path string, outs []Outcome) string {
 	fmt.Fprintf(&b, "Target: median |error| ≤ %s and bias within ±%s in every group of at least %d cases. Each cell is *median |error| / bias / share within ±%s (points)*; † marks a cell outside the validated range (it misses the target or has fewer than %d points).\n\n",
 		pct(targetMedAbs), pct(targetBias), minCases, pct(withinBand), minCases)
 	fmt.Fprintf(&b, "%d cases from %d sources: %d simulated, %d skipped (listed at the end with the reason).\n\n", len(outs), countSources(outs), len(sim), len(skipped))
+	writeComposition(&b, outs)
 	for _, g := range groupings() {
 		writeGroup(&b, g, sim)
 	}
