@@ -61,6 +61,10 @@ type grouping struct {
 	title string
 	key   func(Outcome) string
 	order []string // keys in report order; others follow sorted
+	// all lists every key of order, also one without a case, so a
+	// class or regime the corpus lacks is shown outside the validated
+	// range instead of missing from the page.
+	all bool
 }
 
 func groupings() []grouping {
@@ -73,12 +77,50 @@ func groupings() []grouping {
 		regimes = append(regimes, string(r))
 	}
 	return []grouping{
-		{"Overall", func(Outcome) string { return "all cases" }, nil},
-		{"By GPU class", func(o Outcome) string { return string(o.Class) }, classes},
-		{"By load regime", func(o Outcome) string { return string(o.Case.Regime) }, regimes},
-		{"By server family", func(o Outcome) string { return o.Case.Server }, str("vllm", "sglang", "llamacpp", "ollama")},
-		{"By source", func(o Outcome) string { return o.Case.Source }, nil},
+		{"Overall", func(Outcome) string { return "all cases" }, nil, false},
+		{"By GPU class", func(o Outcome) string { return string(o.Class) }, classes, true},
+		{"By load regime", func(o Outcome) string { return string(o.Case.Regime) }, regimes, true},
+		{"By server family", func(o Outcome) string { return o.Case.Server }, str("vllm", "sglang", "llamacpp", "ollama"), false},
+		{"By source", func(o Outcome) string { return o.Case.Source }, nil, false},
 	}
+}
+
+// groupStatus is a group's standing against the targets: validated when
+// it has at least minCases cases and every served metric it has points
+// for (throughput, TPOT, TTFT) meets them.
+func groupStatus(n int, sums map[Metric]Summary) string {
+	if n < minCases {
+		return fmt.Sprintf("outside the validated range (fewer than %d cases)", minCases)
+	}
+	for _, m := range Metrics {
+		if s := sums[m]; m != Prefill && s.N > 0 && !s.Validated() {
+			return "outside the validated range"
+		}
+	}
+	return "validated"
+}
+
+// writeRow writes one group's table row: the cases in it, each metric's
+// summary and its status.
+func writeRow(b *strings.Builder, label string, outs []Outcome, in func(Outcome) bool) {
+	n := 0
+	errs := map[Metric][]float64{}
+	for _, o := range outs {
+		if !in(o) {
+			continue
+		}
+		n++
+		for _, p := range o.Points {
+			errs[p.Metric] = append(errs[p.Metric], p.Err())
+		}
+	}
+	sums := map[Metric]Summary{}
+	fmt.Fprintf(b, "| %s | %d |", label, n)
+	for _, m := range Metrics {
+		sums[m] = summarize(errs[m])
+		fmt.Fprintf(b, " %s |", cell(sums[m]))
+	}
+	fmt.Fprintf(b, " %s |\n", groupStatus(n, sums))
 }
 
 // groupKeys returns the keys of g over outs, in report order.
@@ -89,7 +131,7 @@ func groupKeys(g grouping, outs []Outcome) []string {
 	}
 	var keys []string
 	for _, k := range g.order {
-		if seen[k] {
+		if seen[k] || g.all {
 			keys = append(keys, k)
 			delete(seen, k)
 		}
@@ -100,22 +142,6 @@ func groupKeys(g grouping, outs []Outcome) []string {
 	}
 	sort.Strings(rest)
 	return append(keys, rest...)
-}
-
-// errsBy collects the errors of metric m over the outcomes whose key is k.
-func errsBy(outs []Outcome, g grouping, k string, m Metric) []float64 {
-	var errs []float64
-	for _, o := range outs {
-		if g.key(o) != k {
-			continue
-		}
-		for _, p := range o.Points {
-			if p.Metric == m {
-				errs = append(errs, p.Err())
-			}
-		}
-	}
-	return errs
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
@@ -145,9 +171,11 @@ func Page(path string, outs []Outcome) string {
 	fmt.Fprintf(&b, "Target: median |error| ≤ %s and bias within ±%s in every group of at least %d cases. Each cell is *median |error| / bias / share within ±%s (points)*; † marks a cell outside the validated range (it misses the target or has fewer than %d points).\n\n",
 		pct(targetMedAbs), pct(targetBias), minCases, pct(withinBand), minCases)
 	fmt.Fprintf(&b, "%d cases from %d sources: %d simulated, %d skipped (listed at the end with the reason).\n\n", len(outs), countSources(outs), len(sim), len(skipped))
+	writeComposition(&b, outs)
 	for _, g := range groupings() {
 		writeGroup(&b, g, sim)
 	}
+	writeCrossValidation(&b, sim)
 	writeCases(&b, sim)
 	writeSkipped(&b, skipped)
 	return b.String()
@@ -175,22 +203,7 @@ func countSources(outs []Outcome) int {
 func writeGroup(b *strings.Builder, g grouping, outs []Outcome) {
 	fmt.Fprintf(b, "## %s\n\n| group | cases | throughput | TPOT | TTFT | prefill (llama-bench pp) | status |\n|---|--:|---|---|---|---|---|\n", g.title)
 	for _, k := range groupKeys(g, outs) {
-		n := 0
-		for _, o := range outs {
-			if g.key(o) == k {
-				n++
-			}
-		}
-		status := "validated"
-		fmt.Fprintf(b, "| %s | %d |", k, n)
-		for _, m := range Metrics {
-			s := summarize(errsBy(outs, g, k, m))
-			fmt.Fprintf(b, " %s |", cell(s))
-			if m != Prefill && s.N > 0 && !s.Validated() {
-				status = "outside the validated range"
-			}
-		}
-		fmt.Fprintf(b, " %s |\n", status)
+		writeRow(b, k, outs, func(o Outcome) bool { return g.key(o) == k })
 	}
 	fmt.Fprintln(b)
 }
