@@ -32,6 +32,7 @@ const (
 	FromPresetName Origin = "preset matched by name"
 	FromFile       Origin = "file"
 	FromHub        Origin = "hub"
+	FromURL        Origin = "GGUF header by URL"
 )
 
 // ErrUnknownModel is the error for an argument that is no preset, no file
@@ -90,6 +91,10 @@ func IsHubID(arg string) bool {
 //     and its safetensors headers, for the exact weight bytes) unless
 //     o or the environment say offline.
 //
+// An http(s) URL of a .gguf file is read by Range, its header only
+// (FetchGGUF), between steps 2 and 3; offline, it resolves by its name
+// (step 3) or is refused.
+//
 // Errors are one line naming the argument.
 func Resolve(ctx context.Context, arg string, o Options) (Resolved, error) {
 	if m, err := Preset(arg); err == nil {
@@ -99,31 +104,42 @@ func Resolve(ctx context.Context, arg string, o Options) (Resolved, error) {
 		m, err := Load(arg)
 		return Resolved{Spec: m, From: FromFile}, err
 	}
+	if IsGGUFURL(arg) && !o.offline() {
+		m, err := fetchGGUFCached(ctx, arg)
+		return Resolved{Spec: m, From: FromURL}, err
+	}
 	if m, f, ok := MatchPreset(arg); ok {
 		return Resolved{Spec: m, Format: f, From: FromPresetName}, nil
 	}
-	if IsHubID(arg) {
-		if o.offline() {
-			return Resolved{}, fmt.Errorf("%w %q: no preset matches it, and fetching it from the hub is off (--offline or HF_HUB_OFFLINE); give a preset, a config.json or a .gguf file", ErrUnknownModel, arg)
-		}
-		h := o.Hub
-		if h == nil {
-			var err error
-			if h, err = HubFromEnv(); err != nil {
-				return Resolved{}, fmt.Errorf("%w %q: no preset matches it; %v", ErrUnknownModel, arg, err)
-			}
-		}
-		m, f, err := h.Fetch(ctx, arg)
-		if err != nil {
-			return Resolved{}, err
-		}
-		return Resolved{Spec: m, Format: f, From: FromHub}, nil
+	if IsHubID(arg) || IsGGUFURL(arg) {
+		return fetchHub(ctx, arg, o)
 	}
 	if looksLikePath(arg) {
 		return Resolved{}, fmt.Errorf("%w: %s: no such file, and its name matches no preset", ErrUnknownModel, arg)
 	}
 	_, err := Preset(arg)
 	return Resolved{}, fmt.Errorf("%w %q: %s", ErrUnknownModel, arg, strings.TrimPrefix(err.Error(), fmt.Sprintf("unknown model preset %q; ", arg)))
+}
+
+// fetchHub reads a Hugging Face id no preset matches from the hub, or
+// refuses it in one line when o or the environment say offline (a GGUF
+// URL reaches here only then).
+func fetchHub(ctx context.Context, arg string, o Options) (Resolved, error) {
+	if o.offline() {
+		return Resolved{}, fmt.Errorf("%w %q: no preset matches it, and fetching it from the hub is off (--offline or HF_HUB_OFFLINE); give a preset, a config.json or a .gguf file", ErrUnknownModel, arg)
+	}
+	h := o.Hub
+	if h == nil {
+		var err error
+		if h, err = HubFromEnv(); err != nil {
+			return Resolved{}, fmt.Errorf("%w %q: no preset matches it; %v", ErrUnknownModel, arg, err)
+		}
+	}
+	m, f, err := h.Fetch(ctx, arg)
+	if err != nil {
+		return Resolved{}, err
+	}
+	return Resolved{Spec: m, Format: f, From: FromHub}, nil
 }
 
 // looksLikePath reports whether arg names a file rather than a preset.

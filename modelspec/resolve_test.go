@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/tinymodel"
 )
 
 func TestMatchPreset(t *testing.T) {
@@ -285,5 +287,50 @@ func TestResolveLocal(t *testing.T) {
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v; want an error saying %q", tc.arg, err, tc.want)
 		}
+	}
+}
+
+// TestResolveGGUFURL: a .gguf URL is read by Range, its header only:
+// the spec and tensor bytes equal the local file's, the hub sends a
+// small part of a file padded far past its header, and offline the URL
+// resolves by its name or is refused.
+func TestResolveGGUFURL(t *testing.T) {
+	dir := t.TempDir()
+	local := filepath.Join(dir, "tiny.gguf")
+	if err := tinymodel.WriteFile(local, tinymodel.DefaultSpec()); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadGGUF(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(local)
+	padded := append(append([]byte{}, b...), make([]byte, 32<<20)...)
+	for _, ignoreRange := range []bool{false, true} {
+		fh := &fakeHub{files: map[string][]byte{
+			"files/tiny.gguf":                       padded,
+			"files/Qwen2.5-7B-Instruct-Q4_K_M.gguf": padded,
+		}, ignoreRange: ignoreRange}
+		srv := httptest.NewServer(fh)
+		ctx := context.Background()
+		r, err := Resolve(ctx, srv.URL+"/files/tiny.gguf", Options{})
+		if err != nil || r.From != FromURL || r.Spec.WeightsBytes != want.WeightsBytes || r.Spec.Layers != want.Layers || r.Spec.Vocab != want.Vocab {
+			t.Errorf("ignoreRange %v: %+v, %v; want %d weight bytes", ignoreRange, r.From, err, want.WeightsBytes)
+		}
+		if sent := fh.bytesSent.Load(); sent > int64(len(padded))/2 {
+			t.Errorf("ignoreRange %v: hub sent %d of %d bytes; want the header, not the weights", ignoreRange, sent, len(padded))
+		}
+		before := fh.requests.Load()
+		r, err = Resolve(ctx, srv.URL+"/files/Qwen2.5-7B-Instruct-Q4_K_M.gguf", Options{Offline: true})
+		if err != nil || r.Spec.Name != "qwen2.5-7b" || r.Format != "q4_k_m" || fh.requests.Load() != before {
+			t.Errorf("offline URL matching a preset: %+v, %v", r, err)
+		}
+		if _, err := Resolve(ctx, srv.URL+"/files/tiny.gguf", Options{Offline: true}); !errors.Is(err, ErrUnknownModel) || fh.requests.Load() != before {
+			t.Errorf("offline URL: %v", err)
+		}
+		if _, err := Resolve(ctx, srv.URL+"/files/missing.gguf", Options{}); err == nil || !strings.Contains(err.Error(), "404") {
+			t.Errorf("missing URL: %v", err)
+		}
+		srv.Close()
 	}
 }
