@@ -28,8 +28,17 @@ type GPU struct {
 	// it (MemorySource "log"), that value; else the board's nominal
 	// memory in GB ("nominal"), a few hundred MiB above what the driver
 	// reports.
+	//
+	// On a unified-memory board (Unified: the CPU and the GPU share one
+	// pool) MemoryGiB is what the GPU may use by default (MemorySource
+	// "unified"; MemoryNote says how much of the pool that is and why).
 	MemoryGiB    float64 `json:"memory_gib"`
 	MemorySource string  `json:"memory_source"`
+	Unified      bool    `json:"unified_memory,omitempty"`
+	MemoryNote   string  `json:"memory_note,omitempty"`
+	// Vendor is the board's maker: "" is NVIDIA; "AMD" and "Apple"
+	// entries count compute units or GPU cores as SMs.
+	Vendor string `json:"vendor,omitempty"`
 	// BandwidthGBs is the memory bandwidth in GB/s (10^9 bytes/s); it
 	// bounds decode speed.
 	BandwidthGBs float64 `json:"bandwidth_gb_s"`
@@ -87,6 +96,16 @@ const (
 	pcie4 = "PCIe 4.0 x16"
 	pcie5 = "PCIe 5.0 x16"
 	nvl   = "NVLink"
+	// noLink is a system on a chip: no GPU-to-GPU link
+	// (InterconnectGBs 0).
+	noLink = "none (system on a chip)"
+	xgmi   = "AMD Infinity Fabric"
+)
+
+// Vendors other than NVIDIA.
+const (
+	vendorAMD   = "AMD"
+	vendorApple = "Apple"
 )
 
 // Vendor documents, cited per entry.
@@ -103,6 +122,15 @@ const (
 	srcV100    = "NVIDIA V100 Tensor Core GPU datasheet (images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf) and Volta architecture whitepaper"
 	srcA10     = "NVIDIA A10 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a10/pdf/a10-datasheet.pdf)"
 	srcRTXAmp  = "NVIDIA RTX A4000 / A5000 / A6000 datasheets (nvidia.com/en-us/design-visualization/rtx-a4000/, /rtx-a5000/, /rtx-a6000/) and the GA102 whitepaper's RTX A6000 table"
+	srcB200    = "NVIDIA HGX B200 specifications, per GPU at 1,000 W (nvidia.com/en-us/data-center/hgx/; table quoted at zdszero.github.io/Computer/Artificial_Intelligence/Hardware.html and glennklockwood.com/garden/processors/B200): 180 GB HBM3E, 7.7 TB/s, FP16/BF16 4.5 PFLOPS sparse (2.25 dense), FP8 and INT8 9 sparse (4.5 dense), FP32 75 TFLOPS, NVLink 5 1.8 TB/s; 148 SMs; the 1.856 GHz tensor clock follows from 2.25 PFLOPS at 2,048 dense FP16 FLOP per tensor core and clock (twice Hopper's)"
+	srcGH200   = "NVIDIA GH200 Grace Hopper Superchip datasheet (nvidia.com/en-us/data-center/grace-hopper-superchip/): the GPU is an H100 SXM5's (132 SMs, FP16 989 TFLOPS dense, FP8 1,979), with 96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s, NVLink-C2C 900 GB/s to the Grace CPU, module power up to 1,000 W (CPU, GPU and memory); names as nvidia-smi prints them from published logs (NVIDIA GH200 480GB: 97,871 MiB; NVIDIA GH200 144G HBM3e: 146,831 MiB)"
+	srcRTXPRO  = "NVIDIA RTX PRO 6000 Blackwell datasheet (nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/): 188 SMs (24,064 CUDA cores), 96 GB GDDR7, 1,792 GB/s, FP32 125 TFLOPS, 4,000 AI TOPS (FP4 sparse), 600 W; dense FP16 500 TFLOPS = 4,000 / 8 (FP4 sparse to FP16 dense), and the 2.6 GHz clock follows from 125 TFLOPS FP32; FP32 accumulate at the full rate as on the RTX A6000 and RTX 6000 Ada"
+	srcOrin    = "NVIDIA Jetson AGX Orin Series technical brief v1.2 (nvidia.com/content/dam/en-zz/Solutions/gtcf21/jetson-orin/nvidia-jetson-agx-orin-technical-brief.pdf): 64 GB LPDDR5 at 204.8 GB/s shared by CPU and GPU, GPU of 16 SMs with 64 third-generation tensor cores at up to 1.3 GHz, 170 sparse INT8 TOPS (85 dense), 5.3 FP32 TFLOPS, 15-60 W; dense FP16 (42.5 TFLOPS) is half the dense INT8 rate, as on every Ampere tensor core, 512 FLOP per tensor core and clock; the brief states no FP32-accumulate rate (taken at the full rate)"
+	srcThor    = "NVIDIA Jetson AGX Thor (T5000) datasheet (nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-thor/): 128 GB LPDDR5X at 273 GB/s shared by CPU and GPU, Blackwell GPU at up to 1.57 GHz, 2,070 FP4 TFLOPS sparse, 40-130 W; CUDA reports 20 SMs (2,560 cores; forums.developer.nvidia.com/t/356355); NVIDIA states FP4 only: dense FP8 (517.5) and FP16 (258.75) are 1/4 and 1/8 of the sparse FP4 figure, as on every Blackwell tensor core, FP32 accumulate taken at the full rate"
+	srcSpark   = "NVIDIA DGX Spark specifications (nvidia.com/en-us/products/workstations/dgx-spark/; quoted at ai-infrastructure.net/dgx-spark): GB10 with 6,144 CUDA cores (48 SMs), 128 GB LPDDR5x at 273 GB/s shared by CPU and GPU, 1 PFLOP FP4 sparse, 140 W GB10 TDP, two ConnectX-7 200 GbE ports; FP32 31 TFLOPS as NVIDIA gave it at Hot Chips 2025 (theregister.com, quoted at meterpreter.org), from which the 2.52 GHz clock follows; NVIDIA states FP4 only: dense FP16 with FP16 accumulate (125) is 1/8 of the sparse FP4 figure; FP32 accumulate taken at half that, as on the RTX Blackwell (sm_120) GeForce boards GB10 (sm_121) shares its SM with, not stated by NVIDIA"
+	srcMI300X  = "AMD Instinct MI300X data sheet (amd.com/content/dam/amd/en/documents/instinct-tech-docs/data-sheets/amd-instinct-mi300x-data-sheet.pdf) and CDNA 3 architecture whitepaper: 304 CUs at 2,100 MHz peak engine clock, 4 matrix cores per CU, 192 GB HBM3 at 5.3 TB/s, FP16/BF16 1,307.4 TFLOPS dense, FP8 and INT8 2,614.9, FP32 vector 163.4, 750 W, Infinity Fabric 896 GB/s aggregate (7 links of 128 GB/s)"
+	srcMI250   = "AMD Instinct MI250 and MI250X data sheets (amd.com/en/products/accelerators/instinct/mi200/mi250.html, /mi250x.html) and CDNA 2 architecture whitepaper: the OAM board holds two GCDs, each of which ROCm, vLLM and llama.cpp see as one GPU; the figures are one GCD's, half the board's: MI250 208 CUs (104 per GCD), MI250X 220 (110) at 1,700 MHz, 128 GB HBM2e (64 per GCD) at 3.2768 TB/s (1.6384 per GCD), FP16 362.1 / 383 TFLOPS (181.05 / 191.5 per GCD), FP32 vector 45.3 / 47.9, 560 W board; the two GCDs share an in-package Infinity Fabric of 400 GB/s"
+	srcApple   = "Apple's technical specifications (support.apple.com/en-us/111838 MacBook Pro M2 Max, /111835 Mac Studio M2 Ultra, /117736 MacBook Pro M3 Max, /122211 Mac Studio M3 Ultra, /121553 MacBook Pro M4 Max): GPU cores, memory bandwidth, the largest memory; Apple publishes no FLOP figure: FP32 = GPU cores × 128 ALUs × 2 × clock, FP16 at the same rate (no separate matrix unit; llama.cpp's Metal kernels use simdgroup matrices on the ALUs), clocks 1,398 MHz (M2, M3) and 1,678 MHz (M4) as hmc-tech.com/gpu lists them, not Apple figures. The GPU may use recommendedMaxWorkingSetSize of Metal's MTLDevice (developer.apple.com/documentation/metal/mtldevice/recommendedmaxworkingsetsize), 75% of the memory on machines with more than 36 GB (96 GB of 128, as Ollama and llama.cpp report it: stencel.io/posts/apple-silicon-limitations-with-usage-on-local-llm%20.html); sudo sysctl iogpu.wired_limit_mb raises it"
 	srcRTX6Ada = "NVIDIA RTX 6000 Ada Generation datasheet (nvidia.com/en-us/design-visualization/rtx-6000/) and the Ada whitepaper's RTX 6000 table"
 )
 
@@ -170,6 +198,35 @@ var gpus = []GPU{
 	{Name: "H100 NVL", Aliases: []string{"H100 NVL 94GB", "NVIDIA H100 NVL"}, MemoryGiB: 94, MemorySource: "nominal", BandwidthGBs: 3900, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 400, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH100},
 	{Name: "H200", Aliases: []string{"H200 SXM", "H200 141GB", "NVIDIA H200"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH200},
 	{Name: "H200 NVL", Aliases: []string{"NVIDIA H200 NVL"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 600, Interconnect: "NVLink bridge (2 or 4 GPUs)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH200},
+	// GB100 (HGX B200): 4 fifth-generation tensor cores per SM, 2,048
+	// dense FP16 FLOP per clock each.
+	{Name: "B200", Aliases: []string{"B200 SXM", "B200 180GB", "HGX B200", "NVIDIA B200"}, MemoryGiB: 180, MemorySource: "nominal", BandwidthGBs: 7700, FP16TFLOPS: 2250, FP16FP32AccTFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500, FP32TFLOPS: 75, PowerW: 1000, Interconnect: nvl, InterconnectGBs: 1800, SMs: 148, TensorCoresPerSM: 4, FLOPPerClock: 2048, BoostMHz: 1856, INT32LanesPerSM: 64, Source: srcB200},
+	// GH200: an H100 SXM5 GPU beside a Grace CPU.
+	{Name: "GH200 96GB", Aliases: []string{"GH200 480GB", "NVIDIA GH200 480GB", "GH200 HBM3", "NVIDIA GH200 96GB"}, MemoryGiB: 95.58, MemorySource: "log", BandwidthGBs: 4000, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 1000, Interconnect: "NVLink-C2C (to the Grace CPU)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcGH200},
+	{Name: "GH200 144GB", Aliases: []string{"GH200 144G HBM3e", "NVIDIA GH200 144G HBM3e", "GH200 HBM3e"}, MemoryGiB: 143.39, MemorySource: "log", BandwidthGBs: 4900, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 1000, Interconnect: "NVLink-C2C (to the Grace CPU)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcGH200},
+	// Blackwell professional (GB202): full-rate FP32 accumulate.
+	{Name: "RTX PRO 6000 Blackwell", Aliases: []string{"RTX PRO 6000", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX PRO 6000 Blackwell Workstation Edition"}, MemoryGiB: 95.59, MemorySource: "log", BandwidthGBs: 1792, FP16TFLOPS: 500, FP16FP32AccTFLOPS: 500, FP8TFLOPS: 1000, INT8TOPS: 1000, FP32TFLOPS: 125, PowerW: 600, Interconnect: pcie5, InterconnectGBs: 64, SMs: 188, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 2597, INT32LanesPerSM: 128, Source: srcRTXPRO},
+	// NVIDIA systems on a chip: the GPU shares LPDDR memory with the CPU;
+	// CUDA reports the whole pool, which vLLM's gpu_memory_utilization
+	// takes a fraction of like a discrete board's.
+	{Name: "Jetson AGX Orin 64GB", Aliases: []string{"Jetson AGX Orin", "AGX Orin 64GB", "Orin"}, MemoryGiB: 64, MemorySource: "nominal", Unified: true, MemoryNote: "64 GB shared by CPU and GPU; CUDA reports the whole pool", BandwidthGBs: 204.8, FP16TFLOPS: 42.5, FP16FP32AccTFLOPS: 42.5, INT8TOPS: 85, FP32TFLOPS: 5.3, PowerW: 60, Interconnect: noLink, SMs: 16, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1300, INT32LanesPerSM: 64, Source: srcOrin},
+	{Name: "Jetson AGX Thor", Aliases: []string{"Jetson Thor", "Jetson AGX Thor T5000", "NVIDIA Thor", "Thor"}, MemoryGiB: 128, MemorySource: "nominal", Unified: true, MemoryNote: "128 GB shared by CPU and GPU; CUDA reports the whole pool", BandwidthGBs: 273, FP16TFLOPS: 258.75, FP16FP32AccTFLOPS: 258.75, FP8TFLOPS: 517.5, FP32TFLOPS: 8, PowerW: 130, Interconnect: noLink, SMs: 20, TensorCoresPerSM: 4, FLOPPerClock: 2048, BoostMHz: 1570, INT32LanesPerSM: 128, Source: srcThor},
+	{Name: "DGX Spark", Aliases: []string{"GB10", "NVIDIA GB10", "DGX Spark GB10"}, MemoryGiB: 128, MemorySource: "nominal", Unified: true, MemoryNote: "128 GB shared by CPU and GPU; CUDA reports the whole pool", BandwidthGBs: 273, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 62.5, FP8TFLOPS: 250, INT8TOPS: 250, FP32TFLOPS: 31, PowerW: 140, Interconnect: "ConnectX-7 (2 × 200 GbE)", InterconnectGBs: 50, SMs: 48, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2520, INT32LanesPerSM: 128, Source: srcSpark},
+	// AMD Instinct, where vLLM runs on ROCm: compute units count as SMs,
+	// 4 matrix cores per CU, 256 (CDNA 2) or 512 (CDNA 3) dense FP16 FLOP
+	// per matrix core and clock, FP32 accumulate at the full rate.
+	{Name: "Instinct MI300X", Aliases: []string{"MI300X", "AMD Instinct MI300X", "AMD Instinct MI300X OAM", "MI300X OAM"}, Vendor: vendorAMD, MemoryGiB: 192, MemorySource: "nominal", BandwidthGBs: 5300, FP16TFLOPS: 1307.4, FP16FP32AccTFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9, FP32TFLOPS: 163.4, PowerW: 750, Interconnect: xgmi, InterconnectGBs: 896, SMs: 304, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 2100, INT32LanesPerSM: 64, Source: srcMI300X},
+	{Name: "Instinct MI250 GCD", Aliases: []string{"MI250", "AMD Instinct MI250", "Instinct MI250"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 181.05, FP16FP32AccTFLOPS: 181.05, INT8TOPS: 181.05, FP32TFLOPS: 22.65, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, SMs: 104, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
+	{Name: "Instinct MI250X GCD", Aliases: []string{"MI250X", "AMD Instinct MI250X", "Instinct MI250X"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 191.5, FP16FP32AccTFLOPS: 191.5, INT8TOPS: 191.5, FP32TFLOPS: 23.95, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, SMs: 110, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
+	// Apple silicon, for llama.cpp and Ollama on Metal: GPU cores count as
+	// SMs, one 128-lane FP32 array each (256 FLOP per clock with FMA), FP16
+	// at the FP32 rate; MemoryGiB is Metal's default working set, 75% of
+	// the unified memory; Apple states no power limit for the GPU.
+	{Name: "Apple M2 Max", Aliases: []string{"M2 Max", "M2 Max 96GB"}, Vendor: vendorApple, MemoryGiB: 72, MemorySource: "unified", Unified: true, MemoryNote: "75% of 96 GB, Metal's recommendedMaxWorkingSetSize", BandwidthGBs: 400, FP16TFLOPS: 13.6, FP16FP32AccTFLOPS: 13.6, FP32TFLOPS: 13.6, Interconnect: noLink, SMs: 38, TensorCoresPerSM: 1, FLOPPerClock: 256, BoostMHz: 1398, Source: srcApple},
+	{Name: "Apple M2 Ultra", Aliases: []string{"M2 Ultra", "M2 Ultra 192GB"}, Vendor: vendorApple, MemoryGiB: 144, MemorySource: "unified", Unified: true, MemoryNote: "75% of 192 GB, Metal's recommendedMaxWorkingSetSize", BandwidthGBs: 800, FP16TFLOPS: 27.2, FP16FP32AccTFLOPS: 27.2, FP32TFLOPS: 27.2, Interconnect: noLink, SMs: 76, TensorCoresPerSM: 1, FLOPPerClock: 256, BoostMHz: 1398, Source: srcApple},
+	{Name: "Apple M3 Max", Aliases: []string{"M3 Max", "M3 Max 128GB"}, Vendor: vendorApple, MemoryGiB: 96, MemorySource: "unified", Unified: true, MemoryNote: "75% of 128 GB, Metal's recommendedMaxWorkingSetSize; the 40-core GPU part (the 30-core one has 300 GB/s)", BandwidthGBs: 400, FP16TFLOPS: 14.3, FP16FP32AccTFLOPS: 14.3, FP32TFLOPS: 14.3, Interconnect: noLink, SMs: 40, TensorCoresPerSM: 1, FLOPPerClock: 256, BoostMHz: 1398, Source: srcApple},
+	{Name: "Apple M3 Ultra", Aliases: []string{"M3 Ultra", "M3 Ultra 512GB"}, Vendor: vendorApple, MemoryGiB: 384, MemorySource: "unified", Unified: true, MemoryNote: "75% of 512 GB, Metal's recommendedMaxWorkingSetSize; the 80-core GPU part", BandwidthGBs: 819, FP16TFLOPS: 28.6, FP16FP32AccTFLOPS: 28.6, FP32TFLOPS: 28.6, Interconnect: noLink, SMs: 80, TensorCoresPerSM: 1, FLOPPerClock: 256, BoostMHz: 1398, Source: srcApple},
+	{Name: "Apple M4 Max", Aliases: []string{"M4 Max", "M4 Max 128GB"}, Vendor: vendorApple, MemoryGiB: 96, MemorySource: "unified", Unified: true, MemoryNote: "75% of 128 GB, Metal's recommendedMaxWorkingSetSize; the 40-core GPU part (the 32-core one has 410 GB/s)", BandwidthGBs: 546, FP16TFLOPS: 17.2, FP16FP32AccTFLOPS: 17.2, FP32TFLOPS: 17.2, Interconnect: noLink, SMs: 40, TensorCoresPerSM: 1, FLOPPerClock: 256, BoostMHz: 1678, Source: srcApple},
 }
 
 // vendorWords are dropped before names are compared: nvidia-smi prints

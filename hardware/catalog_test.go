@@ -2,6 +2,7 @@ package hardware
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -109,8 +110,13 @@ func TestAliasesUnique(t *testing.T) {
 // has FP8.
 func TestTensorFigures(t *testing.T) {
 	for _, g := range gpus {
-		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 || g.FP32TFLOPS <= 0 || g.PowerW <= 0 ||
-			g.Interconnect == "" || g.InterconnectGBs <= 0 || g.Source == "" || (g.MemorySource != "log" && g.MemorySource != "nominal") {
+		// A system on a chip has no GPU-to-GPU link; Apple states no GPU
+		// power limit; a unified-memory board says how much the GPU may use.
+		link := g.InterconnectGBs > 0 || g.Interconnect == noLink
+		power := g.PowerW > 0 || g.Vendor == vendorApple
+		mem := g.MemorySource == "log" || g.MemorySource == "nominal" || (g.MemorySource == "unified" && g.Unified)
+		if g.MemoryGiB <= 0 || g.BandwidthGBs <= 0 || g.FP16TFLOPS <= 0 || g.FP32TFLOPS <= 0 || !power ||
+			g.Interconnect == "" || !link || g.Source == "" || !mem || (g.Unified && g.MemoryNote == "") {
 			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
 		}
 		want := float64(g.SMs*g.TensorCoresPerSM*g.FLOPPerClock) * g.BoostMHz * 1e6 / 1e12
@@ -126,6 +132,41 @@ func TestTensorFigures(t *testing.T) {
 		if g.FP16FP32AccTFLOPS > 0 && g.FP32TFLOPS > g.FP16FP32AccTFLOPS {
 			t.Errorf("%s: FP32 %.1f above tensor %.1f", g.Name, g.FP32TFLOPS, g.FP16FP32AccTFLOPS)
 		}
+	}
+}
+
+// TestNonNVIDIAFigures: the composition AMD's and Apple's own documents
+// give. AMD: FP32 vector = CUs × FP32 FLOP per CU and clock (128 on
+// CDNA 2, 256 on CDNA 3 with its dual-issue) × peak engine clock, FP8
+// twice FP16 where the board has it (CDNA 3). Apple: FP16 and FP32 at
+// the one rate of the ALUs, and the memory the GPU may use 75% of the
+// unified memory the note names (Metal's recommendedMaxWorkingSetSize).
+func TestNonNVIDIAFigures(t *testing.T) {
+	n := 0
+	for _, g := range gpus {
+		switch g.Vendor {
+		case vendorAMD:
+			n++
+			perCU := 128.0
+			if g.FP8TFLOPS > 0 {
+				perCU = 256
+			}
+			if want := float64(g.SMs) * perCU * g.BoostMHz * 1e6 / 1e12; math.Abs(g.FP32TFLOPS/want-1) > 0.03 {
+				t.Errorf("%s: FP32 %.1f TFLOPS, CUs × %g × clock gives %.1f", g.Name, g.FP32TFLOPS, perCU, want)
+			}
+		case vendorApple:
+			n++
+			if g.FP16TFLOPS != g.FP32TFLOPS || g.FP16FP32AccTFLOPS != g.FP32TFLOPS {
+				t.Errorf("%s: FP16 %.1f / %.1f, FP32 %.1f; want one rate", g.Name, g.FP16TFLOPS, g.FP16FP32AccTFLOPS, g.FP32TFLOPS)
+			}
+			var total float64
+			if _, err := fmt.Sscanf(g.MemoryNote, "75%% of %g GB", &total); err != nil || math.Abs(g.MemoryGiB-0.75*total) > 0.01 {
+				t.Errorf("%s: memory %.1f GiB, note %q: want 75%% of the unified memory", g.Name, g.MemoryGiB, g.MemoryNote)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no AMD or Apple entry")
 	}
 }
 

@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -86,10 +87,13 @@ func Calibrate(p *Profile, lg *serverlog.Log, logPath string, deviceGiB float64)
 	if arg == "" {
 		return nil, nil, fmt.Errorf("set plan_model in profile %s (a preset, config.json or GGUF) for the planner", p.Path)
 	}
-	m, err := modelspec.Load(arg)
+	// A Hugging Face id resolves as in every command, offline: a log's
+	// calibration never reaches the network.
+	r, err := modelspec.Resolve(context.Background(), arg, modelspec.Options{Offline: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("planner model %s: %v", arg, err)
 	}
+	m := r.Spec
 	c := lg.Capacity
 	in, err := planInputs(p, m, deviceGiB)
 	if err != nil {

@@ -165,13 +165,19 @@ func PresetNames() []string {
 // or an error listing the closest names.
 func Preset(name string) (Spec, error) {
 	if m, ok := presets[strings.ToLower(name)]; ok {
-		m.LayerKinds = append([]LayerKind(nil), m.LayerKinds...)
-		if m.Vision != nil {
-			v := *m.Vision
-			m.Vision = &v
-		}
+		m = m.clone()
 		m.Preset = strings.ToLower(name)
 		return m, nil
 	}
 	return Spec{}, fmt.Errorf("unknown model preset %q; closest: %s", name, strings.Join(suggest.Closest(name, PresetNames(), 3), ", "))
+}
+
+// clone is a copy of m that shares no slice or pointer with it.
+func (m Spec) clone() Spec {
+	m.LayerKinds = append([]LayerKind(nil), m.LayerKinds...)
+	if m.Vision != nil {
+		v := *m.Vision
+		m.Vision = &v
+	}
+	return m
 }

@@ -106,8 +106,12 @@ type Spec struct {
 	// n_ctx_train).
 	MaxContext int `json:"max_position_embeddings,omitempty"`
 	// WeightsBytes is the real size of the weight tensors when known (a
-	// GGUF file); 0 = unknown.
+	// GGUF file, or the safetensors headers of a fetched checkpoint);
+	// 0 = unknown.
 	WeightsBytes int64 `json:"weights_bytes,omitempty"`
+	// WeightsSource says where WeightsBytes is from ("" = a GGUF file's
+	// tensor sizes).
+	WeightsSource string `json:"weights_source,omitempty"`
 	// FileType names the GGUF quantization (e.g. "Q4_K_M"), if from GGUF.
 	FileType string `json:"file_type,omitempty"`
 }

@@ -116,6 +116,9 @@ type Inputs struct {
 	// Quant is the weight format for the estimate; "" = the model's dtype
 	// (or the GGUF tensors' real size when the spec has it).
 	Quant Quant
+	// QuantFrom says where Quant came from when no --quant gave it ("the
+	// model name", "config.json's quantization_config"); "" = --quant.
+	QuantFrom string
 	// KVDtypes are the KV-cache dtypes to compare.
 	KVDtypes []KVDtype
 	// Context is the per-sequence length used for "max concurrency"
@@ -565,9 +568,14 @@ func (in *Inputs) weights() (int64, string) {
 	case in.Quant != "" && in.Server == backend.LlamaCpp && in.Model.Vision != nil:
 		_, _, _, vb := bytesPerParam(in.Quant)
 		return WeightsBytes(&in.Model, in.Quant) - int64(float64(in.Model.Params().Vision)*vb), "--quant " + string(in.Quant) + " estimate, text model (the vision encoder is a separate --mmproj file)"
+	case in.Quant != "" && in.QuantFrom != "":
+		return WeightsBytes(&in.Model, in.Quant), string(in.Quant) + " estimate, the format " + in.QuantFrom + " states"
 	case in.Quant != "":
 		return WeightsBytes(&in.Model, in.Quant), "--quant " + string(in.Quant) + " estimate"
 	case in.Model.WeightsBytes > 0:
+		if in.Model.WeightsSource != "" {
+			return in.Model.WeightsBytes, in.Model.WeightsSource
+		}
 		return in.Model.WeightsBytes, "GGUF tensor sizes"
 	case fileTypeQuant[in.Model.FileType] != "":
 		q := fileTypeQuant[in.Model.FileType]

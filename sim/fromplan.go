@@ -5,9 +5,9 @@ package sim
 // capacity models): the rest of sim speaks its own types.
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
@@ -55,6 +55,11 @@ type Spec struct {
 	// OLLAMA_FLASH_ATTENTION), which their quantized KV caches need; it
 	// changes their compute buffers in the capacity model.
 	FlashAttention bool
+	// FetchModel lets a Model that is a Hugging Face id no preset
+	// matches be read from the hub (HF_ENDPOINT; HF_HUB_OFFLINE=1 still
+	// refuses it). Off, models resolve offline: documents' runs leave it
+	// off, so a fit never reaches the network.
+	FetchModel bool
 	// Params overrides the calibration; nil = Defaults.
 	Params *Params
 }
@@ -101,63 +106,33 @@ func LookupGPU(name string) (GPU, error) {
 	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
 }
 
-// quantWords are weight-format names as they appear in model names and
-// files, longest first.
-var quantWords = []string{"q4_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
-
-// resolveModel finds the preset a model name refers to and the weight
-// format its name implies: "Qwen/Qwen2.5-7B-Instruct-AWQ" is qwen2.5-7b
-// in AWQ, "/models/Qwen2.5-7B-Instruct-Q4_K_M.gguf" qwen2.5-7b in Q4_K_M,
-// and an Ollama tag without a format ("qwen2.5:7b-instruct") the library's
-// default Q4_K_M.
+// resolveModel finds the model a name refers to, offline: a preset, a
+// config.json or GGUF file on this machine, or a name that matches a
+// preset with the weight format it implies (modelspec.Resolve: offline,
+// "Qwen/Qwen2.5-7B-Instruct-AWQ" is qwen2.5-7b in AWQ).
 func resolveModel(name string) (modelspec.Spec, plan.Quant, error) {
-	if m, err := modelspec.Preset(name); err == nil {
-		return m, "", nil
-	}
-	s := strings.ToLower(path.Base(strings.ReplaceAll(name, `\`, "/")))
-	s = strings.TrimSuffix(s, ".gguf")
-	ollamaTag := strings.Contains(s, ":")
-	s = strings.ReplaceAll(s, ":", "-")
-	var q plan.Quant
-	for _, w := range quantWords {
-		if i := strings.Index(s, w); i >= 0 {
-			q = plan.Quant(w)
-			s = strings.Trim(s[:i]+s[i+len(w):], "-_.")
-			break
-		}
-	}
-	if q == "f16" {
-		q = "fp16"
-	}
-	if q == "" && ollamaTag {
-		q = "q4_k_m"
-	}
-	words := strings.FieldsFunc(s, func(r rune) bool { return r == '-' || r == '_' })
-	for len(words) > 0 {
-		switch words[len(words)-1] {
-		case "instruct", "chat", "it", "hf", "latest", "base":
-			words = words[:len(words)-1]
-			continue
-		}
-		break
-	}
-	// "qwen2.5-7b-7b" from "qwen2.5:7b-instruct" collapses.
-	words = dedupeAdjacent(words)
-	if m, err := modelspec.Preset(strings.Join(words, "-")); err == nil {
-		return m, q, nil
-	}
-	_, err := modelspec.Preset(name)
-	return modelspec.Spec{}, "", fmt.Errorf("%w %q: %s", ErrUnknownModel, name, strings.TrimPrefix(err.Error(), "unknown model preset "+fmt.Sprintf("%q", name)+"; "))
+	return resolveModelWith(name, false)
 }
 
-func dedupeAdjacent(w []string) []string {
-	out := w[:0]
-	for i, x := range w {
-		if i == 0 || x != w[i-1] {
-			out = append(out, x)
-		}
+// resolveModelWith is resolveModel that, when fetch is true, also reads a
+// Hugging Face id no preset matches from the hub (unless HF_HUB_OFFLINE
+// says otherwise). Every error is an ErrUnknownModel or names the hub.
+func resolveModelWith(name string, fetch bool) (modelspec.Spec, plan.Quant, error) {
+	r, err := modelspec.Resolve(context.Background(), name, modelspec.Options{Offline: !fetch})
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), modelspec.ErrUnknownModel.Error()+" ")
+		return modelspec.Spec{}, "", fmt.Errorf("%w %s", ErrUnknownModel, msg)
 	}
-	return out
+	if r.Format == "" {
+		return r.Spec, "", nil
+	}
+	// a format the planner does not size (a checkpoint's quant_method
+	// such as "bitsandbytes") leaves the model's dtype
+	q, err := plan.ParseQuant(r.Format)
+	if err != nil {
+		return r.Spec, "", nil
+	}
+	return r.Spec, q, nil
 }
 
 // modelCost derives the cost of one forward pass of m stored as q with a
@@ -221,7 +196,7 @@ func textParams(m *modelspec.Spec) float64 {
 // else the one the name says, else the model's default): what a server
 // that simulates it reports about its model (package simserve).
 func (s Spec) ResolvedModel() (modelspec.Spec, string, error) {
-	m, q, err := resolveModel(s.Model)
+	m, q, err := resolveModelWith(s.Model, s.FetchModel)
 	if err != nil {
 		return modelspec.Spec{}, "", err
 	}
@@ -249,7 +224,7 @@ func (s Spec) Config() (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	m, q, err := resolveModel(s.Model)
+	m, q, err := resolveModelWith(s.Model, s.FetchModel)
 	if err != nil {
 		return Config{}, err
 	}

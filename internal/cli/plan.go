@@ -28,6 +28,9 @@ type planFlags struct {
 	gpuBandwidth, gpuTFLOPS                                   float64
 	context, blockSize, maxSeqs, maxBatched, parallel, ubatch int
 	flashAttn, enforceEager                                   bool
+	// offline refuses fetching a --model that is a Hugging Face id no
+	// preset matches (as HF_HUB_OFFLINE=1 does).
+	offline bool
 	// breadth are the flags of several GPUs, offload, LoRA, images and
 	// SGLang (issue 16).
 	breadth breadthFlags
@@ -42,7 +45,8 @@ func (f *planFlags) register(fs interface {
 	IntVar(*int, string, int, string)
 	BoolVar(*bool, string, bool, string)
 }, defaultBackend string) {
-	fs.StringVar(&f.model, "model", "", "preset name ("+strings.Join(modelspec.PresetNames(), ", ")+"), a config.json or its folder, or a .gguf file")
+	fs.StringVar(&f.model, "model", "", modelFlagUsage)
+	fs.BoolVar(&f.offline, "offline", false, offlineFlagUsage)
 	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, sglang, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
 	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), a comma-separated list of different ones, or auto (NVML / nvidia-smi)")
@@ -171,9 +175,12 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	case f.model == "":
 		return in, usagef("%s: --model is required", cmd)
 	default:
-		if m, err = modelspec.Load(f.model); err != nil {
+		r, err := modelspec.Resolve(ctx, f.model, modelspec.Options{Offline: f.offline})
+		if err != nil {
 			return in, usagef("%s: --model: %v", cmd, err)
 		}
+		m = r.Spec
+		in.Quant, in.QuantFrom = impliedQuant(r)
 	}
 	in.Model = m
 	if in.Server, in.CapacityModel, err = f.server(cmd); err != nil {
@@ -187,6 +194,7 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	}
 	in.Utilization, in.WeightsGiB = f.util, f.weightsGiB
 	if f.quant != "" {
+		in.QuantFrom = ""
 		if in.Quant, err = plan.ParseQuant(f.quant); err != nil {
 			return in, usagef("%s: --quant: %v", cmd, err)
 		}
@@ -221,6 +229,32 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 		}
 	}
 	return in, nil
+}
+
+// modelFlagUsage and offlineFlagUsage are the help of --model and
+// --offline, the same in every command that takes a model.
+var (
+	modelFlagUsage   = "model: a preset (" + strings.Join(modelspec.PresetNames(), ", ") + "), a Hugging Face id (one whose name matches a preset, e.g. Qwen/Qwen2.5-14B-Instruct-AWQ, resolves offline; any other is fetched from $HF_ENDPOINT), a config.json or its folder, or a .gguf file"
+	offlineFlagUsage = "never fetch a --model from the hub (as HF_HUB_OFFLINE=1): a Hugging Face id must match a preset"
+)
+
+// impliedQuant is the weight format a resolved model states, and where
+// it states it, for the estimate when --quant is not given: the format
+// word of a name that matched a preset, or a fetched config.json's
+// quant_method when the hub gave no exact tensor sizes. A format the
+// planner does not size is left out ("", "").
+func impliedQuant(r modelspec.Resolved) (plan.Quant, string) {
+	if r.Format == "" || r.Spec.WeightsBytes > 0 {
+		return "", ""
+	}
+	q, err := plan.ParseQuant(r.Format)
+	if err != nil {
+		return "", ""
+	}
+	if r.From == modelspec.FromHub {
+		return q, "config.json's quantization_config"
+	}
+	return q, "the model name"
 }
 
 // deprecatedSeedBackend is --backend seed, which named the seed formula

@@ -801,7 +801,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
 		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), vllm, llamacpp, sglang, tgi, ollama, openai; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
-		model:          fs.String("model", "", "model name the server serves (default: the server's only model)"),
+		model:          fs.String("model", "", "model name the server serves (default: the server's only model); with --backend sim, the "+modelFlagUsage),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
 		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),

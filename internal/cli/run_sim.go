@@ -32,6 +32,9 @@ type simEngineFlags struct {
 	context, maxSeqs, maxBatched, blockSize, kvBlocks int
 	parallel, nBatch, ubatch                          int
 	enforceEager, noPrefixCaching                     bool
+	// offline keeps --model from the hub: a Hugging Face id must match
+	// a preset (as with HF_HUB_OFFLINE=1).
+	offline bool
 	// names are the flags registered, for run's check that none is given
 	// without --backend sim.
 	names []string
@@ -59,7 +62,8 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
 	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
-	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching")
+	fs.BoolVar(&f.offline, "offline", false, offlineFlagUsage)
+	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching", "offline")
 }
 
 // spec is the server to simulate: gpu and model as the command took them,
@@ -67,7 +71,7 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 // flag, prefixed with cmd.
 func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec, error) {
 	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, GPUBandwidthGBs: f.gpuBandwidth, GPUTFLOPS: f.gpuTFLOPS, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
-		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
+		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching, FetchModel: !f.offline}
 	if f.scheduler != "" {
 		var err error
 		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/internal/filecap"
-	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
 )
@@ -98,7 +97,7 @@ type simServeFlags struct {
 func (f *simServeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.as, "as", "", "the server whose HTTP API to speak: vllm, sglang, llamacpp, tgi, ollama or openai (required)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog, e.g. \"RTX 4090\", \"H100\" (required)")
-	fs.StringVar(&f.model, "model", "", "model: a preset ("+strings.Join(modelspec.PresetNames(), ", ")+") or a name that resolves to one (Qwen/Qwen2.5-7B-Instruct-AWQ, qwen2.5:7b) (required)")
+	fs.StringVar(&f.model, "model", "", modelFlagUsage+" (required)")
 	f.engine.register(fs, "default: --as's; vllm for tgi and openai")
 	fs.StringVar(&f.served, "served-model-name", "", "model name the server answers to and lists (default: --model as given)")
 	fs.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1 and the server's usual port: vllm/openai 8000, sglang 30000, llamacpp/tgi 8080, ollama 11434; port 0 picks a free one)")
