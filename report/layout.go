@@ -214,7 +214,7 @@ func buildBlock(r *Run) Block {
 	case KindSweep:
 		b.Details = append(simulatedDetails(r.Sweep), sweepDetails(r.Sweep)...)
 		b.Table = sweepTable(r.Sweep)
-		if sec := latencySection(r.Sweep.Levels); sec != nil {
+		if sec := latencySection(r.Sweep); sec != nil {
 			b.Sections = append(b.Sections, *sec)
 		}
 		if t, ok := turnTable(r.Sweep.Levels); ok {

@@ -29,7 +29,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
 	sloFlag := fs.String("slo", "", "capacity answer for a latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms (ttft_p50, ttft_p95, tpot_p50, throughput_min, error_rate)")
 	failOnBreach := fs.Bool("fail-on-breach", false, "CI gate (with --slo): exit 1 when a run breaks the SLO at a load it measured, one line per broken figure on stderr")
+	tf := defineTableFlags(fs)
 	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	choice, err := tf.choice("report")
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	layout, answer := reportLayout(set, bounds)
+	// The HTML page lays out every column; the text and Markdown a
+	// person reads, the columns chosen (compact by default).
+	view := choice.view(bounds)
+	if *format == "html" {
+		view = report.View{Wide: true}
+	}
+	layout, answer := reportLayout(set, bounds, view)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
 		charts = chart.ForSet(set)
@@ -73,6 +84,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		out = f
 	}
+	layout.Width, layout.Unfolded = outputWidth(out), choice.Wide
 	err = writeReport(out, *format, set, layout, charts, answer)
 	if f != nil {
 		// A failed write leaves what was at the path as it was.
@@ -120,11 +132,11 @@ func reportBounds(sloFlag string, failOnBreach bool) ([]slo.Bound, error) {
 	return bounds, nil
 }
 
-// reportLayout lays out set as report does, with the capacity answer for
-// bounds as its last section when bounds are given; run's table on a
-// terminal is the same.
-func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *sloreport.Answer) {
-	layout := report.Build(set)
+// reportLayout lays out set as report does, its level tables as view
+// chooses, with the capacity answer for bounds as its last section when
+// bounds are given; run's table on a terminal is the same.
+func reportLayout(set *report.Set, bounds []slo.Bound, view report.View) (*report.Layout, *sloreport.Answer) {
+	layout := report.BuildView(set, view)
 	if bounds == nil {
 		return layout, nil
 	}
