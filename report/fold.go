@@ -72,28 +72,66 @@ func wrapWords(s string, width int, first, rest string) string {
 }
 
 // FoldTable renders t as aligned plain text (AlignTable) within width
-// columns: a table wider than that is folded into several tables of the
+// columns. A table wider than that first has its headers wrapped at
+// spaces ("TTFT p95 ms" over two lines), so each column is as wide as its
+// widest cell; one still too wide is folded into several tables of the
 // same rows, one after another, each repeating the columns that name a
 // row (t.Keys) and taking as many further columns as fit; a cell of text
 // too wide for a line on its own is wrapped at spaces within its column.
 // Numbers are never cut. width 0 keeps the table whole.
 func FoldTable(t Table, indent string, width int) string {
 	width = fitWidth(width)
-	widths := cellWidths(t)
-	if width == 0 || len(t.Columns) == 0 || tableWidth(widths)+runeLen(indent) <= width {
+	if width == 0 || len(t.Columns) == 0 || tableWidth(cellWidths(t))+runeLen(indent) <= width {
 		return AlignTable(t, indent)
 	}
-	keys := min(max(t.Keys, 1), len(t.Columns))
 	room := width - runeLen(indent)
+	widths := narrowWidths(t)
+	if tableWidth(widths) <= room {
+		return gridTable(t, twoLineHeaders(t, widths, room), indent)
+	}
+	keys := min(max(t.Keys, 1), len(t.Columns))
 	avail := room - tableWidth(widths[:keys]) - 2
 	if avail < MinWidth/2 {
 		// The key columns leave too little beside them: fold without.
 		keys, avail = 0, room
 	}
+	var sb strings.Builder
+	for g, group := range foldGroups(widths, keys, avail) {
+		if g > 0 {
+			sb.WriteString("\n")
+		}
+		cols := make([]int, 0, keys+len(group))
+		for i := range keys {
+			cols = append(cols, i)
+		}
+		sub := subTable(t, append(cols, group...))
+		if tableWidth(cellWidths(sub)) <= room {
+			sb.WriteString(AlignTable(sub, indent))
+			continue
+		}
+		w := narrowWidths(sub)
+		if last := len(w) - 1; tableWidth(w) <= room {
+			w = twoLineHeaders(sub, w, room)
+		} else {
+			// Only a group's one column is wider than the room.
+			w[last] = max(room-tableWidth(w[:last])-2, 1)
+			if last == 0 {
+				w[last] = room
+			}
+		}
+		sb.WriteString(gridTable(sub, w, indent))
+	}
+	return sb.String()
+}
+
+// foldGroups packs the columns after the first keys, in order, into
+// groups whose widths side by side fit avail; a column wider than avail
+// is a group of its own.
+func foldGroups(widths []int, keys, avail int) [][]int {
 	var groups [][]int
 	var cur []int
 	used := 0
-	for i := keys; i < len(t.Columns); i++ {
+	for i := keys; i < len(widths); i++ {
 		w := min(widths[i], avail)
 		if len(cur) > 0 && used+2+w > avail {
 			groups, cur, used = append(groups, cur), nil, 0
@@ -106,19 +144,7 @@ func FoldTable(t Table, indent string, width int) string {
 	if len(cur) > 0 {
 		groups = append(groups, cur)
 	}
-	var sb strings.Builder
-	for g, group := range groups {
-		if g > 0 {
-			sb.WriteString("\n")
-		}
-		cols := make([]int, 0, keys+len(group))
-		for i := range keys {
-			cols = append(cols, i)
-		}
-		cols = append(cols, group...)
-		sb.WriteString(wrappedTable(subTable(t, cols), indent, room))
-	}
-	return sb.String()
+	return groups
 }
 
 // cellWidths are the widths of t's columns: their widest cell or header.
@@ -127,6 +153,40 @@ func cellWidths(t Table) []int {
 	for i, c := range t.Columns {
 		widths[i] = runeLen(c.Header)
 	}
+	return widestCells(t, widths)
+}
+
+// narrowWidths are the widths of t's columns with headers wrapped at
+// spaces: their widest cell or header word.
+func narrowWidths(t Table) []int {
+	widths := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		for _, w := range strings.Fields(c.Header) {
+			widths[i] = max(widths[i], runeLen(w))
+		}
+	}
+	return widestCells(t, widths)
+}
+
+// twoLineHeaders widens the columns of widths whose header takes more
+// than two lines, in order, as far as the room allows: "TTFT p95 ms" over
+// two lines reads better than over three.
+func twoLineHeaders(t Table, widths []int, room int) []int {
+	for i, c := range t.Columns {
+		for w := widths[i]; w < runeLen(c.Header); w++ {
+			if strings.Count(wrapWords(c.Header, w, "", ""), "\n") <= 2 {
+				if extra := w - widths[i]; tableWidth(widths)+extra <= room {
+					widths[i] = w
+				}
+				break
+			}
+		}
+	}
+	return widths
+}
+
+// widestCells raises widths to t's widest cell in each column.
+func widestCells(t Table, widths []int) []int {
 	for _, row := range t.Rows {
 		for i, cell := range row {
 			if i < len(widths) {
@@ -168,36 +228,28 @@ func subTable(t Table, cols []int) Table {
 	return s
 }
 
-// wrappedTable is AlignTable for a table that may still be wider than
-// room: the last column, the one that is too wide, has its cells (and
-// header) wrapped at spaces to the room left beside the others, a row
-// taking several lines.
-func wrappedTable(t Table, indent string, room int) string {
-	widths := cellWidths(t)
-	if tableWidth(widths) <= room {
-		return AlignTable(t, indent)
-	}
-	last := len(widths) - 1
-	widths[last] = max(room-tableWidth(widths[:last])-2, 1)
-	if last == 0 {
-		widths[last] = room
-	}
+// gridTable is AlignTable with columns of the given widths: a header or
+// cell wider than its column is wrapped at spaces within it, a row taking
+// several lines. Headers sit at the bottom of their lines, over the
+// values; cells at the top.
+func gridTable(t Table, widths []int, indent string) string {
 	var sb strings.Builder
-	line := func(cells []string) {
+	line := func(cells []string, bottom bool) {
 		parts := make([][]string, len(cells))
 		height := 1
 		for i, cell := range cells {
-			parts[i] = []string{Clean(cell)}
-			if i == last {
-				parts[i] = strings.Split(strings.TrimSuffix(wrapWords(Clean(cell), widths[i], "", ""), "\n"), "\n")
-			}
+			parts[i] = strings.Split(strings.TrimSuffix(wrapWords(Clean(cell), widths[i], "", ""), "\n"), "\n")
 			height = max(height, len(parts[i]))
 		}
 		for h := range height {
 			cells := make([]string, len(parts))
 			for i, p := range parts {
-				if h < len(p) {
-					cells[i] = p[h]
+				at := h
+				if bottom {
+					at = h - (height - len(p))
+				}
+				if at >= 0 && at < len(p) {
+					cells[i] = p[at]
 				}
 			}
 			sb.WriteString(strings.TrimRight(alignedLine(t.Columns, widths, cells, indent), " ") + "\n")
@@ -207,9 +259,9 @@ func wrappedTable(t Table, indent string, room int) string {
 	for i, c := range t.Columns {
 		hdr[i] = c.Header
 	}
-	line(hdr)
+	line(hdr, true)
 	for _, row := range t.Rows {
-		line(row)
+		line(row, false)
 	}
 	return sb.String()
 }
