@@ -76,45 +76,55 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
 	}
-	out := stdout
-	var f *filecap.OutFile
-	if *outPath != "" {
-		if f, err = filecap.Create(*outPath); err != nil {
-			return usagef("report: --out: %v", err)
-		}
-		out = f
-	}
-	layout.Width, layout.Unfolded = outputWidth(out), choice.Wide
-	err = writeReport(out, *format, set, layout, charts, answer)
-	if f != nil {
-		// A failed write leaves what was at the path as it was.
-		if err == nil {
-			err = f.Commit()
-		} else {
-			f.Abort()
-		}
-		if err != nil {
-			return fmt.Errorf("report: --out %s: %w", *outPath, err)
-		}
-	}
+	err = writeOut(*outPath, stdout, func(out io.Writer) error {
+		layout.Width, layout.Unfolded = outputWidth(out), choice.Wide
+		return writeReport(out, *format, set, layout, charts, answer)
+	})
 	if err != nil {
 		return err
 	}
 	if *format != "table" && *format != "markdown" && *format != "html" {
 		// Formats for machines carry no warnings lines; say them on stderr.
-		for _, b := range layout.Blocks {
-			for _, w := range b.Warnings {
-				fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
-			}
-		}
-		for _, w := range layout.Warnings {
-			fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
-		}
+		writeWarnings(stderr, layout)
 	}
 	if *failOnBreach {
 		return sloGate(answer, stderr)
 	}
 	return nil
+}
+
+// writeOut calls write with standard output, or with the file --out
+// names (outPath), which it then commits: a failed write leaves what was
+// at the path as it was.
+func writeOut(outPath string, stdout io.Writer, write func(io.Writer) error) error {
+	if outPath == "" {
+		return write(stdout)
+	}
+	f, err := filecap.Create(outPath)
+	if err != nil {
+		return usagef("report: --out: %v", err)
+	}
+	if err = write(f); err == nil {
+		err = f.Commit()
+	} else {
+		f.Abort()
+	}
+	if err != nil {
+		return fmt.Errorf("report: --out %s: %w", outPath, err)
+	}
+	return nil
+}
+
+// writeWarnings writes the layout's warnings on stderr, one a line.
+func writeWarnings(stderr io.Writer, layout *report.Layout) {
+	for _, b := range layout.Blocks {
+		for _, w := range b.Warnings {
+			fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
+		}
+	}
+	for _, w := range layout.Warnings {
+		fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
+	}
 }
 
 // reportBounds reads report's --slo; --fail-on-breach needs one.
