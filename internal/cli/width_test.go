@@ -1,5 +1,3 @@
-//go:build linux
-
 package cli
 
 import (
@@ -9,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,44 +14,16 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/slo"
 )
-
-// openPTY opens a pseudo-terminal of cols columns: the terminal (slave)
-// end a command writes to, and the master end its output is read from.
-func openPTY(t *testing.T, cols int) (master, tty *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open /dev/ptmx: %v", err)
-	}
-	fd := int(m.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Fatalf("pty number: %v", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatalf("open pty %d: %v", n, err)
-	}
-	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: 50}); err != nil {
-		t.Fatalf("set pty size: %v", err)
-	}
-	return m, s
-}
 
 // onTerminal runs servebench in-process with standard output on a
 // pseudo-terminal of cols columns and returns what the terminal showed.
 func onTerminal(t *testing.T, cols int, args ...string) string {
 	t.Helper()
-	master, tty := openPTY(t, cols)
-	defer master.Close()
+	master, tty := testenv.PTYSize(t, cols, 50)
 	var shown bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
