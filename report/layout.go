@@ -72,10 +72,8 @@ type Layout struct {
 	Sections []Section
 	// Width is the text writer's width in columns (WriteText): every
 	// line of prose is wrapped to it and every table folded to it
-	// (FoldTable); 0: no limit. Unfolded keeps the tables whole (--wide)
-	// while prose still wraps.
-	Width    int
-	Unfolded bool
+	// (FoldTable); 0: no limit, each line whole (--wide).
+	Width int
 }
 
 // Section is a titled table with lines of text under it.

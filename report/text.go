@@ -17,14 +17,10 @@ import (
 func WriteText(w io.Writer, l *Layout) error {
 	ew := &errWriter{w: w}
 	width := l.Width
-	tables := width
-	if l.Unfolded {
-		tables = 0
-	}
 	// text writes one line of prose wrapped to the width, its further
 	// lines under the first's text.
 	text := func(first, rest, s string) { ew.printf("%s", WrapLine(Clean(s), width, first, rest)) }
-	table := func(t Table) { ew.printf("%s", FoldTable(t, "   ", tables)) }
+	table := func(t Table) { ew.printf("%s", FoldTable(t, "   ", width)) }
 	text("", "  ", "servebench report: "+strings.Join(l.Files, ", "))
 	for _, d := range l.Details {
 		text("", "  ", d)

@@ -77,7 +77,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
 	}
 	err = writeOut(*outPath, stdout, func(out io.Writer) error {
-		layout.Width, layout.Unfolded = outputWidth(out), choice.Wide
+		layout.Width = choice.width(out)
 		return writeReport(out, *format, set, layout, charts, answer)
 	})
 	if err != nil {

@@ -305,7 +305,7 @@ func showTable(w io.Writer, path string, bounds []slo.Bound, choice tableChoice)
 		return err
 	}
 	layout, _ := reportLayout(set, bounds, choice.view(bounds))
-	layout.Width, layout.Unfolded = outputWidth(w), choice.Wide
+	layout.Width = choice.width(w)
 	if err := report.WriteText(w, layout); err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ type tableFlags struct {
 func defineTableFlags(fs *flag.FlagSet) tableFlags {
 	return tableFlags{
 		columns: fs.String("columns", "", "level-table figures after the load, by JSON name, e.g. ttft_p99_ms,e2e_p50_ms,errors (default: requests, errors, throughput, TTFT p50 and p95, TPOT p50, E2E p95 and the figures the SLO names; docs/metrics.md lists the names)"),
-		wide:    fs.Bool("wide", false, "every column of the level table, unfolded, however wide"),
+		wide:    fs.Bool("wide", false, "every column of the level table, and every line whole, however wide (for a wide window or less -S)"),
 	}
 }
 
@@ -59,6 +59,15 @@ func (f tableFlags) choice(cmd string) (tableChoice, error) {
 	}
 	c.Columns = figs
 	return c, nil
+}
+
+// width is the width text for w is fitted to: none with --wide (every
+// line whole), else outputWidth's.
+func (c tableChoice) width(w io.Writer) int {
+	if c.Wide {
+		return 0
+	}
+	return outputWidth(w)
 }
 
 // outputWidth is the width text for w is fitted to: the terminal's when
