@@ -23,7 +23,7 @@ import (
 var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
+	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--columns LIST | --wide] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
 	format := fs.String("format", "table", "output format: "+strings.Join(reportFormats, ", "))
 	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
 	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
