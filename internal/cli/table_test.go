@@ -61,3 +61,23 @@ func TestReportTableFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestRunColumnsFlag: run and find refuse a mistyped --columns figure
+// before sending anything, in one line naming the nearest, exit 2.
+func TestRunColumnsFlag(t *testing.T) {
+	sim := []string{"--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--columns", "ttft_p9_ms"}
+	for _, cmd := range []string{"run", "find"} {
+		t.Run(cmd, func(t *testing.T) {
+			args := append([]string{cmd}, sim...)
+			if cmd == "find" {
+				args = append(args, "--slo", "ttft_p95=1s")
+			}
+			var stdout, stderr bytes.Buffer
+			code := ExitCode(Run(context.Background(), args, &stdout, &stderr), &stderr)
+			msg := strings.TrimSpace(stderr.String())
+			if code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, cmd+`: --columns: unknown figure "ttft_p9_ms"; nearest: ttft_p95_ms`) {
+				t.Errorf("exit %d, stderr:\n%s", code, msg)
+			}
+		})
+	}
+}
