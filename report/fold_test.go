@@ -174,6 +174,7 @@ func TestParseColumns(t *testing.T) {
 		wantErr string
 	}{
 		{"ttft_p99_ms, errors", []document.Figure{"ttft_p99_ms", "errors"}, ""},
+		{"ttft_mean_ms", []document.Figure{"ttft_mean_ms"}, ""},
 		{"errors,errors", []document.Figure{"errors"}, ""},
 		{"ttft_p59_ms", nil, `unknown figure "ttft_p59_ms"; nearest: ttft_p50_ms`},
 		{"throughput", nil, "nearest: throughput_tok_s"},

@@ -91,12 +91,13 @@ func sloFigures(bounds []slo.Bound) []document.Figure {
 	return out
 }
 
-// ColumnNames are the names --columns takes: the JSON names of the
-// figures the level table can show, in the figure table's order.
+// ColumnNames are the names --columns takes: the JSON names of every
+// figure of the figure table, in its order (those the wide table leaves
+// to the latency section, such as ttft_mean_ms, too).
 func ColumnNames() []string {
 	var out []string
 	for _, f := range document.Figures() {
-		if f.Key != "" && f.Is(document.InTable) {
+		if f.Key != "" && (f.Value != nil || f.Text != nil) {
 			out = append(out, string(f.Key))
 		}
 	}
