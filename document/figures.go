@@ -64,8 +64,14 @@ const (
 	// TPOT, per-request rate, KV cache and VRAM have the charts package's
 	// hand-laid charts instead, which pair figures and batch records.)
 	InChart
+	// InCompact: a column of the compact level table people read in a
+	// terminal (report and run's table without --wide or --columns),
+	// after the load; the figures an SLO names join it. A compact figure
+	// is also InTable.
+	InCompact
 
-	// Everywhere is every output: a new figure's usual choice.
+	// Everywhere is every output but the compact table: a new figure's
+	// usual choice (the compact table stays about 97 columns wide).
 	Everywhere = InTable | InCSV | InGoBench | InCompare | InChart
 )
 

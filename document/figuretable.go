@@ -7,13 +7,17 @@ func builtinFigures() []FigureSpec {
 		seed   = InTable | InCSV | InGoBench | InCompare // the examples' figures
 		listed = InCSV | InGoBench                       // latency statistics outside the level table
 		shown  = InTable | InCSV | InGoBench
+		// The compact table's figures: requests, errors, throughput,
+		// TTFT p50 and p95, TPOT p50 and E2E p95 (with the load, eight
+		// columns).
+		compact = InCompact
 	)
 	out := []FigureSpec{
-		{Key: "requests", Label: "requests", Prec: -1, Shows: InTable | InCSV, Always: true,
+		{Key: "requests", Label: "requests", Prec: -1, Shows: InTable | InCSV | compact, Always: true,
 			Value: func(l *Level) *float64 { return count(l.Requests) }},
-		{Key: "errors", Label: "errors", Better: LowerIsBetter, Prec: -1, Shows: InTable | InCSV, Always: true,
+		{Key: "errors", Label: "errors", Better: LowerIsBetter, Prec: -1, Shows: InTable | InCSV | compact, Always: true,
 			Value: func(l *Level) *float64 { return count(l.Errors) }},
-		{Key: FigThroughput, Label: "throughput", Unit: "tok/s", Better: HigherIsBetter, Prec: 1, Shows: seed, Always: true, SLO: "throughput_min",
+		{Key: FigThroughput, Label: "throughput", Unit: "tok/s", Better: HigherIsBetter, Prec: 1, Shows: seed | compact, Always: true, SLO: "throughput_min",
 			Value:    func(l *Level) *float64 { return l.ThroughputTokS },
 			Interval: func(l *Level) (**float64, **float64) { return &l.ThroughputTokSCILow, &l.ThroughputTokSCIHigh }},
 		{Key: "per_request_tok_s", Label: "per-request", Unit: "tok/s", Better: HigherIsBetter, Prec: 1, Shows: InTable | InCSV, Always: true,
@@ -25,7 +29,7 @@ func builtinFigures() []FigureSpec {
 				return &v
 			}},
 	}
-	out = append(out, latency("ttft", "TTFT", 1, [5]Shows{listed, seed, listed, seed, shown}, [5]bool{false, true, false, true, false},
+	out = append(out, latency("ttft", "TTFT", 1, [5]Shows{listed, seed | compact, listed, seed | compact, shown}, [5]bool{false, true, false, true, false},
 		[5]func(*Level) **float64{
 			func(l *Level) **float64 { return &l.TTFTMeanMs }, func(l *Level) **float64 { return &l.TTFTP50Ms },
 			func(l *Level) **float64 { return &l.TTFTP90Ms }, func(l *Level) **float64 { return &l.TTFTP95Ms },
@@ -34,7 +38,7 @@ func builtinFigures() []FigureSpec {
 			func(l *Level) (**float64, **float64) { return &l.TTFTP50MsCILow, &l.TTFTP50MsCIHigh }, nil,
 			func(l *Level) (**float64, **float64) { return &l.TTFTP95MsCILow, &l.TTFTP95MsCIHigh },
 			func(l *Level) (**float64, **float64) { return &l.TTFTP99MsCILow, &l.TTFTP99MsCIHigh }})...)
-	out = append(out, latency("tpot", "TPOT", 2, [5]Shows{listed, seed, listed, shown, listed}, [5]bool{false, true, false, false, false},
+	out = append(out, latency("tpot", "TPOT", 2, [5]Shows{listed, seed | compact, listed, shown, listed}, [5]bool{false, true, false, false, false},
 		[5]func(*Level) **float64{
 			func(l *Level) **float64 { return &l.TPOTMeanMs }, func(l *Level) **float64 { return &l.TPOTP50Ms },
 			func(l *Level) **float64 { return &l.TPOTP90Ms }, func(l *Level) **float64 { return &l.TPOTP95Ms },
@@ -50,7 +54,7 @@ func builtinFigures() []FigureSpec {
 			func(l *Level) **float64 { return &l.ITLP99Ms }},
 		[5]func(*Level) (**float64, **float64){})
 	out = append(out, itl...)
-	out = append(out, latency("e2e", "E2E", 1, [5]Shows{listed, shown, listed, shown, listed}, [5]bool{},
+	out = append(out, latency("e2e", "E2E", 1, [5]Shows{listed, shown, listed, shown | compact, listed}, [5]bool{},
 		[5]func(*Level) **float64{
 			func(l *Level) **float64 { return &l.E2EMeanMs }, func(l *Level) **float64 { return &l.E2EP50Ms },
 			func(l *Level) **float64 { return &l.E2EP90Ms }, func(l *Level) **float64 { return &l.E2EP95Ms },

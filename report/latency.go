@@ -2,7 +2,6 @@ package report
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/servebench/servebench/document"
 )
@@ -62,12 +61,14 @@ func hasMeans(levels []document.Level) bool {
 // latencySection is the latency table of a sweep run: one row per level
 // and latency, with its mean and percentiles in ms; nil when no level has
 // a mean.
-func latencySection(levels []document.Level) *Section {
+func latencySection(r *document.Run) *Section {
+	levels := r.Levels
 	if !hasMeans(levels) {
 		return nil
 	}
 	metrics := latencyMetrics()
-	t := Table{Columns: []Column{{"c", Right}, {"latency", Left}}}
+	load := loadColumn(r)
+	t := Table{Columns: []Column{load.Column, {"latency", Left}}, Keys: 2}
 	var stats []string
 	for _, m := range metrics {
 		for _, f := range m.figs {
@@ -81,7 +82,7 @@ func latencySection(levels []document.Level) *Section {
 	}
 	for i := range levels {
 		for _, m := range metrics {
-			row := []string{strconv.Itoa(levels[i].Concurrency), m.label}
+			row := []string{load.cell(levels[i]), m.label}
 			empty := true
 			for _, st := range stats {
 				cell := Null

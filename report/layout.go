@@ -35,6 +35,10 @@ type Column struct {
 type Table struct {
 	Columns []Column
 	Rows    [][]string
+	// Keys is how many leading columns name a row (the load; the class
+	// and the load): a table folded to a terminal's width repeats them in
+	// every fold. 0 means 1.
+	Keys int
 }
 
 // Block is one run of the report: a title, details in words, its level
@@ -66,6 +70,10 @@ type Layout struct {
 	// Sections are further results laid out by other packages (the SLO
 	// answer), written after the runs.
 	Sections []Section
+	// Width is the text writer's width in columns (WriteText): every
+	// line of prose is wrapped to it and every table folded to it
+	// (FoldTable); 0: no limit, each line whole (--wide).
+	Width int
 }
 
 // Section is a titled table with lines of text under it.
@@ -203,8 +211,8 @@ func buildBlock(r *Run) Block {
 	switch r.Kind {
 	case KindSweep:
 		b.Details = append(simulatedDetails(r.Sweep), sweepDetails(r.Sweep)...)
-		b.Table = sweepTable(r.Sweep.Levels)
-		if sec := latencySection(r.Sweep.Levels); sec != nil {
+		b.Table = sweepTable(r.Sweep)
+		if sec := latencySection(r.Sweep); sec != nil {
 			b.Sections = append(b.Sections, *sec)
 		}
 		if t, ok := turnTable(r.Sweep.Levels); ok {
@@ -365,21 +373,30 @@ type sweepColumn struct {
 	cell   func(l document.Level) string
 }
 
-// sweepColumns are the level table's columns: the load, then every figure
-// of the figure table that shows in it, in its order.
-func sweepColumns() []sweepColumn {
-	cols := []sweepColumn{{Column{"c", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }}}
+// sweepColumns are the wide level table's columns: the load, then every
+// figure of the figure table that shows in it, in its order.
+func sweepColumns(r *document.Run) []sweepColumn {
 	figs := document.Figures()
+	var shown []*document.FigureSpec
 	for i := range figs {
-		f := &figs[i]
-		if !f.Is(document.InTable) {
-			continue
+		if figs[i].Is(document.InTable) {
+			shown = append(shown, &figs[i])
 		}
+	}
+	return figureColumns(r, shown, false)
+}
+
+// figureColumns are the load column of r and a column per figure; always
+// keeps every figure's column even where no level has it (a --columns
+// choice), else only the figures marked Always do.
+func figureColumns(r *document.Run, figs []*document.FigureSpec, always bool) []sweepColumn {
+	cols := []sweepColumn{loadColumn(r)}
+	for _, f := range figs {
 		align := Right
 		if f.Text != nil {
 			align = Left
 		}
-		cols = append(cols, sweepColumn{Column{f.TableHeader(), align}, f.Always, func(l document.Level) string { return figureCell(&l, f) }})
+		cols = append(cols, sweepColumn{Column{f.TableHeader(), align}, always || f.Always, func(l document.Level) string { return figureCell(&l, f) }})
 	}
 	return cols
 }
@@ -426,13 +443,24 @@ func withCI(l *document.Level, f *document.FigureSpec) string {
 	return v + " ±" + num(h, f.Prec)
 }
 
-// sweepTable is the level table of a sweep run: the columns of
-// examples/multi-backend-sweep.json always, servebench's extra columns where
-// some level has them. A run with request classes (--mix) gets a first
-// column "class": each level's row is "all", followed by a row per class
-// (document.Level.Classes).
-func sweepTable(levels []document.Level) Table {
-	var t Table
+// sweepTable is the wide level table of a sweep run: the columns of
+// examples/multi-backend-sweep.json always, servebench's extra columns
+// where some level has them.
+func sweepTable(r *document.Run) Table { return levelTable(r, sweepColumns(r)) }
+
+// sweepTableOf is the level table of a sweep run with the load column and
+// the columns of figs (View); always keeps a column no level has.
+func sweepTableOf(r *document.Run, figs []*document.FigureSpec, always bool) Table {
+	return levelTable(r, figureColumns(r, figs, always))
+}
+
+// levelTable is the table of r's levels in columns (those no level has
+// left out, unless always). A run with request classes (--mix) gets a
+// first column "class": each level's row is "all", followed by a row per
+// class (document.Level.Classes), at its level's load.
+func levelTable(r *document.Run, columns []sweepColumn) Table {
+	t := Table{Keys: 1}
+	levels := r.Levels
 	rows := levels
 	mixed := false
 	for _, l := range levels {
@@ -444,15 +472,22 @@ func sweepTable(levels []document.Level) Table {
 	}
 	if mixed {
 		t.Columns = append(t.Columns, Column{"class", Left})
+		t.Keys = 2
 		for _, l := range levels {
 			all := l
 			all.Class = "all"
 			rows = append(rows, all)
-			rows = append(rows, l.Classes...)
+			for _, c := range l.Classes {
+				c.Concurrency = l.Concurrency
+				if c.RequestedRate == nil {
+					c.RequestedRate = l.RequestedRate
+				}
+				rows = append(rows, c)
+			}
 		}
 	}
 	var cols []sweepColumn
-	for _, c := range sweepColumns() {
+	for _, c := range columns {
 		if c.always || anyCell(rows, c.cell) {
 			cols = append(cols, c)
 			t.Columns = append(t.Columns, c.Column)

@@ -431,7 +431,7 @@ func TestE2EMeanColumnOnlyBesideScheduled(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tab := sweepTable([]document.Level{c.level})
+			tab := sweepTable(&document.Run{Levels: []document.Level{c.level}})
 			got := false
 			for _, col := range tab.Columns {
 				got = got || col.Header == "E2E mean ms"

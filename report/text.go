@@ -16,47 +16,50 @@ import (
 // server-sent name cannot move the terminal's cursor.
 func WriteText(w io.Writer, l *Layout) error {
 	ew := &errWriter{w: w}
-	ew.printf("servebench report: %s\n", Clean(strings.Join(l.Files, ", ")))
+	width := l.Width
+	// text writes one line of prose wrapped to the width, its further
+	// lines under the first's text.
+	text := func(first, rest, s string) { ew.printf("%s", WrapLine(Clean(s), width, first, rest)) }
+	table := func(t Table) { ew.printf("%s", FoldTable(t, "   ", width)) }
+	text("", "  ", "servebench report: "+strings.Join(l.Files, ", "))
 	for _, d := range l.Details {
-		ew.printf("%s\n", Clean(d))
+		text("", "  ", d)
 	}
 	for _, b := range l.Blocks {
-		ew.printf("\n== %s\n", Clean(b.Title))
+		ew.printf("\n")
+		text("== ", "   ", b.Title)
 		for _, d := range b.Details {
-			ew.printf("   %s\n", Clean(d))
+			text("   ", "     ", d)
 		}
-		writeAligned(ew, b.Table, "   ")
+		table(b.Table)
 		for _, sec := range b.Sections {
-			ew.printf("   -- %s\n", Clean(sec.Title))
-			writeAligned(ew, sec.Table, "   ")
+			text("   -- ", "      ", sec.Title)
+			table(sec.Table)
 		}
 		for _, wn := range b.Warnings {
-			ew.printf("   warning: %s\n", Clean(wn))
+			text("   warning: ", "     ", wn)
 		}
 	}
 	if l.Calibration != nil {
-		ew.printf("\n== calibration: planner prediction against the KV tokens the server reported\n")
-		writeAligned(ew, *l.Calibration, "   ")
+		ew.printf("\n")
+		text("== ", "   ", "calibration: planner prediction against the KV tokens the server reported")
+		table(*l.Calibration)
 	}
 	for _, sec := range l.Sections {
-		ew.printf("\n== %s\n", Clean(sec.Title))
-		writeAligned(ew, sec.Table, "   ")
+		ew.printf("\n")
+		text("== ", "   ", sec.Title)
+		table(sec.Table)
 		for _, ln := range sec.Lines {
-			ew.printf("%s\n", Clean(ln))
+			text("", "  ", ln)
 		}
 	}
 	if len(l.Warnings) > 0 {
 		ew.printf("\nwarnings:\n")
 		for _, wn := range l.Warnings {
-			ew.printf("   %s\n", Clean(wn))
+			text("   ", "     ", wn)
 		}
 	}
 	return ew.err
-}
-
-// writeAligned writes t with columns padded to their widest cell.
-func writeAligned(ew *errWriter, t Table, indent string) {
-	ew.printf("%s", AlignTable(t, indent))
 }
 
 // AlignTable renders t as aligned plain text, each line prefixed by indent.

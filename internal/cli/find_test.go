@@ -233,7 +233,9 @@ func TestFindReproducible(t *testing.T) {
 		}
 	}
 	// The probes are a servebench document: report reads it, judges it
-	// with the same Judge, and compare pairs it with itself.
+	// with the same Judge, and compare pairs it with itself. (At 200
+	// columns the SLO table's headers stay on one line.)
+	t.Setenv("COLUMNS", "200")
 	stdout, stderr, err := cliRun(context.Background(), "report", doc, "--slo", "ttft_p95="+findBudget)
 	if err != nil {
 		t.Fatalf("report: %v\n%s", err, stderr)

@@ -27,12 +27,14 @@ const repoRoot = "../.."
 const goldenDir = "testdata/golden"
 
 // reportRenderings are the report invocations every input goes through:
-// each format, and the capacity answer in the two formats that carry it.
+// each format (the table also --wide, every column unfolded), and the
+// capacity answer in the two formats that carry it.
 var reportRenderings = []struct {
 	name string
 	args []string
 }{
 	{"table", []string{"--format", "table"}},
+	{"table.wide", []string{"--format", "table", "--wide"}},
 	{"markdown", []string{"--format", "markdown"}},
 	{"csv", []string{"--format", "csv"}},
 	{"json", []string{"--format", "json"}},
@@ -49,6 +51,9 @@ var reportRenderings = []struct {
 // output of report, summary, document and record fixed while the code
 // behind them changes; a file added later is covered by the next -update.
 func TestReportGolden(t *testing.T) {
+	// Text is fitted to $COLUMNS off a terminal: hold it at the default,
+	// 80, whatever the shell's.
+	t.Setenv("COLUMNS", "")
 	inputs := goldenInputs(t)
 	if len(inputs) < 5 {
 		t.Fatalf("found %d inputs (%v), want at least the two examples and the three records files", len(inputs), inputs)

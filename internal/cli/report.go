@@ -23,13 +23,18 @@ import (
 var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
+	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--columns LIST | --wide] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
 	format := fs.String("format", "table", "output format: "+strings.Join(reportFormats, ", "))
 	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
 	outPath := fs.String("out", "", "write the report to `FILE` instead of standard output")
 	sloFlag := fs.String("slo", "", "capacity answer for a latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms (ttft_p50, ttft_p95, tpot_p50, throughput_min, error_rate)")
 	failOnBreach := fs.Bool("fail-on-breach", false, "CI gate (with --slo): exit 1 when a run breaks the SLO at a load it measured, one line per broken figure on stderr")
+	tf := defineTableFlags(fs)
 	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	choice, err := tf.choice("report")
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	layout, answer := reportLayout(set, bounds)
+	// The HTML page lays out every column; the text and Markdown a
+	// person reads, the columns chosen (compact by default).
+	view := choice.view(bounds)
+	if *format == "html" {
+		view = report.View{Wide: true}
+	}
+	layout, answer := reportLayout(set, bounds, view)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
 		charts = chart.ForSet(set)
@@ -65,44 +76,55 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
 	}
-	out := stdout
-	var f *filecap.OutFile
-	if *outPath != "" {
-		if f, err = filecap.Create(*outPath); err != nil {
-			return usagef("report: --out: %v", err)
-		}
-		out = f
-	}
-	err = writeReport(out, *format, set, layout, charts, answer)
-	if f != nil {
-		// A failed write leaves what was at the path as it was.
-		if err == nil {
-			err = f.Commit()
-		} else {
-			f.Abort()
-		}
-		if err != nil {
-			return fmt.Errorf("report: --out %s: %w", *outPath, err)
-		}
-	}
+	err = writeOut(*outPath, stdout, func(out io.Writer) error {
+		layout.Width = choice.width(out)
+		return writeReport(out, *format, set, layout, charts, answer)
+	})
 	if err != nil {
 		return err
 	}
 	if *format != "table" && *format != "markdown" && *format != "html" {
 		// Formats for machines carry no warnings lines; say them on stderr.
-		for _, b := range layout.Blocks {
-			for _, w := range b.Warnings {
-				fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
-			}
-		}
-		for _, w := range layout.Warnings {
-			fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
-		}
+		writeWarnings(stderr, layout)
 	}
 	if *failOnBreach {
 		return sloGate(answer, stderr)
 	}
 	return nil
+}
+
+// writeOut calls write with standard output, or with the file --out
+// names (outPath), which it then commits: a failed write leaves what was
+// at the path as it was.
+func writeOut(outPath string, stdout io.Writer, write func(io.Writer) error) error {
+	if outPath == "" {
+		return write(stdout)
+	}
+	f, err := filecap.Create(outPath)
+	if err != nil {
+		return usagef("report: --out: %v", err)
+	}
+	if err = write(f); err == nil {
+		err = f.Commit()
+	} else {
+		f.Abort()
+	}
+	if err != nil {
+		return fmt.Errorf("report: --out %s: %w", outPath, err)
+	}
+	return nil
+}
+
+// writeWarnings writes the layout's warnings on stderr, one a line.
+func writeWarnings(stderr io.Writer, layout *report.Layout) {
+	for _, b := range layout.Blocks {
+		for _, w := range b.Warnings {
+			fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
+		}
+	}
+	for _, w := range layout.Warnings {
+		fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
+	}
 }
 
 // reportBounds reads report's --slo; --fail-on-breach needs one.
@@ -120,11 +142,11 @@ func reportBounds(sloFlag string, failOnBreach bool) ([]slo.Bound, error) {
 	return bounds, nil
 }
 
-// reportLayout lays out set as report does, with the capacity answer for
-// bounds as its last section when bounds are given; run's table on a
-// terminal is the same.
-func reportLayout(set *report.Set, bounds []slo.Bound) (*report.Layout, *sloreport.Answer) {
-	layout := report.Build(set)
+// reportLayout lays out set as report does, its level tables as view
+// chooses, with the capacity answer for bounds as its last section when
+// bounds are given; run's table on a terminal is the same.
+func reportLayout(set *report.Set, bounds []slo.Bound, view report.View) (*report.Layout, *sloreport.Answer) {
+	layout := report.BuildView(set, view)
 	if bounds == nil {
 		return layout, nil
 	}

@@ -183,6 +183,7 @@ type runConfig struct {
 	// warnings about the server found, for the run's warnings.
 	Table       bool
 	SLO         []slo.Bound
+	TableChoice tableChoice
 	Discovered  *record.Discovery
 	ServerNotes []string
 
@@ -316,7 +317,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	}
 	if cfg.Table {
 		// What was measured is shown even when the run then fails.
-		if err := showTable(stdout, cfg.Out, cfg.SLO); err != nil {
+		if err := showTable(stdout, cfg.Out, cfg.SLO, cfg.TableChoice); err != nil {
 			return err
 		}
 	}
@@ -744,6 +745,7 @@ type runFlags struct {
 	seed                                    *int64
 	timeout                                 *time.Duration
 	quiet                                   *bool
+	table                                   tableFlags
 	profiles                                *stringsFlag
 	telemetry                               telemetryFlags
 	shapes                                  shapeFlags
@@ -821,6 +823,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		slo:            fs.String("slo", "", "latency budget, e.g. ttft_p95=1.5s,tpot_p50=50ms: each level's goodput counts the requests that meet it (docs/metrics.md), and on a terminal the run ends with the capacity answer, as report --slo"),
 		records:        fs.String("records", "", "per-request records `FILE` (JSON Lines, flushed as each request ends; default: none)"),
 		quiet:          fs.Bool("quiet", false, "no progress or summary on standard error"),
+		table:          defineTableFlags(fs),
 		profiles:       defineProfileFlag(fs),
 		telemetry:      defineTelemetryFlags(fs),
 		shapes:         defineShapeFlags(fs),
@@ -942,7 +945,9 @@ func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
 		}
 		cfg.SLO = bounds
 	}
-	return nil
+	choice, err := f.table.choice("run")
+	cfg.TableChoice = choice
+	return err
 }
 
 // checkURL accepts an absolute http(s) URL without credentials: user

@@ -299,15 +299,16 @@ func resultOutput(out string, terminal bool, now time.Time) (path string, table 
 
 // showTable writes the table `servebench report FILE [--slo ...]` writes
 // for the document just written to path, and says where the document is.
-func showTable(w io.Writer, path string, bounds []slo.Bound) error {
+func showTable(w io.Writer, path string, bounds []slo.Bound, choice tableChoice) error {
 	set, err := loadSet([]string{path})
 	if err != nil {
 		return err
 	}
-	layout, _ := reportLayout(set, bounds)
+	layout, _ := reportLayout(set, bounds, choice.view(bounds))
+	layout.Width = choice.width(w)
 	if err := report.WriteText(w, layout); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "\nservebench: the full result is in %s (servebench report %s shows it again)\n", path, path)
+	_, err = fmt.Fprintf(w, "\n%s", report.WrapLine(report.Clean(fmt.Sprintf("servebench: the full result is in %s (servebench report %s shows it again; --wide for every column)", path, path)), layout.Width, "", "  "))
 	return err
 }

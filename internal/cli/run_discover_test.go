@@ -236,13 +236,16 @@ func TestRunOnTerminalEndsWithTable(t *testing.T) {
 	if len(doc.Runs) != 1 || doc.Runs[0].Server.Discovered == nil {
 		t.Fatalf("the default file holds %d runs, discovered %+v", len(doc.Runs), doc.Runs[0].Server)
 	}
+	// report fits its text to $COLUMNS off a terminal: the terminal's
+	// 160 (testenv.PTY).
+	t.Setenv("COLUMNS", "160")
 	var table bytes.Buffer
 	if err := Run(context.Background(), []string{"report", files[0], "--slo", "ttft_p95=10s"}, &table, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	// The terminal turns each "\n" into "\r\n".
 	got := strings.ReplaceAll(shown.String(), "\r\n", "\n")
-	tail := table.String() + "\nservebench: the full result is in " + files[0] + " (servebench report " + files[0] + " shows it again)\n"
+	tail := table.String() + "\nservebench: the full result is in " + files[0] + " (servebench report " + files[0] + " shows it again; --wide for every column)\n"
 	if !strings.HasSuffix(got, tail) {
 		t.Fatalf("the terminal does not end with report's table and the file's name:\n--- terminal\n%s\n--- want at its end\n%s", got, tail)
 	}

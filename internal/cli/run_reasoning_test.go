@@ -129,7 +129,8 @@ func TestRunReasoningStreams(t *testing.T) {
 				"html":     {"<th>TTFA p50 ms</th>", "≈30"},
 			} {
 				var out, errb bytes.Buffer
-				if err := Run(context.Background(), []string{"report", report, "--format", format}, &out, &errb); err != nil {
+				// --wide: the reasoning figures are not the compact table's.
+				if err := Run(context.Background(), []string{"report", report, "--format", format, "--wide"}, &out, &errb); err != nil {
 					t.Fatalf("report --format %s: %v %s", format, err, errb.String())
 				}
 				for _, w := range want {

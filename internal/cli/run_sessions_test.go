@@ -284,7 +284,8 @@ func TestRunPrefixCacheFromVLLM(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	if err := Run(context.Background(), []string{"report", report}, &out, &errb); err != nil || !strings.Contains(out.String(), "server prefix cache hit %") || !strings.Contains(out.String(), "64.0") {
+	// --wide: the cache figures are not the compact table's.
+	if err := Run(context.Background(), []string{"report", report, "--wide"}, &out, &errb); err != nil || !strings.Contains(out.String(), "server prefix cache hit %") || !strings.Contains(out.String(), "64.0") {
 		t.Errorf("report table lacks the cache columns (%v):\n%s", err, out.String())
 	}
 }

@@ -17,6 +17,13 @@ import (
 // without pseudo-terminals skips the test (fails under SERVEBENCH_STRICT=1).
 func PTY(t testing.TB) (controller, terminal *os.File) {
 	t.Helper()
+	return PTYSize(t, 160, 40)
+}
+
+// PTYSize is PTY with a terminal of cols columns and rows rows, for a
+// test of what fits a terminal's width.
+func PTYSize(t testing.TB, cols, rows int) (controller, terminal *os.File) {
+	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		Missing(t, "test needs a pseudo-terminal: "+err.Error())
@@ -35,7 +42,7 @@ func PTY(t testing.TB) (controller, terminal *os.File) {
 		t.Fatalf("open pseudo-terminal %d: %v", n, err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 160}); err != nil {
+	if err := unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)}); err != nil {
 		t.Fatalf("size pseudo-terminal: %v", err)
 	}
 	return m, s

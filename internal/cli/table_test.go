@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestReportTableFlags: report's table is compact by default, --columns
+// chooses its figures, --wide shows every column unfolded; a mistyped
+// figure gets one line naming the nearest and exit 2.
+func TestReportTableFlags(t *testing.T) {
+	sweep := filepath.Join(repoRoot, "examples", "multi-backend-sweep.json")
+	cases := []struct {
+		name       string
+		args       []string
+		columns    string // the environment's $COLUMNS
+		code       int
+		has, lacks []string
+		maxWidth   int
+	}{
+		{"compact", []string{sweep}, "", 0, []string{"TTFT p95 ms", "throughput tok/s", "4771.7"}, []string{"peak VRAM GiB", "per-request tok/s"}, 80},
+		{"COLUMNS", []string{sweep}, "60", 0, []string{"4771.7"}, nil, 60},
+		{"columns", []string{sweep, "--columns", "peak_vram_gib,ttft_p95_ms"}, "", 0, []string{"peak VRAM GiB", "9.28"}, []string{"throughput tok/s", "TPOT p50 ms"}, 80},
+		{"wide", []string{sweep, "--wide"}, "", 0, []string{"peak VRAM GiB  peak KV cache %  preemptions  mean prompt tok"}, nil, 0},
+		{"markdown compact", []string{sweep, "--format", "markdown"}, "", 0, []string{"| TTFT p95 ms |"}, []string{"peak VRAM GiB"}, 0},
+		{"markdown wide", []string{sweep, "--format", "markdown", "--wide"}, "", 0, []string{"| peak VRAM GiB |"}, nil, 0},
+		{"unknown figure", []string{sweep, "--columns", "ttft_p59_ms"}, "", 2, []string{`unknown figure "ttft_p59_ms"; nearest: ttft_p50_ms`}, nil, 0},
+		{"columns and wide", []string{sweep, "--columns", "errors", "--wide"}, "", 2, []string{"--columns and --wide"}, nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("COLUMNS", c.columns)
+			var stdout, stderr bytes.Buffer
+			code := ExitCode(Run(context.Background(), append([]string{"report"}, c.args...), &stdout, &stderr), &stderr)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s", code, c.code, stderr.String())
+			}
+			out := stdout.String() + stderr.String()
+			if c.code != 0 && strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
+				t.Errorf("want one line on stderr, got:\n%s", stderr.String())
+			}
+			for _, s := range c.has {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+			for _, s := range c.lacks {
+				if strings.Contains(out, s) {
+					t.Errorf("output has %q:\n%s", s, out)
+				}
+			}
+			for _, ln := range strings.Split(stdout.String(), "\n") {
+				if n := utf8.RuneCountInString(ln); c.maxWidth > 0 && n > c.maxWidth {
+					t.Errorf("line %d wide, want at most %d: %q", n, c.maxWidth, ln)
+				}
+			}
+		})
+	}
+}
+
+// TestRunColumnsFlag: run and find refuse a mistyped --columns figure
+// before sending anything, in one line naming the nearest, exit 2.
+func TestRunColumnsFlag(t *testing.T) {
+	sim := []string{"--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--columns", "ttft_p9_ms"}
+	for _, cmd := range []string{"run", "find"} {
+		t.Run(cmd, func(t *testing.T) {
+			args := append([]string{cmd}, sim...)
+			if cmd == "find" {
+				args = append(args, "--slo", "ttft_p95=1s")
+			}
+			var stdout, stderr bytes.Buffer
+			code := ExitCode(Run(context.Background(), args, &stdout, &stderr), &stderr)
+			msg := strings.TrimSpace(stderr.String())
+			if code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, cmd+`: --columns: unknown figure "ttft_p9_ms"; nearest: ttft_p95_ms`) {
+				t.Errorf("exit %d, stderr:\n%s", code, msg)
+			}
+		})
+	}
+}
