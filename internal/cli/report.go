@@ -56,7 +56,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	layout, answer := reportLayout(set, bounds)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
-		charts = chart.ForSet(set)
+		charts = chart.WithSLO(chart.ForSet(set), bounds)
 	}
 	if *chartsDir != "" {
 		written, err := chart.WriteDir(*chartsDir, charts)
@@ -146,7 +146,7 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "json":
 		return sloreport.WriteJSON(w, set, answer)
 	case "html":
-		return html.Write(w, layout, charts)
+		return html.WriteAnswer(w, layout, charts, answer)
 	case "gobench":
 		return report.WriteGoBench(w, set)
 	default:

@@ -35,16 +35,22 @@ func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSee
 func render(t testing.TB, s *report.Set, bounds string) []byte {
 	t.Helper()
 	l := report.Build(s)
+	var a *sloreport.Answer
+	var b []slo.Bound
 	if bounds != "" {
-		b, err := slo.Parse(bounds)
-		if err != nil {
+		var err error
+		if b, err = slo.Parse(bounds); err != nil {
 			t.Fatal(err)
 		}
-		a := sloreport.Evaluate(s, b)
-		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: a.BestLines()})
+		a = sloreport.Evaluate(s, b)
+		lines := a.BestLines()
+		for _, w := range a.Warnings {
+			lines = append(lines, "warning: "+w)
+		}
+		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: lines})
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, l, chart.ForSet(s)); err != nil {
+	if err := WriteAnswer(&buf, l, chart.WithSLO(chart.ForSet(s), b), a); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
