@@ -84,6 +84,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("report: --out %s: %w", *outPath, err)
 		}
+		// The page or file is all the output: say where it went.
+		fmt.Fprintf(stderr, "servebench: wrote the %s report to %s\n", *format, *outPath)
 	}
 	if err != nil {
 		return err
