@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,68 @@ func TestLatencySection(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// measureScript reports, into the DOM that --dump-dom prints, how wide
+// the page's content is against the window: the document's scroll width
+// (what scrolls sideways; a table scrolling inside its own box does not
+// count) and the window's inner width.
+const measureScript = `<script>document.body.insertAdjacentHTML("beforeend",
+"<pre id=measure>" + document.documentElement.scrollWidth + " " + window.innerWidth + "</pre>");</script>`
+
+var measured = regexp.MustCompile(`<pre id="measure">(\d+) (\d+)</pre>`)
+
+// pageWidth loads page in headless Chromium in a window w pixels wide
+// and returns the page's scroll width and the window's inner width. The
+// page's Content-Security-Policy, which forbids scripts, is taken out of
+// this test copy so the measuring script may run.
+func pageWidth(t *testing.T, bin string, page []byte, w int) (scroll, inner int) {
+	t.Helper()
+	dir := t.TempDir()
+	csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
+	src := csp.ReplaceAllString(string(page), "")
+	src = strings.Replace(src, "</body>", measureScript+"</body>", 1)
+	path := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, logs := runChromium(t, bin, dir, "--window-size="+strconv.Itoa(w)+",900", "--dump-dom", "file://"+path)
+	m := measured.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no measurement in the DOM:\n%.300s\n%s", dom, logs)
+	}
+	scroll, _ = strconv.Atoi(m[1])
+	inner, _ = strconv.Atoi(m[2])
+	return scroll, inner
+}
+
+// TestChromiumNoSidewaysScroll: at 1,280 px the page does not scroll
+// sideways: wide tables scroll inside their own boxes, long names and
+// details wrap. A page with a 2,000 px block proves the measure sees
+// overflow.
+func TestChromiumNoSidewaysScroll(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium not installed (apt-get install chromium)")
+	}
+	wide := []byte(`<!DOCTYPE html><html><body><div style="width:2000px">x</div></body></html>`)
+	if scroll, inner := pageWidth(t, bin, wide, 1280); scroll <= inner {
+		t.Fatalf("a 2000 px block measured %d px in a %d px window: the measure cannot see overflow", scroll, inner)
+	}
+	long := evilSet(t)
+	long.Runs[0].Label = strings.Repeat("unbroken", 40) // no place to break a line
+	cases := map[string][]byte{
+		"sweep with SLO":    render(t, loadSeed(t, "multi-backend-sweep.json"), "ttft_p95=1.5s"),
+		"sweep without SLO": render(t, loadSeed(t, "multi-backend-sweep.json"), ""),
+		"batch":             render(t, loadSeed(t, "vllm-text-image-example.json"), "ttft_p95=1.5s"),
+		"long names":        render(t, long, "ttft_p95=1.5s"),
+	}
+	for name, page := range cases {
+		t.Run(name, func(t *testing.T) {
+			if scroll, inner := pageWidth(t, bin, page, 1280); scroll > inner {
+				t.Errorf("page is %d px wide in a %d px window: it scrolls sideways", scroll, inner)
+			}
+		})
 	}
 }
