@@ -127,11 +127,11 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 		}
 		// Only servebench run keeps a records file to count goodput again
 		// from; a document from elsewhere (the examples) has none to name.
-		advice := "and have no records to count it from"
+		advice := ", and have no records to count it from"
 		if recorded {
-			advice = "report their records files (.jsonl) with --slo to count it"
+			advice = "; report their records files (.jsonl) with --slo to count it"
 		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO; %s", names, advice))
+		a.Warnings = append(a.Warnings, fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO%s", names, advice))
 	}
 	var workloads []string
 	best := map[string]*BestAnswer{}
