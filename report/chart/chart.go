@@ -95,12 +95,9 @@ func colorOf(i int) string { return palette[i%len(palette)] }
 // says the figures are predicted, and the legend marks each simulated run.
 func ForSet(s *report.Set) []Chart {
 	sub := subtitle(s)
-	simulated := s.Simulated()
+	mark := titleMark(s)
 	build := func(name, title, ylabel string, pick func(i int, r *report.Run) []Series) Chart {
-		if simulated {
-			title += " — " + report.SimulatedMark
-		}
-		c := Chart{Name: name, Title: title, Subtitle: sub, XLabel: "concurrency (concurrent requests, log scale)", YLabel: ylabel}
+		c := Chart{Name: name, Title: title + mark, Subtitle: sub, XLabel: "concurrency (concurrent requests, log scale)", YLabel: ylabel}
 		for i, r := range s.Runs {
 			c.Series = append(c.Series, pick(i, r)...)
 		}
@@ -233,6 +230,15 @@ func (f chartedFigure) value(p report.Point) *float64 {
 		return &pct
 	}
 	return v
+}
+
+// titleMark ends every chart title of a set with a simulated run:
+// " — SIMULATED"; "" otherwise.
+func titleMark(s *report.Set) string {
+	if s.Simulated() {
+		return " — " + report.SimulatedMark
+	}
+	return ""
 }
 
 func subtitle(s *report.Set) string {

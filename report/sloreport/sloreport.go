@@ -121,17 +121,7 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 		a.Runs = append(a.Runs, ra)
 	}
 	if len(other) > 0 {
-		names := strings.Join(quoteAll(other), ", ")
-		if len(other) > 3 {
-			names = fmt.Sprintf("%d runs (%s, …)", len(other), strings.Join(quoteAll(other[:2]), ", "))
-		}
-		// Only servebench run keeps a records file to count goodput again
-		// from; a document from elsewhere (the examples) has none to name.
-		advice := ", and have no records to count it from"
-		if recorded {
-			advice = "; report their records files (.jsonl) with --slo to count it"
-		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO%s", names, advice))
+		a.Warnings = append(a.Warnings, noGoodputWarning(other, recorded))
 	}
 	var workloads []string
 	best := map[string]*BestAnswer{}
@@ -159,6 +149,22 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 		a.Best = append(a.Best, *best[w])
 	}
 	return a
+}
+
+// noGoodputWarning says which runs have no goodput against this SLO
+// (their documents were summarized without it) and, where servebench run
+// wrote one of them and so kept records, to report the records instead;
+// a document from elsewhere (the examples) has no records to name.
+func noGoodputWarning(other []string, recorded bool) string {
+	names := strings.Join(quoteAll(other), ", ")
+	if len(other) > 3 {
+		names = fmt.Sprintf("%d runs (%s, …)", len(other), strings.Join(quoteAll(other[:2]), ", "))
+	}
+	advice := ", and have no records to count it from"
+	if recorded {
+		advice = "; report their records files (.jsonl) with --slo to count it"
+	}
+	return fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO%s", names, advice)
 }
 
 // RunLoad is what a run's points vary: the request rate when every point
