@@ -271,3 +271,46 @@ func TestChromiumNoSidewaysScroll(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerFirst: the page opens with the answer, not with counts:
+// without an SLO each workload's best throughput and where; with one,
+// each workload's best run, its held load marked as a lower bound where
+// the sweep never broke the SLO. The equal-load table puts runs of one
+// workload side by side; a warning of the SLO block is styled as a
+// warning, not as an answer.
+func TestAnswerFirst(t *testing.T) {
+	s := loadSeed(t, "multi-backend-sweep.json")
+	plain := string(render(t, s, ""))
+	top := plain[:strings.Index(plain, "<main>")]
+	for _, want := range []string{`<div class="head">best chat throughput</div><b>1209.9 tok/s</b><div class="detail">vllm-fp8kv-chat at c=16`,
+		`<div class="head">best long throughput</div><b>359.0 tok/s</b><div class="detail">vllm-fp8kv-long at c=48`} {
+		if !strings.Contains(top, want) {
+			t.Errorf("page top lacks %q:\n%s", want, top)
+		}
+	}
+	if strings.Contains(top, `<b>9</b>runs`) {
+		t.Errorf("page top still leads with counts")
+	}
+	page := string(render(t, s, "ttft_p95=1.5s"))
+	top = page[:strings.Index(page, "<main>")]
+	for _, want := range []string{`<b>vllm-fp8kv-chat</b>`, `holds up to c=16 or more`, `<span class="lower">lower bound</span>`,
+		`<div class="answer none"><div class="head">best long run under SLO: ttft_p95 ≤ 1500 ms</div><b>none</b>`} {
+		if !strings.Contains(top, want) {
+			t.Errorf("page top lacks %q:\n%s", want, top)
+		}
+	}
+	eq := page[strings.Index(page, "<h2>Runs side by side at equal load</h2>"):]
+	eq = eq[:strings.Index(eq, "</table>")]
+	for _, want := range []string{"<th>meets SLO</th>", `<td class="">chat</td><td class="">c=16</td><td class="">vllm-fp8kv-chat</td><td class="r">1209.9</td>`} {
+		if !strings.Contains(eq, want) {
+			t.Errorf("equal-load table lacks %q", want)
+		}
+	}
+	// Loads are compared within a workload: c=8 is long runs' only.
+	if strings.Contains(eq, `<td class="">c=8</td><td class="">llamacpp-f16kv-chat</td>`) || !strings.Contains(eq, `<td class="">long</td><td class="">c=8</td><td class="">llamacpp-f16kv-long</td>`) {
+		t.Errorf("equal-load table mixes workloads at c=8")
+	}
+	if !strings.Contains(page, `<p class="warn">warning: no goodput for 9 runs`) {
+		t.Errorf("the SLO block's warning is not styled as a warning")
+	}
+}
