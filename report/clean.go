@@ -25,6 +25,10 @@ func (l *Layout) Cleaned() *Layout {
 	return &out
 }
 
+// Cleaned is a copy of t with headers and cells passed through Clean, for
+// tables laid out beside a Layout (the HTML page's cross-run table).
+func (t Table) Cleaned() Table { return t.cleaned() }
+
 // cleaned is a copy of t with headers and cells passed through Clean.
 func (t Table) cleaned() Table {
 	out := Table{Columns: make([]Column, len(t.Columns)), Rows: make([][]string, len(t.Rows))}

@@ -17,6 +17,7 @@ var csvHeader = []string{
 	"requests", "errors", "throughput_tok_s", "per_request_tok_s",
 	"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "batch_mean_tpot_ms",
 	"peak_vram_gib", "peak_kv_cache_usage", "preemptions", "repeat_tok_s",
+	"simulated",
 }
 
 // csvFigures are the figure table's CSV columns appended after
@@ -33,7 +34,8 @@ func csvFigures() []*document.FigureSpec {
 }
 
 // WriteCSV writes one row per run and concurrency level with full
-// precision: csvHeader's columns (the examples' figures, which batch
+// precision: csvHeader's columns (simulated is "true" for a run the
+// simulator predicted, so a spreadsheet of shared rows still says so) (the examples' figures, which batch
 // records have too), then every other figure of the figure table that
 // shows in CSV (the latency means and percentiles, ttft_mean_ms …
 // e2e_p99_ms, and any added later). A missing value is an empty cell, never 0; repeat_tok_s lists
@@ -63,6 +65,7 @@ func WriteCSV(w io.Writer, s *Set) error {
 				csvInt(p.Requests), csvInt(p.Errors), csvFloat(p.ThroughputTokS), csvFloat(p.PerRequestTokS),
 				csvFloat(p.TTFTP50Ms), csvFloat(p.TTFTP95Ms), csvFloat(p.TPOTP50Ms), csvFloat(p.BatchTPOTMs),
 				csvFloat(p.PeakVRAMGiB), csvFloat(p.PeakKVCacheUsage), csvFloat(p.Preemptions), samples,
+				strconv.FormatBool(r.Simulated()),
 			}
 			for _, f := range extra {
 				var v *float64

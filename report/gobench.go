@@ -62,7 +62,9 @@ func better(f *document.FigureSpec) string {
 // BenchmarkServe/label=L/c=C with throughput in tok/s and, where present,
 // TTFT p50/p95 and TPOT p50 in ms, then every other latency mean and
 // percentile (ttft-mean-ms … e2e-p99-ms). A batch level writes one line per
-// repeat, so benchstat sees the repeats as samples.
+// repeat, so benchstat sees the repeats as samples. The lines of simulated
+// runs follow a "simulated: true" configuration line (written only where
+// the set has one).
 func WriteGoBench(w io.Writer, s *Set) error {
 	ew := &errWriter{w: w}
 	for _, u := range gobenchUnits {
@@ -78,7 +80,14 @@ func WriteGoBench(w io.Writer, s *Set) error {
 			ew.printf("Unit %s better=%s\n", f.unit, better(f.fig))
 		}
 	}
+	simulated := false
 	for _, r := range s.Runs {
+		if r.Simulated() != simulated {
+			// A benchfmt configuration line: it applies to the lines
+			// after it, and benchstat shows it with their results.
+			simulated = r.Simulated()
+			ew.printf("simulated: %t\n", simulated)
+		}
 		name := "BenchmarkServe/label=" + benchName(r.Label)
 		for _, p := range r.Points {
 			bn := name + "/c=" + strconv.Itoa(p.Concurrency)

@@ -378,17 +378,19 @@ func (r *Run) normalise() {
 	switch r.Kind {
 	case KindSweep:
 		sort.SliceStable(r.Sweep.Levels, func(i, j int) bool { return levelLess(&r.Sweep.Levels[i], &r.Sweep.Levels[j]) })
+		var ws []levelWarning
 		for i, l := range r.Sweep.Levels {
 			p := PointOf(l)
 			p.Level = &r.Sweep.Levels[i]
 			r.Points = append(r.Points, p)
 			for _, w := range l.Warnings {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
+				ws = append(ws, levelWarning{l.Concurrency, w})
 			}
 			for _, w := range OutOfRange(l) {
-				r.Warnings = append(r.Warnings, fmt.Sprintf("c=%d: %s", l.Concurrency, w))
+				ws = append(ws, levelWarning{l.Concurrency, w})
 			}
 		}
+		r.Warnings = append(r.Warnings, foldLevelWarnings(ws)...)
 	case KindBatch:
 		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
 		for _, rec := range r.Records {

@@ -69,6 +69,11 @@ func (m Metric) figure() *document.FigureSpec {
 	return nil
 }
 
+// Figure is the level figure the bound is on (its unit is the bound
+// Value's); nil for ErrorRate and Goodput, which are not one. Charts draw
+// a bound on its figure's chart with it.
+func (b Bound) Figure() *document.FigureSpec { return b.Metric.figure() }
+
 // Bound is one term of an SLO.
 type Bound struct {
 	Metric Metric `json:"metric"`

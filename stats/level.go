@@ -94,6 +94,10 @@ type Options struct {
 	Confidence float64
 	// Budget is the goodput budget; nil leaves goodput null.
 	Budget *record.GoodputBudget
+	// Backend is the server family of the run ("ollama", "vllm"), for
+	// warnings that explain one server's way of counting; "" when not
+	// known.
+	Backend string
 }
 
 func (o Options) confidence() float64 {
@@ -423,7 +427,7 @@ func (a *Accumulator) Level() document.Level {
 		l.Repeats = n
 	}
 	l.Warnings = a.warnings()
-	l.Warnings = append(l.Warnings, a.cache.fill(&l)...)
+	l.Warnings = append(l.Warnings, a.cache.fill(&l, a.Options.Backend)...)
 	l.Turns = a.turns.summaries()
 	a.people.fill(&l)
 	l.Warnings = append(l.Warnings, a.reasoning.fill(&l)...)

@@ -45,8 +45,9 @@ func (c *cacheAcc) add(r *record.Result) {
 }
 
 // fill writes the level's prompt-cache fields; the warning says when
-// requests meant to share prefixes got no cached count from their server.
-func (c *cacheAcc) fill(l *document.Level) (warnings []string) {
+// requests meant to share prefixes got no cached count from their server
+// (backend, the server family, says why where it is Ollama).
+func (c *cacheAcc) fill(l *document.Level, backend string) (warnings []string) {
 	if c.anyPrompt {
 		l.PromptTokensSent = ptr.To(c.sent)
 	}
@@ -58,7 +59,12 @@ func (c *cacheAcc) fill(l *document.Level) (warnings []string) {
 	}
 	l.ServerPrefillP50Ms = pctMs(sorted(c.prefill), 50)
 	if c.reusing > 0 && c.reported == 0 {
-		warnings = append(warnings, "the server reported no prompt tokens served from its cache for any request (Ollama counts the whole prompt in prompt_eval_count): prompt_tokens_cached and prompt_cache_hit_rate are null; the cache's effect shows in TTFT and server prefill by turn, and in prefix_cache_hit_rate where the server's metrics give it")
+		// Why is Ollama's habit only where the server is Ollama.
+		why := ""
+		if backend == "ollama" {
+			why = " (Ollama counts the whole prompt in prompt_eval_count)"
+		}
+		warnings = append(warnings, "the server reported no prompt tokens served from its cache for any request"+why+": prompt_tokens_cached and prompt_cache_hit_rate are null; the cache's effect shows in TTFT and server prefill by turn, and in prefix_cache_hit_rate where the server's metrics give it")
 	}
 	return warnings
 }

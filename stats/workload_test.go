@@ -123,3 +123,23 @@ func TestReasoningSummary(t *testing.T) {
 		t.Fatalf("a level without reasoning has reasoning fields: %+v", plain)
 	}
 }
+
+// TestCacheWarningNamesOllamaOnlyForOllama: requests meant to share a
+// prefix with no cached count reported get a warning; it blames Ollama's
+// prompt_eval_count only where the run's server is Ollama.
+func TestCacheWarningNamesOllamaOnlyForOllama(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		ollama  bool
+	}{{"ollama", true}, {"vllm", false}, {"", false}} {
+		a := &Accumulator{Options: Options{Backend: tc.backend}}
+		for i := range 4 {
+			p, out := 100, 8
+			a.Add(&record.Result{Seq: i, Turn: 1 + i%2, Status: 200, E2ENS: 1e8, PromptTokens: &p, OutputTokens: &out})
+		}
+		w := strings.Join(a.Level().Warnings, "\n")
+		if !strings.Contains(w, "reported no prompt tokens served from its cache") || strings.Contains(w, "Ollama") != tc.ollama {
+			t.Errorf("backend %q: warnings %q, want the cache warning naming Ollama: %v", tc.backend, w, tc.ollama)
+		}
+	}
+}

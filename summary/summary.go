@@ -102,6 +102,7 @@ func levelOptions(h *record.Header, opts Options) runOptions {
 	var o runOptions
 	if h != nil {
 		o.Confidence, o.Budget, o.slo = h.Run.CIConfidence, h.Run.GoodputBudget, h.Run.SLO
+		o.Backend = h.Run.Backend
 	}
 	if opts.Confidence > 0 {
 		o.Confidence = opts.Confidence

@@ -67,7 +67,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	layout, answer := reportLayout(set, bounds, view)
 	var charts []chart.Chart
 	if *chartsDir != "" || *format == "html" {
-		charts = chart.ForSet(set)
+		charts = chart.WithSLO(chart.ForSet(set), bounds)
 	}
 	if *chartsDir != "" {
 		written, err := chart.WriteDir(*chartsDir, charts)
@@ -80,6 +80,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		layout.Width = choice.width(out)
 		return writeReport(out, *format, set, layout, charts, answer)
 	})
+	if err == nil && *outPath != "" {
+		// The page or file is all the output: say where it went.
+		fmt.Fprintf(stderr, "servebench: wrote the %s report to %s\n", *format, *outPath)
+	}
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,7 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "json":
 		return sloreport.WriteJSON(w, set, answer)
 	case "html":
-		return html.Write(w, layout, charts)
+		return html.WriteAnswer(w, layout, charts, answer)
 	case "gobench":
 		return report.WriteGoBench(w, set)
 	default:

@@ -289,6 +289,9 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
+	if !hooks.planInEnd { // find chooses its levels as it goes
+		prog.plan(plannedWork(targets))
+	}
 	env := &runEnv{rec: rec, progress: prog, stderr: stderr, hooks: hooks, libraryLog: logs}
 	var runErr error
 	for _, t := range targets {
@@ -314,6 +317,10 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	}
 	if err := writeDocument(out, stdout, hooks.output(&doc), hooks.command()); err != nil {
 		return errors.Join(runErr, err) // the sweep's own error first, when it had one
+	}
+	if !cfg.Table && cfg.Out != "-" && !cfg.Quiet {
+		// Piped or redirected, nothing else says where the result went.
+		fmt.Fprintf(stderr, "servebench: wrote %s (servebench report %s shows it)\n", cfg.Out, cfg.Out)
 	}
 	if cfg.Table {
 		// What was measured is shown even when the run then fails.
@@ -347,6 +354,18 @@ func sweepTarget(ctx context.Context, deps Deps, t runTarget, env *runEnv) error
 	}
 	defer ls.stop(env.stderr, t.cfg.Label)
 	return runSweep(ctx, deps, t.cfg, env, ls)
+}
+
+// plannedWork is the levels and counted requests every target plans,
+// for the progress lines' "level 2 of 4" and whole-run ETA.
+func plannedWork(targets []runTarget) (levels, requests int) {
+	for _, t := range targets {
+		for _, l := range t.cfg.levels() {
+			levels++
+			requests += t.cfg.Method.Total(l)
+		}
+	}
+	return levels, requests
 }
 
 // runEnv is what the runs of one invocation share.

@@ -38,6 +38,15 @@ type progress struct {
 	total   int
 	lastOut time.Time
 
+	// The whole run's plan (plan): its levels and counted requests, 0
+	// where unknown (find chooses its levels as it goes). index is the
+	// level under way, 1-based; doneBefore the requests of the levels
+	// before it; runStarted the first level's start, for the run's ETA.
+	levels, requests int
+	index            int
+	doneBefore       int
+	runStarted       time.Time
+
 	p   *mpb.Progress
 	bar *mpb.Bar
 }
@@ -48,6 +57,16 @@ func newProgress(w io.Writer, quiet, tty bool) *progress {
 	return &progress{w: w, quiet: quiet, tty: tty}
 }
 
+// plan tells progress the whole run's levels and counted requests, so
+// that each line says "level 2 of 4" and its ETA covers the run, not only
+// the level; without it (find, whose levels are chosen as it goes) the
+// lines number the levels and estimate the level alone.
+func (p *progress) plan(levels, requests int) {
+	p.mu.Lock()
+	p.levels, p.requests = levels, requests
+	p.mu.Unlock()
+}
+
 func (p *progress) levelStart(l load.Level, total int) {
 	if p.quiet {
 		return
@@ -55,8 +74,16 @@ func (p *progress) levelStart(l load.Level, total int) {
 	view := &levelView{}
 	started := time.Now()
 	p.mu.Lock()
+	if p.acc != nil {
+		p.doneBefore += p.acc.Requests()
+	}
+	p.index++
+	if p.index == 1 {
+		p.runStarted = started
+	}
 	p.acc, p.level, p.total, p.view = &stats.Accumulator{}, l, total, view
 	p.snapAt, p.lastOut, p.started = time.Time{}, started, started
+	name, plan := p.name(), p.etaPlan()
 	p.mu.Unlock()
 	if !p.tty {
 		return
@@ -68,9 +95,9 @@ func (p *progress) levelStart(l load.Level, total int) {
 		p.p = mpb.New(mpb.WithOutput(p.w), mpb.WithRefreshRate(200*time.Millisecond), mpb.WithAutoRefresh())
 	}
 	bar := p.p.AddBar(int64(total), mpb.BarWidth(24),
-		mpb.PrependDecorators(decor.Name(levelName(l)+" "), decor.CountersNoUnit("%d/%d")),
+		mpb.PrependDecorators(decor.Name(name+" "), decor.CountersNoUnit("%d/%d")),
 		mpb.AppendDecorators(decor.Any(func(st decor.Statistics) string {
-			return figures(view.get()) + "  " + eta(time.Since(started), int(st.Current), int(st.Total))
+			return figures(view.get()) + "  " + plan.eta(time.Now(), started, int(st.Current), int(st.Total))
 		})),
 	)
 	p.mu.Lock()
@@ -111,7 +138,7 @@ func (p *progress) add(r *record.Result) {
 	if plain {
 		p.lastOut = now
 		done := p.acc.Requests()
-		fmt.Fprintf(p.w, "servebench: %s %d/%d %s  %s\n", levelName(p.level), done, p.total, figures(p.view.get()), eta(now.Sub(p.started), done, p.total))
+		fmt.Fprintf(p.w, "servebench: %s %d/%d %s  %s\n", p.name(), done, p.total, figures(p.view.get()), p.etaPlan().eta(now, p.started, done, p.total))
 	}
 	bar := p.bar
 	p.mu.Unlock()
@@ -130,18 +157,59 @@ func (p *progress) levelEnd() {
 	bar, total := p.bar, p.total
 	p.bar = nil
 	p.mu.Unlock()
+	name := p.name()
 	if bar != nil {
-		if snap.Requests < total {
-			bar.Abort(false)
-		} else {
+		if snap.Requests >= total {
 			bar.SetTotal(-1, true)
+			bar.Wait()
+			return
 		}
+		// Stopped short (Ctrl-C, a saturation stop): the live line is
+		// dropped and mpb shut down before a plain line replaces it, so
+		// the terminal's echoed ^C and a half-redrawn bar cannot mix into
+		// it ("c=c=1 51/200"); "\r\x1b[K" clears what the echo left.
+		bar.Abort(true)
 		bar.Wait()
+		p.p.Wait()
+		p.p = nil
+		fmt.Fprintf(p.w, "\r\x1b[Kservebench: %s stopped %d/%d %s\n", name, snap.Requests, total, figures(snap))
 		return
 	}
-	fmt.Fprintf(p.w, "servebench: %s done %d/%d %s\n", levelName(p.level), snap.Requests, total, figures(snap))
+	fmt.Fprintf(p.w, "servebench: %s done %d/%d %s\n", name, snap.Requests, total, figures(snap))
 }
 
+// name is the level's name with its place in the run: "level 2 of 4
+// c=4", or "level 2 c=4" where the run's levels are not known ahead.
+// p.mu is held.
+func (p *progress) name() string {
+	if p.levels > 0 && p.index <= p.levels {
+		return fmt.Sprintf("level %d of %d %s", p.index, p.levels, levelName(p.level))
+	}
+	return fmt.Sprintf("level %d %s", p.index, levelName(p.level))
+}
+
+// etaPlan is what the ETA of the level under way needs of the run, copied
+// so that mpb's render goroutine reads it without p.mu. p.mu is held.
+func (p *progress) etaPlan() etaPlan {
+	return etaPlan{levels: p.levels, requests: p.requests, index: p.index, doneBefore: p.doneBefore, runStarted: p.runStarted}
+}
+
+// etaPlan is the run's plan and progress when a level started.
+type etaPlan struct {
+	levels, requests, index, doneBefore int
+	runStarted                          time.Time
+}
+
+// eta is the time left: over the whole run where its requests are
+// planned ("run ETA 1m4s": its pace so far, from the first level's
+// start, against the requests of every level), else the level's alone
+// (levelStarted, done of total).
+func (e etaPlan) eta(now, levelStarted time.Time, done, total int) string {
+	if e.requests > 0 && e.levels > 0 && e.index <= e.levels {
+		return "run " + eta(now.Sub(e.runStarted), e.doneBefore+done, e.requests)
+	}
+	return eta(now.Sub(levelStarted), done, total)
+}
 func (p *progress) close() {
 	if p.p != nil {
 		p.p.Wait()

@@ -556,3 +556,53 @@ func TestETA(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressLevelOfRun: with the run planned, each line says which
+// level of how many it is and the ETA covers the whole run; a level
+// stopped short on a terminal ends in one clean plain line, not a
+// half-redrawn bar.
+func TestProgressLevelOfRun(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, false, false)
+	p.plan(2, 6)
+	for _, c := range []int{2, 4} {
+		p.levelStart(load.Level{Level: c, Concurrency: c, Requests: 3}, 3)
+		for i := range 3 {
+			out, ttft := 10, int64(20e6)
+			p.add(&record.Result{Level: c, Seq: i, TTFTNS: &ttft, E2ENS: 100e6, OutputTokens: &out, Status: 200})
+		}
+		p.levelEnd()
+	}
+	p.close()
+	for _, want := range []string{"servebench: level 1 of 2 c=2 done 3/3", "servebench: level 2 of 2 c=4 done 3/3"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("progress %q lacks %q", buf.String(), want)
+		}
+	}
+
+	t0 := time.Unix(1000, 0)
+	// Level 2 of 2: 3 requests before it, 1 of its 3 done, 6 s into the
+	// run: 4 of 6 in 6 s leaves 3 s; the level alone would say 6 s.
+	plan := etaPlan{levels: 2, requests: 6, index: 2, doneBefore: 3, runStarted: t0}
+	if got := plan.eta(t0.Add(6*time.Second), t0.Add(3*time.Second), 1, 3); got != "run ETA 3s" {
+		t.Errorf("run ETA %q, want run ETA 3s", got)
+	}
+	if got := (etaPlan{index: 2}).eta(t0.Add(6*time.Second), t0.Add(3*time.Second), 1, 3); got != "ETA 6s" {
+		t.Errorf("unplanned ETA %q, want the level's, ETA 6s", got)
+	}
+
+	var tty bytes.Buffer
+	p = newProgress(&tty, false, true)
+	p.plan(2, 6)
+	p.levelStart(load.Level{Level: 1, Concurrency: 1, Requests: 3}, 3)
+	out := 10
+	p.add(&record.Result{Level: 1, E2ENS: 100e6, OutputTokens: &out, Status: 200})
+	time.Sleep(300 * time.Millisecond) // let mpb render the live line
+	p.levelEnd()                       // stopped at 1 of 3 (Ctrl-C)
+	p.close()
+	s := tty.String()
+	last := s[strings.LastIndex(s, "\r\x1b[K"):]
+	if !strings.HasPrefix(last, "\r\x1b[Kservebench: level 1 of 2 c=1 stopped 1/3 ") || strings.Count(last, "c=") != 1 || !strings.HasSuffix(last, "\n") {
+		t.Errorf("last progress line %q, want one clean stopped line", last)
+	}
+}

@@ -65,7 +65,7 @@ func TestReportTableFlags(t *testing.T) {
 // TestRunColumnsFlag: run and find refuse a mistyped --columns figure
 // before sending anything, in one line naming the nearest, exit 2.
 func TestRunColumnsFlag(t *testing.T) {
-	sim := []string{"--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--columns", "ttft_p9_ms"}
+	sim := []string{"--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-7b", "--columns", "ttft_p95_mss"}
 	for _, cmd := range []string{"run", "find"} {
 		t.Run(cmd, func(t *testing.T) {
 			args := append([]string{cmd}, sim...)
@@ -75,7 +75,7 @@ func TestRunColumnsFlag(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := ExitCode(Run(context.Background(), args, &stdout, &stderr), &stderr)
 			msg := strings.TrimSpace(stderr.String())
-			if code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, cmd+`: --columns: unknown figure "ttft_p9_ms"; nearest: ttft_p95_ms`) {
+			if code != 2 || strings.Contains(msg, "\n") || !strings.Contains(msg, cmd+`: --columns: unknown figure "ttft_p95_mss"; nearest: ttft_p95_ms`) {
 				t.Errorf("exit %d, stderr:\n%s", code, msg)
 			}
 		})

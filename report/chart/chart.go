@@ -41,6 +41,15 @@ type Chart struct {
 	Keys []Key
 	// Note is a line of small print under the plot.
 	Note string
+	// Thresholds are horizontal lines across the plot: the SLO's bounds
+	// on the chart's figure (WithSLO).
+	Thresholds []Threshold
+}
+
+// Threshold is a horizontal line at Y, named in the legend by Text.
+type Threshold struct {
+	Y    float64
+	Text string
 }
 
 // Series is one line.
@@ -68,6 +77,8 @@ type Key struct {
 	Text   string
 	// Bar shows an error bar instead of a line.
 	Bar bool
+	// Threshold shows a threshold line's style.
+	Threshold bool
 }
 
 // palette is Tableau 10: distinct hues that stay apart for most colour
@@ -79,11 +90,14 @@ func colorOf(i int) string { return palette[i%len(palette)] }
 
 // ForSet returns the charts of a set: throughput, TTFT p50/p95, TPOT,
 // per-request output rate, and peak KV-cache usage and peak VRAM where some
-// run has them. A chart no run has data for is left out.
+// run has them. A chart no run has data for is left out. Where some run
+// was simulated, every title ends in report.SimulatedMark, the subtitle
+// says the figures are predicted, and the legend marks each simulated run.
 func ForSet(s *report.Set) []Chart {
 	sub := subtitle(s)
+	mark := titleMark(s)
 	build := func(name, title, ylabel string, pick func(i int, r *report.Run) []Series) Chart {
-		c := Chart{Name: name, Title: title, Subtitle: sub, XLabel: "concurrency (concurrent requests, log scale)", YLabel: ylabel}
+		c := Chart{Name: name, Title: title + mark, Subtitle: sub, XLabel: "concurrency (concurrent requests, log scale)", YLabel: ylabel}
 		for i, r := range s.Runs {
 			c.Series = append(c.Series, pick(i, r)...)
 		}
@@ -106,7 +120,7 @@ func ForSet(s *report.Set) []Chart {
 		}
 		return []Series{sr}
 	}
-	name := func(r *report.Run) string { return r.Label }
+	name := func(r *report.Run) string { return r.SimulatedLabel() }
 
 	var out []Chart
 	out = append(out, build("throughput", "Output throughput vs concurrency", "output throughput (tok/s)", func(i int, r *report.Run) []Series {
@@ -175,9 +189,9 @@ func figureCharts(build func(name, title, ylabel string, pick func(i int, r *rep
 	for _, f := range chartedFigures() {
 		out = append(out, build(string(f.Key), f.Label+" vs concurrency", f.axisLabel(), func(i int, r *report.Run) []Series {
 			if f.Interval != nil && f.Unit != "%" {
-				return line(i, r, f.value, r.Label, false, f.Key)
+				return line(i, r, f.value, r.SimulatedLabel(), false, f.Key)
 			}
-			return line(i, r, f.value, r.Label, false)
+			return line(i, r, f.value, r.SimulatedLabel(), false)
 		}))
 	}
 	return out
@@ -218,6 +232,15 @@ func (f chartedFigure) value(p report.Point) *float64 {
 	return v
 }
 
+// titleMark ends every chart title of a set with a simulated run:
+// " — SIMULATED"; "" otherwise.
+func titleMark(s *report.Set) string {
+	if s.Simulated() {
+		return " — " + report.SimulatedMark
+	}
+	return ""
+}
+
 func subtitle(s *report.Set) string {
 	var gpus []string
 	for _, src := range s.Sources {
@@ -226,6 +249,9 @@ func subtitle(s *report.Set) string {
 		}
 	}
 	parts := []string{}
+	if s.Simulated() {
+		parts = append(parts, report.SimulatedMark+": predicted by the simulator, not measured")
+	}
 	if len(gpus) > 0 {
 		parts = append(parts, strings.Join(gpus, ", "))
 	}
@@ -291,6 +317,15 @@ const (
 
 var dashPattern = []float64{7, 5}
 
+// A threshold line is red, finer than a series and dashed short-long so
+// it reads as a limit, not a run.
+const (
+	thresholdColor = "#c0392b"
+	thresholdWidth = 1.6
+)
+
+var thresholdDash = []float64{10, 3, 2, 3}
+
 // scene lays the chart out.
 func (c Chart) scene() *scene {
 	s := &scene{W: width, H: height}
@@ -348,8 +383,15 @@ func (c Chart) scene() *scene {
 			}
 		}
 	}
+	for _, th := range c.Thresholds {
+		y := ymap(th.Y)
+		s.add(&polyline{Pts: []pt{{left, y}, {right, y}}, Color: thresholdColor, Width: thresholdWidth, Dash: thresholdDash})
+	}
 	if c.hasErrorBars() {
 		c.Keys = append(slices.Clone(c.Keys), Key{Text: "bars: confidence interval", Bar: true})
+	}
+	for _, th := range c.Thresholds {
+		c.Keys = append(slices.Clone(c.Keys), Key{Text: th.Text, Threshold: true})
 	}
 	c.legend(s)
 	return s
@@ -388,13 +430,19 @@ func (c Chart) legend(s *scene) {
 		}
 		s.add(pl)
 		s.add(&circle{C: pt{legendX + 13, y}, R: markerRadius, Color: sr.Color})
-		s.add(&text{X: legendX + 34, Y: y + 4, S: ellipsis(sr.Name, 30), Size: 12, Color: textColor})
+		s.add(&text{X: legendX + 34, Y: y + 4, S: legendName(sr.Name, 30), Size: 12, Color: textColor})
 		y += 21
 	}
 	if len(c.Keys) > 0 {
 		y += 8
 	}
 	for _, k := range c.Keys {
+		if k.Threshold {
+			s.add(&polyline{Pts: []pt{{legendX, y}, {legendX + 26, y}}, Color: thresholdColor, Width: thresholdWidth, Dash: thresholdDash})
+			s.add(&text{X: legendX + 34, Y: y + 4, S: ellipsis(k.Text, 30), Size: 12, Color: textColor})
+			y += 21
+			continue
+		}
 		if k.Bar {
 			errorBar(s, legendX+13, y-7, y+7, mutedColor)
 			s.add(&text{X: legendX + 34, Y: y + 4, S: k.Text, Size: 12, Color: textColor})
@@ -409,6 +457,16 @@ func (c Chart) legend(s *scene) {
 		s.add(&text{X: legendX + 34, Y: y + 4, S: k.Text, Size: 12, Color: textColor})
 		y += 21
 	}
+}
+
+// legendName shortens a series name to n runes, keeping a trailing
+// " (SIMULATED)" whole: the label before it is shortened instead.
+func legendName(s string, n int) string {
+	mark := " (" + report.SimulatedMark + ")"
+	if label, ok := strings.CutSuffix(s, mark); ok && len([]rune(s)) > n {
+		return ellipsis(label, max(n-len(mark), 4)) + mark
+	}
+	return ellipsis(s, n)
 }
 
 // ellipsis shortens s to n runes.
@@ -435,6 +493,12 @@ func (c Chart) domain() (xs, ys []float64) {
 					ys = append(ys, *e)
 				}
 			}
+		}
+	}
+	if len(xs) > 0 {
+		// A threshold is placed on the value axis only beside data.
+		for _, th := range c.Thresholds {
+			ys = append(ys, th.Y)
 		}
 	}
 	sort.Float64s(xs)

@@ -278,7 +278,8 @@ func Table(rows []Row) report.Table {
 	return t
 }
 
-// Title names the two runs of a pair and the files they came from.
+// Title names the two runs of a pair and the files they came from, with
+// report.SimulatedMark after a simulated run's label.
 func Title(p Pair) string {
-	return fmt.Sprintf("A = %s (%s)  vs  B = %s (%s)", p.A.Label, strings.Join(p.A.Files, ", "), p.B.Label, strings.Join(p.B.Files, ", "))
+	return fmt.Sprintf("A = %s (%s)  vs  B = %s (%s)", p.A.SimulatedLabel(), strings.Join(p.A.Files, ", "), p.B.SimulatedLabel(), strings.Join(p.B.Files, ", "))
 }

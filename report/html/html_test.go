@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,16 +36,22 @@ func loadSeed(t testing.TB, name string) *report.Set { return reporttest.LoadSee
 func render(t testing.TB, s *report.Set, bounds string) []byte {
 	t.Helper()
 	l := report.Build(s)
+	var a *sloreport.Answer
+	var b []slo.Bound
 	if bounds != "" {
-		b, err := slo.Parse(bounds)
-		if err != nil {
+		var err error
+		if b, err = slo.Parse(bounds); err != nil {
 			t.Fatal(err)
 		}
-		a := sloreport.Evaluate(s, b)
-		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: a.BestLines()})
+		a = sloreport.Evaluate(s, b)
+		lines := a.BestLines()
+		for _, w := range a.Warnings {
+			lines = append(lines, "warning: "+w)
+		}
+		l.Sections = append(l.Sections, report.Section{Title: a.Title(), Table: a.Table(), Lines: lines})
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, l, chart.ForSet(s)); err != nil {
+	if err := WriteAnswer(&buf, l, chart.WithSLO(chart.ForSet(s), b), a); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -199,5 +206,111 @@ func TestLatencySection(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// measureScript reports, into the DOM that --dump-dom prints, how wide
+// the page's content is against the window: the document's scroll width
+// (what scrolls sideways; a table scrolling inside its own box does not
+// count) and the window's inner width.
+const measureScript = `<script>document.body.insertAdjacentHTML("beforeend",
+"<pre id=measure>" + document.documentElement.scrollWidth + " " + window.innerWidth + "</pre>");</script>`
+
+var measured = regexp.MustCompile(`<pre id="measure">(\d+) (\d+)</pre>`)
+
+// pageWidth loads page in headless Chromium in a window w pixels wide
+// and returns the page's scroll width and the window's inner width. The
+// page's Content-Security-Policy, which forbids scripts, is taken out of
+// this test copy so the measuring script may run.
+func pageWidth(t *testing.T, bin string, page []byte, w int) (scroll, inner int) {
+	t.Helper()
+	dir := t.TempDir()
+	csp := regexp.MustCompile(`<meta http-equiv="Content-Security-Policy"[^>]*>`)
+	src := csp.ReplaceAllString(string(page), "")
+	src = strings.Replace(src, "</body>", measureScript+"</body>", 1)
+	path := filepath.Join(dir, "page.html")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, logs := runChromium(t, bin, dir, "--window-size="+strconv.Itoa(w)+",900", "--dump-dom", "file://"+path)
+	m := measured.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("no measurement in the DOM:\n%.300s\n%s", dom, logs)
+	}
+	scroll, _ = strconv.Atoi(m[1])
+	inner, _ = strconv.Atoi(m[2])
+	return scroll, inner
+}
+
+// TestChromiumNoSidewaysScroll: at 1,280 px the page does not scroll
+// sideways: wide tables scroll inside their own boxes, long names and
+// details wrap. A page with a 2,000 px block proves the measure sees
+// overflow.
+func TestChromiumNoSidewaysScroll(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Missing(t, "chromium not installed (apt-get install chromium)")
+	}
+	wide := []byte(`<!DOCTYPE html><html><body><div style="width:2000px">x</div></body></html>`)
+	if scroll, inner := pageWidth(t, bin, wide, 1280); scroll <= inner {
+		t.Fatalf("a 2000 px block measured %d px in a %d px window: the measure cannot see overflow", scroll, inner)
+	}
+	long := evilSet(t)
+	long.Runs[0].Label = strings.Repeat("unbroken", 40) // no place to break a line
+	cases := map[string][]byte{
+		"sweep with SLO":    render(t, loadSeed(t, "multi-backend-sweep.json"), "ttft_p95=1.5s"),
+		"sweep without SLO": render(t, loadSeed(t, "multi-backend-sweep.json"), ""),
+		"batch":             render(t, loadSeed(t, "vllm-text-image-example.json"), "ttft_p95=1.5s"),
+		"long names":        render(t, long, "ttft_p95=1.5s"),
+	}
+	for name, page := range cases {
+		t.Run(name, func(t *testing.T) {
+			if scroll, inner := pageWidth(t, bin, page, 1280); scroll > inner {
+				t.Errorf("page is %d px wide in a %d px window: it scrolls sideways", scroll, inner)
+			}
+		})
+	}
+}
+
+// TestAnswerFirst: the page opens with the answer, not with counts:
+// without an SLO each workload's best throughput and where; with one,
+// each workload's best run, its held load marked as a lower bound where
+// the sweep never broke the SLO. The equal-load table puts runs of one
+// workload side by side; a warning of the SLO block is styled as a
+// warning, not as an answer.
+func TestAnswerFirst(t *testing.T) {
+	s := loadSeed(t, "multi-backend-sweep.json")
+	plain := string(render(t, s, ""))
+	top := plain[:strings.Index(plain, "<main>")]
+	for _, want := range []string{`<div class="head">best chat throughput</div><b>1209.9 tok/s</b><div class="detail">vllm-fp8kv-chat at c=16`,
+		`<div class="head">best long throughput</div><b>359.0 tok/s</b><div class="detail">vllm-fp8kv-long at c=48`} {
+		if !strings.Contains(top, want) {
+			t.Errorf("page top lacks %q:\n%s", want, top)
+		}
+	}
+	if strings.Contains(top, `<b>9</b>runs`) {
+		t.Errorf("page top still leads with counts")
+	}
+	page := string(render(t, s, "ttft_p95=1.5s"))
+	top = page[:strings.Index(page, "<main>")]
+	for _, want := range []string{`<b>vllm-fp8kv-chat</b>`, `holds up to c=16 or more`, `<span class="lower">lower bound</span>`,
+		`<div class="answer none"><div class="head">best long run under SLO: ttft_p95 ≤ 1500 ms</div><b>none</b>`} {
+		if !strings.Contains(top, want) {
+			t.Errorf("page top lacks %q:\n%s", want, top)
+		}
+	}
+	eq := page[strings.Index(page, "<h2>Runs side by side at equal load</h2>"):]
+	eq = eq[:strings.Index(eq, "</table>")]
+	for _, want := range []string{"<th>meets SLO</th>", `<td class="">chat</td><td class="">c=16</td><td class="">vllm-fp8kv-chat</td><td class="r">1209.9</td>`} {
+		if !strings.Contains(eq, want) {
+			t.Errorf("equal-load table lacks %q", want)
+		}
+	}
+	// Loads are compared within a workload: c=8 is long runs' only.
+	if strings.Contains(eq, `<td class="">c=8</td><td class="">llamacpp-f16kv-chat</td>`) || !strings.Contains(eq, `<td class="">long</td><td class="">c=8</td><td class="">llamacpp-f16kv-long</td>`) {
+		t.Errorf("equal-load table mixes workloads at c=8")
+	}
+	if !strings.Contains(page, `<p class="warn">warning: no goodput for 9 runs`) {
+		t.Errorf("the SLO block's warning is not styled as a warning")
 	}
 }

@@ -24,6 +24,9 @@ type RunAnswer struct {
 	Label    string `json:"label"`
 	Backend  string `json:"backend,omitempty"`
 	Workload string `json:"workload,omitempty"`
+	// Simulated is true for a run the simulator predicted: its answer is
+	// a prediction, and every output says so (report.SimulatedMark).
+	Simulated bool `json:"simulated,omitempty"`
 	// By is what the run's levels vary: concurrency, or request rate
 	// (requests/s) for a rate-method run.
 	By slo.Load `json:"by"`
@@ -77,6 +80,12 @@ type BestAnswer struct {
 	Load           float64  `json:"load,omitempty"`
 	Concurrency    int      `json:"concurrency"`
 	ThroughputTokS *float64 `json:"throughput_tok_s"`
+	// LowerBound is true when Load is the highest load the run measured
+	// and none broke the SLO: the run may hold more, so "holds up to
+	// Load" is a lower bound on its capacity.
+	LowerBound bool `json:"lower_bound,omitempty"`
+	// Simulated is true when the run is a simulator's prediction.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // WriteJSON writes the merged document of s as report.WriteJSON does, with
@@ -97,6 +106,7 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 	text := slo.Text(bounds)
 	_, hasBudget := slo.GoodputBudget(bounds)
 	var other []string
+	recorded := false // some run of other was written by servebench run, which keeps records
 	for _, r := range s.Runs {
 		ra := evaluateRun(r, bounds)
 		if r.Sweep == nil || r.Sweep.SLO != text {
@@ -105,16 +115,13 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 			ra.GoodputReqS, ra.GoodputFraction = nil, nil
 			if r.Kind == report.KindSweep && hasBudget {
 				other = append(other, r.Label)
+				recorded = recorded || (r.Doc != nil && r.Doc.Tool != "")
 			}
 		}
 		a.Runs = append(a.Runs, ra)
 	}
 	if len(other) > 0 {
-		names := strings.Join(quoteAll(other), ", ")
-		if len(other) > 3 {
-			names = fmt.Sprintf("%d runs (%s, …)", len(other), strings.Join(quoteAll(other[:2]), ", "))
-		}
-		a.Warnings = append(a.Warnings, fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO; report their records files (.jsonl) with --slo to count it", names))
+		a.Warnings = append(a.Warnings, noGoodputWarning(other, recorded))
 	}
 	var workloads []string
 	best := map[string]*BestAnswer{}
@@ -131,6 +138,7 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 		if b.Label == "" || *ra.ThroughputTokS > *b.ThroughputTokS ||
 			(*ra.ThroughputTokS == *b.ThroughputTokS && ra.Holds < b.Load) {
 			b.Label, b.By, b.Load, b.ThroughputTokS = ra.Label, ra.By, ra.Holds, ra.ThroughputTokS
+			b.LowerBound, b.Simulated = ra.LowerBound(), ra.Simulated
 			b.Concurrency = 0
 			if ra.By == slo.ByConcurrency {
 				b.Concurrency = int(ra.Holds)
@@ -141,6 +149,22 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 		a.Best = append(a.Best, *best[w])
 	}
 	return a
+}
+
+// noGoodputWarning says which runs have no goodput against this SLO
+// (their documents were summarized without it) and, where servebench run
+// wrote one of them and so kept records, to report the records instead;
+// a document from elsewhere (the examples) has no records to name.
+func noGoodputWarning(other []string, recorded bool) string {
+	names := strings.Join(quoteAll(other), ", ")
+	if len(other) > 3 {
+		names = fmt.Sprintf("%d runs (%s, …)", len(other), strings.Join(quoteAll(other[:2]), ", "))
+	}
+	advice := ", and have no records to count it from"
+	if recorded {
+		advice = "; report their records files (.jsonl) with --slo to count it"
+	}
+	return fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO%s", names, advice)
 }
 
 // RunLoad is what a run's points vary: the request rate when every point
@@ -158,7 +182,7 @@ func RunLoad(pts []report.Point) slo.Load {
 }
 
 func evaluateRun(r *report.Run, bounds []slo.Bound) RunAnswer {
-	ra := RunAnswer{Label: r.Label, Backend: r.Backend, Workload: r.Workload, By: RunLoad(r.Points)}
+	ra := RunAnswer{Label: r.Label, Backend: r.Backend, Workload: r.Workload, Simulated: r.Simulated(), By: RunLoad(r.Points)}
 	pts := append([]report.Point(nil), r.Points...)
 	load := func(p report.Point) float64 {
 		if ra.By == slo.ByRate {
@@ -194,7 +218,23 @@ func evaluateRun(r *report.Run, bounds []slo.Bound) RunAnswer {
 	return ra
 }
 
-// Table lays the answer out as a report.Table, one row per run.
+// LowerBound reports whether the run's answer is a lower bound: it held
+// at every load it measured, so its capacity may lie beyond Holds.
+func (r RunAnswer) LowerBound() bool {
+	return r.Holds > 0 && r.FirstBreak == 0 && r.Holds == r.MaxMeasured
+}
+
+// RunLabel is the label as the answer shows it: with report.SimulatedMark
+// after a simulated run's.
+func (r RunAnswer) RunLabel() string {
+	if r.Simulated {
+		return r.Label + " (" + report.SimulatedMark + ")"
+	}
+	return r.Label
+}
+
+// Table lays the answer out as a report.Table, one row per run; a
+// simulated run's label carries report.SimulatedMark.
 func (a *Answer) Table() report.Table {
 	holdsHdr, brkHdr := "holds up to c", "first break c"
 	for _, r := range a.Runs {
@@ -241,7 +281,7 @@ func (a *Answer) Table() report.Table {
 		if why = append(why, r.UncertainNotes...); len(why) > 0 {
 			by += " (" + strings.Join(why, "; ") + ")"
 		}
-		row := []string{r.Label, orNull(r.Backend), orNull(r.Workload), holds, report.FormatFloat(r.ThroughputTokS, 1)}
+		row := []string{r.RunLabel(), orNull(r.Backend), orNull(r.Workload), holds, report.FormatFloat(r.ThroughputTokS, 1)}
 		if goodput {
 			row = append(row, report.FormatFloat(r.GoodputReqS, 2), pct(r.GoodputFraction))
 		}
@@ -292,7 +332,9 @@ func (a *Answer) Title() string {
 }
 
 // BestLines are one line per workload naming its best run, e.g.
-// "best chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s".
+// "best chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s", with
+// report.SimulatedMark after a simulated run's label and, where the run
+// never broke the SLO, that its load is a lower bound (BestAnswer.LowerBound).
 func (a *Answer) BestLines() []string {
 	var out []string
 	for _, b := range a.Best {
@@ -308,9 +350,26 @@ func (a *Answer) BestLines() []string {
 		if b.By == slo.ByRate {
 			at = slo.ByRate.Format(b.Load)
 		}
-		out = append(out, fmt.Sprintf("best %s run: %s at %s, %s tok/s", w, b.Label, at, report.FormatFloat(b.ThroughputTokS, 1)))
+		line := fmt.Sprintf("best %s run: %s at %s, %s tok/s", w, b.RunLabel(), at, report.FormatFloat(b.ThroughputTokS, 1))
+		if b.LowerBound {
+			line += LowerBoundNote
+		}
+		out = append(out, line)
 	}
 	return out
+}
+
+// LowerBoundNote follows a best load that is the highest the run
+// measured with the SLO still held.
+const LowerBoundNote = " (a lower bound: the highest load measured, and none broke the SLO)"
+
+// RunLabel is the best run's label, with report.SimulatedMark after a
+// simulated run's.
+func (b BestAnswer) RunLabel() string {
+	if b.Simulated {
+		return b.Label + " (" + report.SimulatedMark + ")"
+	}
+	return b.Label
 }
 
 func orNull(s string) string {

@@ -32,7 +32,11 @@ func TestSeedAnswer(t *testing.T) {
 	if chat == nil || chat.Label != "vllm-fp8kv-chat" || chat.Concurrency != 16 || *chat.ThroughputTokS != 1209.9 {
 		t.Fatalf("best chat = %+v, want vllm-fp8kv-chat c=16 1209.9", chat)
 	}
-	if got := a.BestLines()[0]; got != "best chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s" {
+	// The sweep's top is c=16 and it held there: the answer is a lower bound.
+	if !chat.LowerBound || chat.Simulated {
+		t.Errorf("best chat = %+v, want a lower bound, measured", chat)
+	}
+	if got := a.BestLines()[0]; got != "best chat run: vllm-fp8kv-chat at concurrency 16, 1209.9 tok/s"+LowerBoundNote {
 		t.Errorf("best line %q", got)
 	}
 	runs := map[string]RunAnswer{}
@@ -51,6 +55,9 @@ func TestSeedAnswer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := runs[tc.label]
+		if r.LowerBound() != (tc.brk == 0 && tc.holds > 0) {
+			t.Errorf("%s: lower bound %v with holds %v, first break %v", tc.label, r.LowerBound(), tc.holds, tc.brk)
+		}
 		if r.Holds != tc.holds || r.FirstBreak != tc.brk {
 			t.Errorf("%s: holds %v, first break %v; want %v, %v", tc.label, r.Holds, r.FirstBreak, tc.holds, tc.brk)
 		}
