@@ -75,7 +75,7 @@ func TestBodyReachesSimServe(t *testing.T) {
 		{backend.Ollama, backend.Chat, "options"}, {backend.Ollama, backend.Generate, "options"},
 	} {
 		t.Run(string(tc.kind)+"/"+string(tc.api), func(t *testing.T) {
-			_, target := simservetest.Start(t, simserve.Options{As: simserve.Personality(tc.kind)})
+			_, target := simservetest.Start(t, simserve.Options{As: backend.Kind(tc.kind)})
 			proxy, url := startRecordingProxy(t, target)
 			c, err := backend.New(backend.Config{Kind: tc.kind, BaseURL: url, Model: simModel, API: tc.api,
 				Sampling:  backend.Sampling{Temperature: &temp, TopP: &topP, TopK: &topK, Seed: &seed, Stop: []string{"\n\n"}},
@@ -128,7 +128,7 @@ func TestIgnoreEOSModes(t *testing.T) {
 		{backend.TGI, backend.IgnoreEOSOn, true}, {backend.OpenAI, backend.IgnoreEOSOn, true},
 	} {
 		t.Run(string(tc.kind)+"/"+string(tc.mode), func(t *testing.T) {
-			_, target := simservetest.Start(t, simserve.Options{As: simserve.Personality(tc.kind)})
+			_, target := simservetest.Start(t, simserve.Options{As: backend.Kind(tc.kind)})
 			proxy, url := startRecordingProxy(t, target)
 			c, err := backend.New(backend.Config{Kind: tc.kind, BaseURL: url, Model: simModel, Sampling: backend.Sampling{IgnoreEOS: tc.mode}})
 			if err != nil {

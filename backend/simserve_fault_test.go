@@ -31,7 +31,7 @@ func TestFaultsFromSimServe(t *testing.T) {
 	for _, kind := range []backend.Kind{backend.VLLM, backend.LlamaCpp, backend.Ollama} {
 		for _, tc := range cases {
 			t.Run(string(kind)+"/"+tc.name, func(t *testing.T) {
-				_, url := simservetest.Start(t, simserve.Options{As: simserve.Personality(kind), Faults: tc.faults})
+				_, url := simservetest.Start(t, simserve.Options{As: backend.Kind(kind), Faults: tc.faults})
 				c, err := backend.New(backend.Config{Kind: kind, BaseURL: url, Model: simModel, Timeout: tc.timeout})
 				if err != nil {
 					t.Fatal(err)
@@ -50,7 +50,7 @@ func TestFaultsFromSimServe(t *testing.T) {
 // the request still completes.
 func TestSlowFirstTokenFromSimServe(t *testing.T) {
 	const delay = 400 * time.Millisecond
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM,
+	_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM,
 		Faults: simserve.Faults{SlowFirstToken: 1, FirstTokenDelay: delay}})
 	c, err := backend.New(backend.Config{Kind: backend.VLLM, BaseURL: url, Model: simModel, Timeout: time.Minute})
 	if err != nil {
@@ -70,7 +70,7 @@ func TestSlowFirstTokenFromSimServe(t *testing.T) {
 func TestFaultDrawsFollowTheSeed(t *testing.T) {
 	faults := simserve.Faults{TooManyRequests: 0.3, ServerError: 0.2}
 	outcome := func(seed uint64) []record.Reason {
-		_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Seed: seed, Faults: faults})
+		_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM, Seed: seed, Faults: faults})
 		c, err := backend.New(backend.Config{Kind: backend.VLLM, BaseURL: url, Model: simModel, Timeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)

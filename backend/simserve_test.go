@@ -57,7 +57,7 @@ func TestAdaptersAgainstSimServe(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind)+"/"+string(tc.api), func(t *testing.T) {
-			srv, url := simservetest.Start(t, simserve.Options{As: simserve.Personality(tc.kind)})
+			srv, url := simservetest.Start(t, simserve.Options{As: backend.Kind(tc.kind)})
 			cfg := backend.Config{Kind: tc.kind, BaseURL: url, Model: simModel, API: tc.api, Timeout: time.Minute}
 			c, err := backend.New(cfg)
 			if err != nil {
@@ -242,7 +242,7 @@ func deref[T any](p *T) string {
 // recognises each simulated server as the family it speaks for, with its
 // simulated version and the model it serves.
 func TestIdentifyAgainstSimServe(t *testing.T) {
-	for _, as := range simserve.Personalities {
+	for _, as := range simserve.Kinds {
 		t.Run(string(as), func(t *testing.T) {
 			_, url := simservetest.Start(t, simserve.Options{As: as})
 			f, err := backend.Identify(t.Context(), backend.Config{BaseURL: url}, 10*time.Second)
@@ -252,7 +252,7 @@ func TestIdentifyAgainstSimServe(t *testing.T) {
 			if want := backend.Kind(as); f.Kind != want {
 				t.Errorf("recognised as %q by %s, want %q", f.Kind, f.By, want)
 			}
-			if as != simserve.OpenAI && !strings.Contains(f.Version, "servebench.sim") {
+			if as != backend.OpenAI && !strings.Contains(f.Version, "servebench.sim") {
 				t.Errorf("version %q: want it marked simulated", f.Version)
 			}
 			if ok, known := f.Serves(f.Kind, simModel); known && !ok {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 )
 
@@ -211,7 +212,7 @@ func fitTable(t *testing.T, doc *document.Document, out *strings.Builder, notes 
 // checkChosen: the sweep is consistent with 8 llama.cpp slots and one
 // Ollama slot.
 func checkChosen(t *testing.T, rp *RunProfile) {
-	want := map[Family]int{LlamaCpp: 8, Ollama: 1}[rp.Backend]
+	want := map[backend.Kind]int{backend.LlamaCpp: 8, backend.Ollama: 1}[rp.Backend]
 	if want == 0 {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // TestCancel withdraws requests wherever they are — not yet arrived,
@@ -11,7 +13,7 @@ import (
 // receiving events, that what it held is freed, and that the others go on.
 func TestCancel(t *testing.T) {
 	t.Run("pending never arrives", func(t *testing.T) {
-		e := mustNew(t, testConfig(VLLM))
+		e := mustNew(t, testConfig(backend.VLLM))
 		var tr trace
 		h := submit(t, e, Request{PromptTokens: 10, OutputTokens: 5}, 10*time.Millisecond, &tr)
 		if !e.Cancel(h) {
@@ -27,7 +29,7 @@ func TestCancel(t *testing.T) {
 	})
 
 	t.Run("running frees its blocks and stops", func(t *testing.T) {
-		e := mustNew(t, testConfig(VLLM))
+		e := mustNew(t, testConfig(backend.VLLM))
 		var tr trace
 		a := submit(t, e, Request{PromptTokens: 160, OutputTokens: 50}, 0, &tr)
 		b := submit(t, e, Request{PromptTokens: 160, OutputTokens: 50}, 0, &tr)
@@ -63,7 +65,7 @@ func TestCancel(t *testing.T) {
 	})
 
 	t.Run("mid-step: the step ends without it", func(t *testing.T) {
-		e := mustNew(t, testConfig(VLLM))
+		e := mustNew(t, testConfig(backend.VLLM))
 		var tr trace
 		a := submit(t, e, Request{PromptTokens: 100, OutputTokens: 5}, 0, &tr)
 		e.AdvanceTo(0) // arrival: the prefill step starts
@@ -81,7 +83,7 @@ func TestCancel(t *testing.T) {
 	})
 
 	t.Run("queued leaves the queue", func(t *testing.T) {
-		c := testConfig(VLLM)
+		c := testConfig(backend.VLLM)
 		c.Server.MaxNumSeqs = 1
 		e := mustNew(t, c)
 		var tr trace
@@ -106,7 +108,7 @@ func TestCancel(t *testing.T) {
 	})
 
 	t.Run("slot frees for the deferred task at once", func(t *testing.T) {
-		c := testConfig(LlamaCpp)
+		c := testConfig(backend.LlamaCpp)
 		c.Server.Slots = 1
 		e := mustNew(t, c)
 		var tr trace
@@ -135,7 +137,7 @@ func TestCancel(t *testing.T) {
 // scheduled when the slot frees, after its EventQueued, before its first
 // token.
 func TestScheduledEvent(t *testing.T) {
-	c := testConfig(Ollama)
+	c := testConfig(backend.Ollama)
 	c.Server.Slots = 1
 	e := mustNew(t, c)
 	var tr trace
@@ -156,7 +158,7 @@ func TestScheduledEvent(t *testing.T) {
 // request is over, so a long-running server does not keep every finished
 // request's state alive.
 func TestListenerReleased(t *testing.T) {
-	e := mustNew(t, testConfig(VLLM))
+	e := mustNew(t, testConfig(backend.VLLM))
 	var tr trace
 	h := submit(t, e, Request{PromptTokens: 10, OutputTokens: 2}, 0, &tr)
 	e.Drain()

@@ -5,29 +5,19 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
-// Family is a server family: which scheduler the engine follows.
-type Family string
+// Kinds lists the server families whose scheduler the engine follows, in
+// help order: vLLM's V1 scheduler, SGLang's, llama.cpp's llama-server
+// slots and Ollama's runner (llama.cpp underneath).
+var Kinds = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama}
 
-// Server families.
-const (
-	// VLLM follows vLLM's V1 scheduler.
-	VLLM Family = "vllm"
-	// SGLang follows SGLang's scheduler.
-	SGLang Family = "sglang"
-	// LlamaCpp follows llama.cpp's llama-server slots.
-	LlamaCpp Family = "llamacpp"
-	// Ollama follows Ollama's runner (llama.cpp underneath).
-	Ollama Family = "ollama"
-)
-
-// Families lists the server families in help order.
-var Families = []Family{VLLM, SGLang, LlamaCpp, Ollama}
-
-// ParseFamily returns the family named s.
-func ParseFamily(s string) (Family, error) {
-	for _, f := range Families {
+// ParseKind returns the server family named s, if the engine follows its
+// scheduler.
+func ParseKind(s string) (backend.Kind, error) {
+	for _, f := range Kinds {
 		if string(f) == strings.ToLower(s) {
 			return f, nil
 		}
@@ -37,7 +27,7 @@ func ParseFamily(s string) (Family, error) {
 
 // batched reports whether f is a paged continuous batcher (vLLM, SGLang)
 // rather than a slot server (llama.cpp, Ollama).
-func (f Family) batched() bool { return f == VLLM || f == SGLang }
+func batched(f backend.Kind) bool { return f == backend.VLLM || f == backend.SGLang }
 
 // Error values. Every error the package returns wraps one of them, so a
 // caller (the CLI) can tell usage errors (exit 2) from others with
@@ -217,16 +207,16 @@ type Server struct {
 
 // Config is everything an Engine needs.
 type Config struct {
-	Family Family    `json:"backend"`
-	GPU    GPU       `json:"gpu"`
-	Model  ModelCost `json:"model"`
-	Server Server    `json:"server"`
-	Params Params    `json:"params"`
+	Backend backend.Kind `json:"backend"`
+	GPU     GPU          `json:"gpu"`
+	Model   ModelCost    `json:"model"`
+	Server  Server       `json:"server"`
+	Params  Params       `json:"params"`
 }
 
 // check validates a complete Config.
 func (c *Config) check() error {
-	if _, err := ParseFamily(string(c.Family)); err != nil {
+	if _, err := ParseKind(string(c.Backend)); err != nil {
 		return err
 	}
 	if !(c.GPU.BandwidthBytesPerS > 0) || !(c.GPU.PeakFLOPS > 0) {
@@ -261,16 +251,16 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
 		}
 	}
-	if c.Family.batched() {
+	if batched(c.Backend) {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",
-				ErrBadInput, c.Family, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
+				ErrBadInput, c.Backend, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
 		}
 		return nil
 	}
 	if s.Slots <= 0 || s.SlotContext <= 0 || s.NBatch <= 0 || s.NUBatch <= 0 {
 		return fmt.Errorf("%w: %s needs slots, slot context, n_batch and n_ubatch > 0 (have %d, %d, %d, %d)",
-			ErrBadInput, c.Family, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
+			ErrBadInput, c.Backend, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
 	}
 	return nil
 }

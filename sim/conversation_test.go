@@ -3,6 +3,8 @@ package sim
 import (
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // TestConversationCache: a conversation's next turn, whose prompt begins
@@ -13,20 +15,20 @@ import (
 func TestConversationCache(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		family Family
+		family backend.Kind
 		prefix bool
 		hit    bool
 	}{
-		{"vllm", VLLM, true, true},
-		{"sglang", SGLang, true, true},
-		{"vllm without prefix caching", VLLM, false, false},
-		{"llamacpp", LlamaCpp, false, true},
-		{"ollama", Ollama, false, true},
+		{"vllm", backend.VLLM, true, true},
+		{"sglang", backend.SGLang, true, true},
+		{"vllm without prefix caching", backend.VLLM, false, false},
+		{"llamacpp", backend.LlamaCpp, false, true},
+		{"ollama", backend.Ollama, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConfig(tc.family)
 			c.Server.PrefixCaching = tc.prefix
-			if tc.family == SGLang {
+			if tc.family == backend.SGLang {
 				c.Server.BlockSize, c.Server.KVBlocks = 1, 16000 // SGLang's token-granular pool
 			}
 			ttft := func(conv int) time.Duration {

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // mmvqMaxBatch is the largest micro-batch ggml's CUDA backend multiplies
@@ -58,8 +60,8 @@ func newCostModel(c *Config) *costModel {
 		step:       p.StepOverhead.Seconds(),
 		seq:        p.SeqCost.Seconds(),
 	}
-	if c.Server.CUDAGraphs && c.Family.batched() {
-		cm.padSizes = captureSizes(c.Family, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
+	if c.Server.CUDAGraphs && batched(c.Backend) {
+		cm.padSizes = captureSizes(c.Backend, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
 	}
 	return cm
 }
@@ -70,9 +72,9 @@ func newCostModel(c *Config) *costModel {
 // max_num_seqs, 512, max_num_batched_tokens). SGLang
 // (server_args.py, cuda_graph_bs): the same ladder up to 160 by default on
 // GPUs of this class.
-func captureSizes(f Family, seqs, batched int) []int {
+func captureSizes(f backend.Kind, seqs, batched int) []int {
 	top := min(2*seqs, 512, batched)
-	if f == SGLang {
+	if f == backend.SGLang {
 		top = min(seqs, 160)
 	}
 	var out []int
@@ -116,8 +118,8 @@ func (c *costModel) roofline(s *shape, padded bool) float64 {
 
 // batchStep is the time of one vLLM or SGLang step; decodeOnly says
 // whether every sequence in it decodes one token (SGLang pads only those).
-func (c *costModel) batchStep(s *shape, decodeOnly bool, f Family) float64 {
-	padded := f == VLLM || decodeOnly
+func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64 {
+	padded := f == backend.VLLM || decodeOnly
 	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq
 }
 

@@ -1,5 +1,6 @@
 package sim
 
+import "github.com/servebench/servebench/backend"
 import "time"
 
 // Published figures the defaults come from (DEFAULTS.md explains each).
@@ -40,9 +41,9 @@ var llamaDefaults = struct {
 
 // DefaultParams is the calibration a prediction without a fit uses for
 // family f on GPU g with model m.
-func DefaultParams(f Family, g GPU, m ModelCost) Params {
+func DefaultParams(f backend.Kind, g GPU, m ModelCost) Params {
 	switch f {
-	case LlamaCpp, Ollama:
+	case backend.LlamaCpp, backend.Ollama:
 		d := llamaDefaults
 		p := Params{
 			MemoryEfficiency: d.MemoryEfficiency, ComputeEfficiency: d.ComputeEfficiency,
@@ -50,7 +51,7 @@ func DefaultParams(f Family, g GPU, m ModelCost) Params {
 			SeqCost:        dur(m.FLOPsPerToken / (g.smallBatchOPS() * d.smallBatchFLOPsFraction)),
 			RequestLatency: d.RequestLatency,
 		}
-		if f == Ollama {
+		if f == backend.Ollama {
 			p.RequestLatency = d.OllamaRequestLatency
 		}
 		return p

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
@@ -56,7 +57,7 @@ func ppRate(c Config, prompt, ubatch int) float64 {
 
 func llamaConfig(t *testing.T, gpu, model, quant string) Config {
 	t.Helper()
-	c, err := Spec{Backend: LlamaCpp, GPU: gpu, Model: model, Quant: quant, Server: Server{Slots: 1, SlotContext: 1024}}.Config()
+	c, err := Spec{Backend: backend.LlamaCpp, GPU: gpu, Model: model, Quant: quant, Server: Server{Slots: 1, SlotContext: 1024}}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ type publishedVLLM struct {
 
 func vllmSweepConfig(t *testing.T, pv *publishedVLLM) Config {
 	t.Helper()
-	c, err := Spec{Backend: VLLM, GPU: pv.GPU, Model: pv.Model, Quant: pv.Quant, NoPrefixCaching: true,
+	c, err := Spec{Backend: backend.VLLM, GPU: pv.GPU, Model: pv.Model, Quant: pv.Quant, NoPrefixCaching: true,
 		Server: Server{MaxModelLen: 8192, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048}}.Config()
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
@@ -91,7 +92,7 @@ func deref[T any](p *T, def T) T {
 }
 
 func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
-	fam, err := ParseFamily(run.Backend)
+	fam, err := ParseKind(run.Backend)
 	if err != nil {
 		return RunSpec{}, err
 	}
@@ -148,7 +149,7 @@ func sweepRun(doc *document.Document, run *document.Run) (RunSpec, error) {
 	if err := checkCases(run.Label, rs.Cases); err != nil {
 		return RunSpec{}, err
 	}
-	if !fam.batched() && s.Server.SlotContext == 0 {
+	if !batched(fam) && s.Server.SlotContext == 0 {
 		// The document does not record -c / num_ctx: give each slot room
 		// for the longest request, padded as llama.cpp pads.
 		s.Server.SlotContext = (longest + 255) / 256 * 256
@@ -235,7 +236,7 @@ func applyProfile(s *Spec, p *record.Profile) {
 	sv.Slots = deref(p.Parallel, sv.Slots)
 	if p.ContextLength != nil {
 		sv.SlotContext = *p.ContextLength
-		if s.Backend == LlamaCpp && sv.Slots > 0 {
+		if s.Backend == backend.LlamaCpp && sv.Slots > 0 {
 			sv.SlotContext /= sv.Slots
 		}
 	}
@@ -244,11 +245,11 @@ func applyProfile(s *Spec, p *record.Profile) {
 // batchRun is the batch records of doc as one run.
 func batchRun(doc *document.Document) (RunSpec, error) {
 	rt := strings.ToLower(deref(doc.Runtime, ""))
-	fam := VLLM
+	fam := backend.VLLM
 	rs := RunSpec{Label: deref(doc.Runtime, "records")}
 	switch {
 	case strings.Contains(rt, "sglang"):
-		fam = SGLang
+		fam = backend.SGLang
 	case strings.Contains(rt, "vllm"):
 	default:
 		rs.Notes = append(rs.Notes, fmt.Sprintf("runtime %q not recognised: simulated as vLLM", deref(doc.Runtime, "")))

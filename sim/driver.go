@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -171,12 +172,12 @@ func (c *client) workloadName() string {
 
 // telemetry fills what a real server's metrics would give.
 func (c *client) telemetry(l *document.Level, s Stats, pre int) {
-	f := c.e.cfg.Family
-	if f.batched() {
+	f := c.e.cfg.Backend
+	if batched(f) {
 		l.PeakKVCacheUsage = ptr(math.Round(s.PeakKVUsage*1000) / 1000)
 		l.Preemptions = ptr(float64(s.Preemptions - pre))
 	}
-	if f != Ollama {
+	if f != backend.Ollama {
 		l.PeakRequestsRunning = ptr(float64(s.PeakRunning))
 		l.PeakRequestsWaiting = ptr(float64(s.PeakWaiting))
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/load"
 )
 
@@ -12,7 +13,7 @@ import (
 // seed moves the clients' jitter.
 func TestRunLevelReproducible(t *testing.T) {
 	run := func(seed uint64) *LevelResult {
-		e := mustNew(t, testConfig(VLLM))
+		e := mustNew(t, testConfig(backend.VLLM))
 		lr, err := RunLevel(e, Workload{PromptTokens: 200, OutputTokens: 20}, Load{Method: load.Pool, Concurrency: 4, Requests: 12, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
@@ -32,7 +33,7 @@ func TestRunLevelReproducible(t *testing.T) {
 // server-reported tokens, one chunk offset per token, and a TTFT that
 // does not include the client's send jitter.
 func TestRunLevelRecords(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	c.Params.RequestLatency = 3 * time.Millisecond
 	e := mustNew(t, c)
 	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 16}, Load{Method: load.Pool, Concurrency: 1, Requests: 3, Warmup: 2, Seed: 1, Run: "r"})
@@ -63,14 +64,14 @@ func TestRunLevelRecords(t *testing.T) {
 // TestRunLevelTelemetryByFamily: KV usage and preemptions come from vLLM
 // and SGLang only, as from the real servers' metrics.
 func TestRunLevelTelemetryByFamily(t *testing.T) {
-	for _, f := range []Family{VLLM, SGLang, LlamaCpp, Ollama} {
+	for _, f := range []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama} {
 		e := mustNew(t, testConfig(f))
 		lr, err := RunLevel(e, Workload{PromptTokens: 50, OutputTokens: 4}, Load{Method: load.Pool, Concurrency: 2, Requests: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
 		hasKV := lr.Level.PeakKVCacheUsage != nil
-		if hasKV != f.batched() || (lr.Level.PeakRequestsRunning != nil) != (f != Ollama) {
+		if hasKV != batched(f) || (lr.Level.PeakRequestsRunning != nil) != (f != backend.Ollama) {
 			t.Errorf("%s: KV usage %v, running %v", f, lr.Level.PeakKVCacheUsage, lr.Level.PeakRequestsRunning)
 		}
 	}
@@ -79,7 +80,7 @@ func TestRunLevelTelemetryByFamily(t *testing.T) {
 // TestRunLevelBatch: the batch method sends Repeats batches and derives
 // the vllm-text-image-example.json record.
 func TestRunLevelBatch(t *testing.T) {
-	e := mustNew(t, testConfig(VLLM))
+	e := mustNew(t, testConfig(backend.VLLM))
 	lr, err := RunLevel(e, Workload{PromptTokens: 32, OutputTokens: 128, Images: 0}, Load{Method: load.Batch, Concurrency: 4, Repeats: 3, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestRunLevelBatch(t *testing.T) {
 // TestRunLevelRate: the open loop sends on its schedule, holds requests
 // over the in-flight cap back and records when they were due.
 func TestRunLevelRate(t *testing.T) {
-	e := mustNew(t, testConfig(VLLM))
+	e := mustNew(t, testConfig(backend.VLLM))
 	lr, err := RunLevel(e, Workload{PromptTokens: 100, OutputTokens: 50}, Load{Method: load.Rate, Key: 1, Rate: 200, Concurrency: 2, Requests: 20, Constant: true})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func TestRunLevelBadLoad(t *testing.T) {
 		{Method: load.Batch, Concurrency: 1},
 		{Method: load.Rate, Requests: 5},
 	} {
-		e := mustNew(t, testConfig(VLLM))
+		e := mustNew(t, testConfig(backend.VLLM))
 		if _, err := RunLevel(e, w, l); err == nil {
 			t.Errorf("%+v: no error", l)
 		}

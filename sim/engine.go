@@ -203,7 +203,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, cost: newCostModel(&cfg)}
 	e.arrivals.reqs = &e.reqs
-	if cfg.Family.batched() {
+	if batched(cfg.Backend) {
 		e.sched = newBatchScheduler(e)
 	} else {
 		e.sched = newSlotScheduler(e)

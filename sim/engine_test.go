@@ -5,19 +5,21 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // testConfig is a round-number server: 1 TB/s, 100 TFLOP/s, weights of
 // 1 GB (1 ms per step), 10 GFLOP per token (0.1 ms per token), 100 kB of
 // KV per token, no overheads, so expected times can be worked out by hand.
-func testConfig(f Family) Config {
+func testConfig(f backend.Kind) Config {
 	c := Config{
-		Family: f,
-		GPU:    GPU{Name: "test", BandwidthBytesPerS: 1e12, PeakFLOPS: 1e14},
-		Model:  ModelCost{Name: "test", WeightBytesPerStep: 1e9, FLOPsPerToken: 1e10, KVBytesPerToken: 1e5},
-		Params: Params{MemoryEfficiency: 1, ComputeEfficiency: 1},
+		Backend: f,
+		GPU:     GPU{Name: "test", BandwidthBytesPerS: 1e12, PeakFLOPS: 1e14},
+		Model:   ModelCost{Name: "test", WeightBytesPerStep: 1e9, FLOPsPerToken: 1e10, KVBytesPerToken: 1e5},
+		Params:  Params{MemoryEfficiency: 1, ComputeEfficiency: 1},
 	}
-	if f.batched() {
+	if batched(f) {
 		c.Server = Server{MaxNumSeqs: 8, MaxNumBatchedTokens: 512, BlockSize: 16, KVBlocks: 1001}
 	} else {
 		c.Server = Server{Slots: 2, SlotContext: 2048, NBatch: 512, NUBatch: 256}
@@ -66,7 +68,7 @@ func near(got, want time.Duration) bool {
 // TestCostRoofline: a step costs the larger of its memory and compute
 // times plus the overheads.
 func TestCostRoofline(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	c.Params.StepOverhead, c.Params.SeqCost = 100*time.Microsecond, 10*time.Microsecond
 	cm := newCostModel(&c)
 	cases := []struct {
@@ -84,7 +86,7 @@ func TestCostRoofline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var s shape
 			s.add(tc.n, tc.ctx, true)
-			if got := cm.batchStep(&s, false, SGLang); !closeTo(got, tc.wantSec, 1e-9) {
+			if got := cm.batchStep(&s, false, backend.SGLang); !closeTo(got, tc.wantSec, 1e-9) {
 				t.Errorf("step = %.9f s, want %.9f", got, tc.wantSec)
 			}
 		})
@@ -107,7 +109,7 @@ func closeTo(a, b, tol float64) bool { return a-b <= tol && b-a <= tol }
 // TestCaptureSizesPad: vLLM pads a step's tokens up to its captured CUDA
 // graph sizes, up to min(2 × max_num_seqs, 512, budget).
 func TestCaptureSizesPad(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	c.Server.CUDAGraphs, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens = true, 256, 2048
 	cm := newCostModel(&c)
 	for _, tc := range []struct{ n, want int }{{1, 1}, {3, 4}, {5, 8}, {9, 16}, {250, 256}, {257, 272}, {512, 512}, {513, 513}, {2000, 2000}} {
@@ -120,7 +122,7 @@ func TestCaptureSizesPad(t *testing.T) {
 // TestVLLMSingleRequest: an idle server prefills a prompt in one step and
 // samples a token at the end of every step after; events arrive in order.
 func TestVLLMSingleRequest(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	c.Params.RequestLatency = 5 * time.Millisecond
 	e := mustNew(t, c)
 	var tr trace
@@ -156,7 +158,7 @@ func TestVLLMSingleRequest(t *testing.T) {
 // TestVLLMChunkedPrefill: a prompt longer than max_num_batched_tokens is
 // computed over several steps, and decodes of running requests go first.
 func TestVLLMChunkedPrefill(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	e := mustNew(t, c)
 	var tr trace
 	h := submit(t, e, Request{PromptTokens: 1200, OutputTokens: 1}, 0, &tr)
@@ -175,7 +177,7 @@ func TestVLLMChunkedPrefill(t *testing.T) {
 // prompt and output so far when it comes back, and every request still
 // ends with all its tokens.
 func TestVLLMPreemptsLastRunning(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	// 20 usable blocks of 16 tokens (one more is the null block): three
 	// prompts of 96 tokens (6 blocks each) fit, their outputs do not.
 	c.Server.KVBlocks = 21
@@ -207,7 +209,7 @@ func TestVLLMPreemptsLastRunning(t *testing.T) {
 // chunk would.
 func TestVLLMReserveFullPrompt(t *testing.T) {
 	for _, full := range []bool{false, true} {
-		c := testConfig(VLLM)
+		c := testConfig(backend.VLLM)
 		c.Server.KVBlocks, c.Server.ReserveFullPrompt, c.Server.MaxNumBatchedTokens = 41, full, 64
 		e := mustNew(t, c)
 		var tr trace
@@ -232,7 +234,7 @@ func TestVLLMReserveFullPrompt(t *testing.T) {
 // cached, so its recompute is shorter than its first prefill.
 func TestPrefixCacheAfterPreemption(t *testing.T) {
 	run := func(prefix bool) time.Duration {
-		c := testConfig(VLLM)
+		c := testConfig(backend.VLLM)
 		c.Server.KVBlocks, c.Server.PrefixCaching = 41, prefix
 		e := mustNew(t, c)
 		var tr trace
@@ -256,7 +258,7 @@ func TestPrefixCacheAfterPreemption(t *testing.T) {
 // TestSharedPrefixGroup: requests of one prefix group reuse the group's
 // cached blocks.
 func TestSharedPrefixGroup(t *testing.T) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	c.Server.PrefixCaching = true
 	e := mustNew(t, c)
 	var tr trace
@@ -275,7 +277,7 @@ func TestSharedPrefixGroup(t *testing.T) {
 // TestSlotsQueueFIFO: with every llama.cpp slot busy, tasks wait and take
 // slots in arrival order.
 func TestSlotsQueueFIFO(t *testing.T) {
-	e := mustNew(t, testConfig(LlamaCpp))
+	e := mustNew(t, testConfig(backend.LlamaCpp))
 	var tr trace
 	var hs []Handle
 	for i := range 4 {
@@ -295,7 +297,7 @@ func TestSlotsQueueFIFO(t *testing.T) {
 // TestSlotsMicroBatches: a prompt is processed in n_batch batches, each
 // split into n_ubatch micro-batches that read the weights again.
 func TestSlotsMicroBatches(t *testing.T) {
-	e := mustNew(t, testConfig(LlamaCpp))
+	e := mustNew(t, testConfig(backend.LlamaCpp))
 	var tr trace
 	h := submit(t, e, Request{PromptTokens: 600, OutputTokens: 1}, 0, &tr)
 	e.Drain()
@@ -317,9 +319,9 @@ func TestRejections(t *testing.T) {
 		cfg  func() Config
 		req  Request
 	}{
-		{"llama.cpp prompt beyond the slot context", func() Config { return testConfig(LlamaCpp) }, Request{PromptTokens: 2048, OutputTokens: 1}},
-		{"vLLM beyond max_model_len", func() Config { c := testConfig(VLLM); c.Server.MaxModelLen = 1000; return c }, Request{PromptTokens: 990, OutputTokens: 20}},
-		{"vLLM beyond the whole cache", func() Config { return testConfig(VLLM) }, Request{PromptTokens: 16000, OutputTokens: 20}},
+		{"llama.cpp prompt beyond the slot context", func() Config { return testConfig(backend.LlamaCpp) }, Request{PromptTokens: 2048, OutputTokens: 1}},
+		{"vLLM beyond max_model_len", func() Config { c := testConfig(backend.VLLM); c.Server.MaxModelLen = 1000; return c }, Request{PromptTokens: 990, OutputTokens: 20}},
+		{"vLLM beyond the whole cache", func() Config { return testConfig(backend.VLLM) }, Request{PromptTokens: 16000, OutputTokens: 20}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -336,7 +338,7 @@ func TestRejections(t *testing.T) {
 
 // TestSubmitErrors: malformed requests and times in the past are errors.
 func TestSubmitErrors(t *testing.T) {
-	e := mustNew(t, testConfig(VLLM))
+	e := mustNew(t, testConfig(backend.VLLM))
 	e.AdvanceTo(time.Second)
 	cases := []struct {
 		name string
@@ -358,7 +360,7 @@ func TestSubmitErrors(t *testing.T) {
 // TestNextEventAndAdvance: NextEvent says when something happens; time
 // does not run past AdvanceTo's argument.
 func TestNextEventAndAdvance(t *testing.T) {
-	e := mustNew(t, testConfig(VLLM))
+	e := mustNew(t, testConfig(backend.VLLM))
 	if _, ok := e.NextEvent(); ok {
 		t.Fatal("an idle engine has a next event")
 	}
@@ -380,7 +382,7 @@ func TestNextEventAndAdvance(t *testing.T) {
 // TestSGLangPrefillFirstAndRetract: SGLang runs prefill batches before
 // decodes and retracts requests when decode memory runs out; all finish.
 func TestSGLangPrefillFirstAndRetract(t *testing.T) {
-	c := testConfig(SGLang)
+	c := testConfig(backend.SGLang)
 	c.Server.BlockSize, c.Server.KVBlocks = 1, 700
 	e := mustNew(t, c)
 	var tr trace

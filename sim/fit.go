@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 )
 
@@ -227,7 +228,7 @@ type setting struct {
 // well as any larger one is chosen.
 var slotsSetting = setting{
 	name:    "slots",
-	unknown: func(rs *RunSpec) bool { return !rs.Spec.Backend.batched() && !rs.SlotsKnown },
+	unknown: func(rs *RunSpec) bool { return !batched(rs.Spec.Backend) && !rs.SlotsKnown },
 	candidates: func(top int) []int {
 		var c []int
 		for s := 1; ; s *= 2 {
@@ -271,7 +272,7 @@ const settingMargin = 2.0
 // least twice as well.
 var budgetSetting = setting{
 	name:       "max_num_batched_tokens",
-	unknown:    func(rs *RunSpec) bool { return rs.Spec.Backend.batched() && rs.Spec.Server.MaxNumBatchedTokens == 0 },
+	unknown:    func(rs *RunSpec) bool { return batched(rs.Spec.Backend) && rs.Spec.Server.MaxNumBatchedTokens == 0 },
 	candidates: func(int) []int { return []int{512, 1024, 2048, 4096, 8192} },
 	set:        func(rs *RunSpec, v int) { rs.Spec.Server.MaxNumBatchedTokens = v },
 	matters: func(rs *RunSpec, cands []int) bool {
@@ -369,7 +370,7 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error
 
 // chosenFor names the settings the fit chooses for rs's backend.
 func chosenFor(rs *RunSpec) []string {
-	if rs.Spec.Backend.batched() {
+	if batched(rs.Spec.Backend) {
 		if rs.budgetKnown {
 			return nil
 		}
@@ -435,7 +436,7 @@ func fitRun(rs *RunSpec, opt FitOptions) (*RunProfile, error) {
 		}
 	}
 	rp := &RunProfile{
-		Label: rs.Label, Backend: cfg.Family, Model: rs.Spec.Model, FreeModel: rs.FreeModel,
+		Label: rs.Label, Backend: cfg.Backend, Model: rs.Spec.Model, FreeModel: rs.FreeModel,
 		Cost: cfg.Model, GPU: cfg.GPU, Server: cfg.Server, Params: cfg.Params,
 		Fitted: names(free), Residuals: res, TargetsMet: met, Notes: slices.Clone(rs.Notes), objective: fx,
 	}
@@ -522,7 +523,7 @@ func baseConfig(rs *RunSpec) (Config, error) {
 	sv := rs.Spec.Server
 	fam := rs.Spec.Backend
 	switch {
-	case fam.batched():
+	case batched(fam):
 		sv.MaxNumSeqs = max(sv.MaxNumSeqs, 1)
 		if sv.MaxNumSeqs == 1 {
 			sv.MaxNumSeqs = 256
@@ -539,12 +540,12 @@ func baseConfig(rs *RunSpec) (Config, error) {
 			rs.Notes = appendOnce(rs.Notes, "KV capacity unknown without a model: the cache is taken as never full")
 		}
 		sv.CUDAGraphs, sv.PrefixCaching = !rs.Spec.EnforceEager, !rs.Spec.NoPrefixCaching
-		sv.ReserveFullPrompt = fam == VLLM && !rs.Spec.NoReserveFullPrompt
+		sv.ReserveFullPrompt = fam == backend.VLLM && !rs.Spec.NoReserveFullPrompt
 	default:
 		sv.Slots = max(sv.Slots, 1)
 		if sv.NBatch == 0 {
 			sv.NBatch = 2048
-			if fam == Ollama {
+			if fam == backend.Ollama {
 				sv.NBatch = 512
 			}
 		}
@@ -552,7 +553,7 @@ func baseConfig(rs *RunSpec) (Config, error) {
 	}
 	m := ModelCost{Name: "free", WeightBytesPerStep: 2e9, FLOPsPerToken: 2e9, ImageTokens: 256, ImageFLOPs: 2e12}
 	rs.Notes = appendOnce(rs.Notes, "without a model, KV bytes and attention FLOPs are left out and an image is taken as 256 prompt tokens")
-	c := Config{Family: fam, GPU: g, Model: m, Server: sv, Params: DefaultParams(fam, g, m)}
+	c := Config{Backend: fam, GPU: g, Model: m, Server: sv, Params: DefaultParams(fam, g, m)}
 	return c, c.check()
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 )
 
@@ -41,14 +42,14 @@ func TestSpecErrors(t *testing.T) {
 		want error
 		text string
 	}{
-		{"unknown GPU", Spec{Backend: VLLM, GPU: "RTX 9090", Model: "qwen2.5-7b"}, ErrUnknownGPU, "RTX 9090"},
-		{"unknown model", Spec{Backend: VLLM, GPU: "RTX 4090", Model: "gpt-5"}, ErrUnknownModel, "gpt-5"},
-		{"model does not fit", Spec{Backend: VLLM, GPU: "RTX 3060 12GB", Model: "llama-3.1-70b"}, ErrDoesNotFit, "GiB more"},
-		{"llama.cpp weights do not fit", Spec{Backend: LlamaCpp, GPU: "RTX 3060 12GB", Model: "qwen2.5-32b", Quant: "q8_0"}, ErrDoesNotFit, "qwen2.5-32b"},
-		{"context larger than the cache", Spec{Backend: VLLM, GPU: "RTX 4060 Ti 16GB", Model: "qwen2.5-14b", Quant: "awq", Server: Server{MaxModelLen: 131072}}, ErrDoesNotFit, "max_model_len"},
+		{"unknown GPU", Spec{Backend: backend.VLLM, GPU: "RTX 9090", Model: "qwen2.5-7b"}, ErrUnknownGPU, "RTX 9090"},
+		{"unknown model", Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "gpt-5"}, ErrUnknownModel, "gpt-5"},
+		{"model does not fit", Spec{Backend: backend.VLLM, GPU: "RTX 3060 12GB", Model: "llama-3.1-70b"}, ErrDoesNotFit, "GiB more"},
+		{"llama.cpp weights do not fit", Spec{Backend: backend.LlamaCpp, GPU: "RTX 3060 12GB", Model: "qwen2.5-32b", Quant: "q8_0"}, ErrDoesNotFit, "qwen2.5-32b"},
+		{"context larger than the cache", Spec{Backend: backend.VLLM, GPU: "RTX 4060 Ti 16GB", Model: "qwen2.5-14b", Quant: "awq", Server: Server{MaxModelLen: 131072}}, ErrDoesNotFit, "max_model_len"},
 		{"unknown backend", Spec{Backend: "tgi", GPU: "RTX 4090", Model: "qwen2.5-7b"}, ErrBadInput, "tgi"},
-		{"unknown quant", Spec{Backend: VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: "q3"}, ErrBadInput, "q3"},
-		{"unknown KV dtype", Spec{Backend: VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", KVDtype: "fp4"}, ErrBadInput, "fp4"},
+		{"unknown quant", Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: "q3"}, ErrBadInput, "q3"},
+		{"unknown KV dtype", Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", KVDtype: "fp4"}, ErrBadInput, "fp4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

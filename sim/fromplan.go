@@ -21,7 +21,7 @@ import (
 // Zero values mean the family's defaults.
 type Spec struct {
 	// Backend is the server family.
-	Backend Family
+	Backend backend.Kind
 	// GPU is a catalog name ("RTX 5070 Ti", "NVIDIA GeForce RTX 4090");
 	// GPUGiB, GPUBandwidthGBs (GB/s) and GPUTFLOPS (dense FP16 tensor
 	// with FP32 accumulate) override its figures when > 0. Without a
@@ -216,7 +216,7 @@ func (s Spec) ResolvedModel() (modelspec.Spec, string, error) {
 // capacity model for the family (or Server.KVBlocks), the server's
 // default settings and the family's default Params.
 func (s Spec) Config() (Config, error) {
-	fam, err := ParseFamily(string(s.Backend))
+	fam, err := ParseKind(string(s.Backend))
 	if err != nil {
 		return Config{}, err
 	}
@@ -245,11 +245,11 @@ func (s Spec) Config() (Config, error) {
 
 // build is the configuration of s once its family, GPU, model, weight
 // format and KV dtype are resolved.
-func (s Spec) build(fam Family, g GPU, m modelspec.Spec, q plan.Quant, kv plan.KVDtype) (Config, error) {
-	c := Config{Family: fam, GPU: g, Model: modelCost(m, q, kv), Server: s.Server}
-	c.Server.CUDAGraphs = fam.batched() && !s.EnforceEager
-	c.Server.PrefixCaching = fam.batched() && !s.NoPrefixCaching
-	c.Server.ReserveFullPrompt = fam == VLLM && !s.NoReserveFullPrompt
+func (s Spec) build(fam backend.Kind, g GPU, m modelspec.Spec, q plan.Quant, kv plan.KVDtype) (Config, error) {
+	c := Config{Backend: fam, GPU: g, Model: modelCost(m, q, kv), Server: s.Server}
+	c.Server.CUDAGraphs = batched(fam) && !s.EnforceEager
+	c.Server.PrefixCaching = batched(fam) && !s.NoPrefixCaching
+	c.Server.ReserveFullPrompt = fam == backend.VLLM && !s.NoReserveFullPrompt
 	if err := c.capacity(m, q, kv, s.GPUMemoryUtilization, s.FlashAttention); err != nil {
 		return Config{}, err
 	}
@@ -314,7 +314,7 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	if len(in.GPUs) != 1 {
 		return Config{}, Workload{}, fmt.Errorf("%w: the simulator models one GPU, not %d", ErrBadInput, len(in.GPUs))
 	}
-	fam, err := ParseFamily(string(c.Backend))
+	fam, err := ParseKind(string(c.Backend))
 	if err != nil {
 		return Config{}, Workload{}, err
 	}
@@ -326,12 +326,12 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	ctx := in.Context
 	s := Spec{Backend: fam, FlashAttention: in.FlashAttention}
 	switch fam {
-	case VLLM, SGLang:
+	case backend.VLLM, backend.SGLang:
 		s.Server.MaxModelLen, s.Server.MaxNumSeqs = in.Context, in.MaxNumSeqs
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context/max(in.Parallel, 1)
 		ctx = s.Server.SlotContext
-	case Ollama:
+	case backend.Ollama:
 		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context
 	}
 	w := Workload{OutputTokens: recommendOutput, PromptTokens: ctx - recommendOutput}
@@ -345,9 +345,9 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 
 // kvDtype parses a KV dtype; llama.cpp and Ollama default to f16, the
 // others to auto.
-func kvDtype(f Family, s string) (plan.KVDtype, error) {
+func kvDtype(f backend.Kind, s string) (plan.KVDtype, error) {
 	if s == "" {
-		if f.batched() {
+		if batched(f) {
 			return plan.KVAuto, nil
 		}
 		return plan.KVFP16, nil
@@ -356,7 +356,7 @@ func kvDtype(f Family, s string) (plan.KVDtype, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrBadInput, err)
 	}
-	if d == plan.KVAuto && !f.batched() {
+	if d == plan.KVAuto && !batched(f) {
 		d = plan.KVFP16
 	}
 	return d, nil
@@ -366,14 +366,14 @@ func kvDtype(f Family, s string) (plan.KVDtype, error) {
 func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64, flashAttention bool) error {
 	s := &c.Server
 	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, FlashAttention: flashAttention}
-	switch c.Family {
-	case VLLM:
+	switch c.Backend {
+	case backend.VLLM:
 		in.Server, in.Utilization = backend.VLLM, util
 		in.Context, in.MaxNumSeqs, in.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
 		in.BlockSize = s.BlockSize
 		in.Defaults()
 		s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.MaxNumSeqs, in.MaxNumBatchedTokens, in.BlockSize, in.Context
-	case SGLang:
+	case backend.SGLang:
 		// plan's SGLang capacity model (model_runner.profile_max_num_token
 		// with server_args.py's defaults for the GPU's memory):
 		// mem_fraction_static, chunked_prefill_size and page_size as
@@ -392,9 +392,9 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 			v.Defaults()
 			s.MaxNumSeqs = v.MaxNumSeqs
 		}
-	case LlamaCpp, Ollama:
+	case backend.LlamaCpp, backend.Ollama:
 		in.Server = backend.LlamaCpp
-		if c.Family == Ollama {
+		if c.Backend == backend.Ollama {
 			in.Server = backend.Ollama
 		}
 		if s.Slots == 0 {
@@ -402,7 +402,7 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 			// unified KV cache (ggml-org/llama.cpp#16736); Ollama's
 			// OLLAMA_NUM_PARALLEL defaults to 1 (ollama/ollama#11330).
 			s.Slots = 4
-			if c.Family == Ollama {
+			if c.Backend == backend.Ollama {
 				s.Slots = 1
 			}
 			if s.SlotContext == 0 {
@@ -413,19 +413,19 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 		}
 		if s.SlotContext == 0 {
 			s.SlotContext = 4096
-			if c.Family == LlamaCpp {
+			if c.Backend == backend.LlamaCpp {
 				s.SlotContext = 4096 / s.Slots
 			}
 		}
 		in.Parallel, in.Context = s.Slots, s.SlotContext
-		if c.Family == LlamaCpp {
+		if c.Backend == backend.LlamaCpp {
 			in.Context = s.SlotContext * s.Slots
 		}
 		in.UBatch = s.NUBatch
 		in.Defaults()
 		if s.NBatch == 0 {
 			s.NBatch = 2048 // llama-server's n_batch
-			if c.Family == Ollama {
+			if c.Backend == backend.Ollama {
 				s.NBatch = 512 // Ollama's num_batch
 			}
 		}
@@ -441,13 +441,13 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 	if !p.Fits {
 		return fmt.Errorf("%w: %s needs %.2f GiB more than the %.2f GiB of %s", ErrDoesNotFit, m.Name, p.ShortfallGiB, c.GPU.MemoryGiB, c.GPU.Name)
 	}
-	if c.Family.batched() && s.KVBlocks == 0 {
+	if batched(c.Backend) && s.KVBlocks == 0 {
 		s.KVBlocks = p.Blocks
 		if s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s leaves no KV cache on %s", ErrDoesNotFit, m.Name, c.GPU.Name)
 		}
 	}
-	if c.Family.batched() && (s.KVBlocks-1)*s.BlockSize < s.MaxModelLen {
+	if batched(c.Backend) && (s.KVBlocks-1)*s.BlockSize < s.MaxModelLen {
 		return fmt.Errorf("%w: max_model_len %d is more than the %d tokens of KV cache %s has for %s (lower the context)",
 			ErrDoesNotFit, s.MaxModelLen, (s.KVBlocks-1)*s.BlockSize, c.GPU.Name, m.Name)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // Choice is a server setting the document did not record and the fit
@@ -27,8 +29,8 @@ type Profile struct {
 
 // RunProfile is one run's fit.
 type RunProfile struct {
-	Label   string `json:"label"`
-	Backend Family `json:"backend"`
+	Label   string       `json:"label"`
+	Backend backend.Kind `json:"backend"`
 	// Model is the model as the document named it; Cost what the engine
 	// used (fitted when FreeModel).
 	Model     string    `json:"model"`
@@ -56,7 +58,7 @@ type RunProfile struct {
 
 // Config rebuilds the engine configuration the fit found.
 func (p *RunProfile) Config() Config {
-	return Config{Family: p.Backend, GPU: p.GPU, Model: p.Cost, Server: p.Server, Params: p.Params}
+	return Config{Backend: p.Backend, GPU: p.GPU, Model: p.Cost, Server: p.Server, Params: p.Params}
 }
 
 // Run returns the profile of the run labelled label.
@@ -131,8 +133,8 @@ func WriteProfile(w io.Writer, p *Profile) error {
 // (a llama.cpp fit says nothing about vLLM's scheduler costs) and that
 // the result builds an engine; errors wrap ErrBadInput and name the run.
 func (p *RunProfile) ApplyTo(c *Config) error {
-	if p.Backend != c.Family {
-		return fmt.Errorf("%w: sim profile run %q was fitted on %s, the simulated server is %s", ErrBadInput, p.Label, p.Backend, c.Family)
+	if p.Backend != c.Backend {
+		return fmt.Errorf("%w: sim profile run %q was fitted on %s, the simulated server is %s", ErrBadInput, p.Label, p.Backend, c.Backend)
 	}
 	p.Apply(c)
 	if err := c.check(); err != nil {

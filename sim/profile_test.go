@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // TestReadProfile: a written profile reads back; malformed ones are
 // errors naming what is wrong.
 func TestReadProfile(t *testing.T) {
-	c := testConfig(LlamaCpp)
-	p := &Profile{Version: ProfileVersion, Runs: []RunProfile{{Label: "x", Backend: c.Family, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params,
+	c := testConfig(backend.LlamaCpp)
+	p := &Profile{Version: ProfileVersion, Runs: []RunProfile{{Label: "x", Backend: c.Backend, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params,
 		Chosen: []Choice{{Setting: "slots", Value: 8, Why: "test"}}}}}
 	var buf bytes.Buffer
 	if err := WriteProfile(&buf, p); err != nil {
@@ -22,7 +24,7 @@ func TestReadProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := testConfig(LlamaCpp)
+	got := testConfig(backend.LlamaCpp)
 	back.Runs[0].Apply(&got)
 	if got.Server.Slots != 8 || got.Params != c.Params {
 		t.Errorf("applied profile: %+v", got)
@@ -45,9 +47,9 @@ func TestReadProfile(t *testing.T) {
 // FuzzReadProfile: no input makes ReadProfile panic, and whatever it
 // accepts builds an engine.
 func FuzzReadProfile(f *testing.F) {
-	c := testConfig(VLLM)
+	c := testConfig(backend.VLLM)
 	var buf bytes.Buffer
-	_ = WriteProfile(&buf, &Profile{Version: ProfileVersion, Runs: []RunProfile{{Label: "x", Backend: c.Family, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params}}})
+	_ = WriteProfile(&buf, &Profile{Version: ProfileVersion, Runs: []RunProfile{{Label: "x", Backend: c.Backend, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params}}})
 	f.Add(buf.Bytes())
 	f.Add([]byte(`{"sim_profile_version":1,"runs":[{"backend":"ollama"}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -69,8 +71,8 @@ func FuzzReadProfile(f *testing.F) {
 // naming the field; data after the profile is refused too.
 func TestReadProfileBounds(t *testing.T) {
 	valid := func(edit func(*RunProfile)) string {
-		c := testConfig(VLLM)
-		rp := RunProfile{Label: "x", Backend: c.Family, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params}
+		c := testConfig(backend.VLLM)
+		rp := RunProfile{Label: "x", Backend: c.Backend, Cost: c.Model, GPU: c.GPU, Server: c.Server, Params: c.Params}
 		edit(&rp)
 		var buf bytes.Buffer
 		if err := WriteProfile(&buf, &Profile{Version: ProfileVersion, Runs: []RunProfile{rp}}); err != nil {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // TestEveryRequestEnds feeds the engine random small configurations and
@@ -18,25 +20,25 @@ func TestEveryRequestEnds(t *testing.T) {
 	for i := range 3000 {
 		trials = append(trials, i)
 	}
-	ran := map[Family]int{}
+	ran := map[backend.Kind]int{}
 	var lastErr error
 	for _, trial := range trials {
 		rng := rand.New(rand.NewPCG(uint64(trial), 7))
-		fams := []Family{VLLM, SGLang, LlamaCpp, Ollama}
+		fams := []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama}
 		fam := fams[rng.IntN(4)]
 		srv := Server{}
 		switch fam {
-		case VLLM, SGLang:
+		case backend.VLLM, backend.SGLang:
 			srv.KVBlocks = 2 + rng.IntN(60)
 			bs := 16
-			if fam == SGLang {
+			if fam == backend.SGLang {
 				srv.KVBlocks = 20 + rng.IntN(1000)
 				bs = 1
 			}
 			srv.MaxModelLen = 16 + rng.IntN(srv.KVBlocks*bs)
 			srv.MaxNumSeqs = 1 + rng.IntN(8)
 			srv.MaxNumBatchedTokens = 16 + rng.IntN(300)
-			if fam == VLLM {
+			if fam == backend.VLLM {
 				srv.BlockSize = 16
 			}
 		default:

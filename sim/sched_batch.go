@@ -1,5 +1,6 @@
 package sim
 
+import "github.com/servebench/servebench/backend"
 import "slices"
 
 // batchScheduler is the continuous batcher of vLLM and SGLang.
@@ -85,9 +86,9 @@ const (
 func newBatchScheduler(e *Engine) *batchScheduler {
 	s := e.cfg.Server
 	b := &batchScheduler{
-		e: e, sglang: e.cfg.Family == SGLang, bs: s.BlockSize, maxSeqs: s.MaxNumSeqs,
+		e: e, sglang: e.cfg.Backend == backend.SGLang, bs: s.BlockSize, maxSeqs: s.MaxNumSeqs,
 		budget: s.MaxNumBatchedTokens, maxLen: s.MaxModelLen, prefix: s.PrefixCaching, full: s.ReserveFullPrompt,
-		pool:      newBlockPool(s.KVBlocks, e.cfg.Family == VLLM),
+		pool:      newBlockPool(s.KVBlocks, e.cfg.Backend == backend.VLLM),
 		groupHeld: map[int]int{}, groupRefs: map[int]int{}, chunked: -1, ratio: sglInitRatio,
 	}
 	return b
@@ -158,7 +159,7 @@ func (b *batchScheduler) plan() (float64, bool) {
 	if len(b.planned) == 0 {
 		return 0, false
 	}
-	return b.e.cost.batchStep(&b.sh, b.decodeOnly, b.e.cfg.Family), true
+	return b.e.cost.batchStep(&b.sh, b.decodeOnly, b.e.cfg.Backend), true
 }
 
 func (b *batchScheduler) planVLLM() {

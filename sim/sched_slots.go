@@ -1,5 +1,7 @@
 package sim
 
+import "github.com/servebench/servebench/backend"
+
 // slotScheduler is llama.cpp's server and Ollama's runner.
 //
 // llama.cpp follows tools/server/server.cpp (server_context.update_slots
@@ -54,7 +56,7 @@ type slotState struct {
 
 func newSlotScheduler(e *Engine) *slotScheduler {
 	s := e.cfg.Server
-	sc := &slotScheduler{e: e, ollama: e.cfg.Family == Ollama, nBatch: s.NBatch, nUBatch: s.NUBatch, ctx: s.SlotContext}
+	sc := &slotScheduler{e: e, ollama: e.cfg.Backend == backend.Ollama, nBatch: s.NBatch, nUBatch: s.NUBatch, ctx: s.SlotContext}
 	sc.slots = make([]slotState, s.Slots)
 	for i := range sc.slots {
 		sc.slots[i].h = -1

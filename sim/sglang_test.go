@@ -19,9 +19,9 @@ func TestSGLangCapacityFromPlan(t *testing.T) {
 		name string
 		spec Spec
 	}{
-		{"RTX 4090 defaults", Spec{Backend: SGLang, GPU: "RTX 4090", Model: "qwen2.5-7b"}},
-		{"H100 fp8 KV", Spec{Backend: SGLang, GPU: "H100 80GB", Model: "llama-3.1-8b", KVDtype: "fp8"}},
-		{"mem_fraction_static given", Spec{Backend: SGLang, GPU: "RTX 5090", Model: "qwen2.5-7b", Quant: "awq", GPUMemoryUtilization: 0.8}},
+		{"RTX 4090 defaults", Spec{Backend: backend.SGLang, GPU: "RTX 4090", Model: "qwen2.5-7b"}},
+		{"H100 fp8 KV", Spec{Backend: backend.SGLang, GPU: "H100 80GB", Model: "llama-3.1-8b", KVDtype: "fp8"}},
+		{"mem_fraction_static given", Spec{Backend: backend.SGLang, GPU: "RTX 5090", Model: "qwen2.5-7b", Quant: "awq", GPUMemoryUtilization: 0.8}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -39,7 +39,7 @@ func TestSGLangCapacityFromPlan(t *testing.T) {
 			if q == "" {
 				q = plan.DefaultQuant(&m)
 			}
-			kv, _ := kvDtype(SGLang, tc.spec.KVDtype)
+			kv, _ := kvDtype(backend.SGLang, tc.spec.KVDtype)
 			in := plan.Inputs{Model: m, Server: backend.SGLang, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q,
 				KVDtypes: []plan.KVDtype{kv}, SGLang: plan.SGLangSettings{MemFractionStatic: tc.spec.GPUMemoryUtilization}}
 			res, err := plan.Plan(in)
@@ -55,7 +55,7 @@ func TestSGLangCapacityFromPlan(t *testing.T) {
 			}
 			// and not vLLM's figure for the same server
 			v := tc.spec
-			v.Backend = VLLM
+			v.Backend = backend.VLLM
 			vc, err := v.Config()
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestSGLangCapacityFromPlan(t *testing.T) {
 // chunk runs (a regression: the request stayed "chunked" after it
 // finished, and the engine replayed it forever).
 func TestSGLangChunkedPrefillEnds(t *testing.T) {
-	cfg, err := Spec{Backend: SGLang, GPU: "RTX 4090", Model: "llama-3.1-8b", Quant: "awq", Server: Server{MaxModelLen: 8192, MaxNumBatchedTokens: 2048}}.Config()
+	cfg, err := Spec{Backend: backend.SGLang, GPU: "RTX 4090", Model: "llama-3.1-8b", Quant: "awq", Server: Server{MaxModelLen: 8192, MaxNumBatchedTokens: 2048}}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRecommendPerformance(t *testing.T) {
 		if c.Backend != backend.VLLM || c.KVDtype != plan.KVAuto {
 			continue
 		}
-		cfg, err := Spec{Backend: VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: string(c.Quant), KVDtype: "auto", Server: Server{MaxModelLen: 4096}}.Config()
+		cfg, err := Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: string(c.Quant), KVDtype: "auto", Server: Server{MaxModelLen: 4096}}.Config()
 		if err != nil {
 			t.Fatal(err)
 		}

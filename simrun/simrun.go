@@ -572,12 +572,12 @@ func (o observer) LevelEnd(context.Context, load.Level) *record.Observations {
 	defer s.mu.Unlock()
 	st := s.eng.Stats()
 	var obs record.Observations
-	f := s.eng.Config().Family
-	if f == sim.VLLM || f == sim.SGLang {
+	f := s.eng.Config().Backend
+	if f == backend.VLLM || f == backend.SGLang {
 		obs.PeakKVCacheUsage = ptr(math.Round(st.PeakKVUsage*1000) / 1000)
 		obs.Preemptions = ptr(float64(st.Preemptions - s.preAtStart))
 	}
-	if f != sim.Ollama {
+	if f != backend.Ollama {
 		obs.PeakRequestsRunning = ptr(float64(st.PeakRunning))
 		obs.PeakRequestsWaiting = ptr(float64(st.PeakWaiting))
 	}

@@ -48,7 +48,7 @@ func (s *sink) counted(key int) []record.Result {
 	return out
 }
 
-func testConfig(t testing.TB, fam sim.Family) sim.Config {
+func testConfig(t testing.TB, fam backend.Kind) sim.Config {
 	t.Helper()
 	cfg, err := sim.Spec{Backend: fam, GPU: "RTX 4090", Model: "qwen2.5-7b"}.Config()
 	if err != nil {
@@ -105,7 +105,7 @@ func level(k *sink, key int) document.Level { return stats.SummarizeLevel(k.coun
 // batching, more clients give more tokens per second and a longer TPOT;
 // every counted request succeeds with its tokens.
 func TestPoolThroughputRisesWithConcurrency(t *testing.T) {
-	k, _ := sweep(t, testConfig(t, sim.VLLM), load.Pool, poolLevels(1, 4, 16), workload.Chat, 1)
+	k, _ := sweep(t, testConfig(t, backend.VLLM), load.Pool, poolLevels(1, 4, 16), workload.Chat, 1)
 	prev := document.Level{}
 	for _, c := range []int{1, 4, 16} {
 		l := level(k, c)
@@ -134,7 +134,7 @@ func TestPoolThroughputRisesWithConcurrency(t *testing.T) {
 // the goroutines' scheduling; another seed moves the clients' delays.
 func TestSameSeedSameRecords(t *testing.T) {
 	run := func(seed int64) string {
-		k, _ := sweep(t, testConfig(t, sim.VLLM), load.Pool, poolLevels(3, 8), workload.Text, seed)
+		k, _ := sweep(t, testConfig(t, backend.VLLM), load.Pool, poolLevels(3, 8), workload.Text, seed)
 		b, err := json.Marshal(k.results)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestRateAchievedWhenNotSaturated(t *testing.T) {
 	for _, arrival := range []load.Arrival{load.Poisson, load.Constant} {
 		t.Run(string(arrival), func(t *testing.T) {
 			levels := []load.Level{{Level: 0, Concurrency: 64, Requests: 200, Rate: 2, Arrival: string(arrival)}}
-			k, _ := sweep(t, testConfig(t, sim.VLLM), load.Rate, levels, workload.Text, 3)
+			k, _ := sweep(t, testConfig(t, backend.VLLM), load.Rate, levels, workload.Text, 3)
 			rs := k.counted(0)
 			first, last := rs[0].StartNS, rs[0].StartNS
 			for _, r := range rs {
@@ -179,7 +179,7 @@ func TestRateAchievedWhenNotSaturated(t *testing.T) {
 // TestBatchAndSlots: the batch method and the slot schedulers run too:
 // llama.cpp's slots cap the requests running.
 func TestBatchAndSlots(t *testing.T) {
-	for _, fam := range []sim.Family{sim.VLLM, sim.SGLang, sim.LlamaCpp, sim.Ollama} {
+	for _, fam := range []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama} {
 		t.Run(string(fam), func(t *testing.T) {
 			levels := []load.Level{{Level: 4, Concurrency: 4, Repeats: 2}, {Level: 8, Concurrency: 8, Repeats: 2}}
 			k, s := sweep(t, testConfig(t, fam), load.Batch, levels, workload.Text, 1)
@@ -188,7 +188,7 @@ func TestBatchAndSlots(t *testing.T) {
 					t.Fatalf("c=%d: %d requests, want %d", c, len(rs), 2*c)
 				}
 			}
-			if st := s.Stats(); fam == sim.LlamaCpp && st.PeakRunning > s.Config().Server.Slots {
+			if st := s.Stats(); fam == backend.LlamaCpp && st.PeakRunning > s.Config().Server.Slots {
 				t.Fatalf("%d running with %d slots", st.PeakRunning, s.Config().Server.Slots)
 			}
 		})
@@ -200,7 +200,7 @@ func TestBatchAndSlots(t *testing.T) {
 // use) predict the same levels: the same engine, the same closed loop,
 // jitter of the same law (drawn differently).
 func TestAgreesWithRunLevel(t *testing.T) {
-	for _, fam := range []sim.Family{sim.VLLM, sim.LlamaCpp} {
+	for _, fam := range []backend.Kind{backend.VLLM, backend.LlamaCpp} {
 		cfg := testConfig(t, fam)
 		k, _ := sweep(t, cfg, load.Pool, []load.Level{{Level: 4, Concurrency: 4, Requests: 48}, {Level: 16, Concurrency: 16, Requests: 48}}, workload.Chat, 1)
 		e, err := sim.New(cfg)
@@ -237,7 +237,7 @@ func TestAgreesWithRunLevel(t *testing.T) {
 // prompts grow by turn; a shared system prompt is a prefix group, so with
 // prefix caching TTFT falls against the same prompts without one.
 func TestConversationsAndSharedPrefixes(t *testing.T) {
-	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1, Chat: true, Timeout: time.Minute})
+	s, err := New(testConfig(t, backend.VLLM), Options{Seed: 1, Chat: true, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestConversationsAndSharedPrefixes(t *testing.T) {
 // latency (E2ENS 0, as load reads a request that failed before any
 // chunk), never a negative one.
 func TestCancelledBeforeWritten(t *testing.T) {
-	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1, Jitter: time.Second})
+	s, err := New(testConfig(t, backend.VLLM), Options{Seed: 1, Jitter: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestCancelledBeforeWritten(t *testing.T) {
 // do (requests it will never finish). The timer must still fire, or the
 // cancelled sweep never ends.
 func TestAfterFuncWhileIdle(t *testing.T) {
-	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	s, err := New(testConfig(t, backend.VLLM), Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestAfterFuncWhileIdle(t *testing.T) {
 // process instead of leaving it asleep. The chunk offsets of a request
 // asking for an absurd max_tokens are not preallocated to it.
 func TestPanicReleasesTheLock(t *testing.T) {
-	s, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	s, err := New(testConfig(t, backend.VLLM), Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestPanicReleasesTheLock(t *testing.T) {
 	}
 	s.mu.Unlock()
 
-	s2, err := New(testConfig(t, sim.VLLM), Options{Seed: 1})
+	s2, err := New(testConfig(t, backend.VLLM), Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,10 +32,10 @@ import (
 //   - cpu-us/token: the process's CPU time (server and client) per token.
 func BenchmarkHoldStreams(b *testing.B) {
 	const streams, maxTokens = 2000, 128
-	spec := simservetest.Spec(sim.VLLM)
+	spec := simservetest.Spec(backend.VLLM)
 	spec.Server.MaxNumSeqs = 2048
 	for b.Loop() {
-		srv, err := simserve.New(simserve.Options{As: simserve.VLLM, Spec: spec})
+		srv, err := simserve.New(simserve.Options{As: backend.VLLM, Spec: spec})
 		if err != nil {
 			b.Fatal(err)
 		}

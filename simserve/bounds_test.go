@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/simserve"
 	"github.com/servebench/servebench/simserve/simservetest"
 )
@@ -20,7 +21,7 @@ import (
 // answers every piece, and the memory it allocates does not grow by
 // hundreds of bytes per content byte (a map per piece did).
 func TestTokenizeWithPiecesIsBounded(t *testing.T) {
-	srv, url := simservetest.Start(t, simserve.Options{As: simserve.LlamaCpp})
+	srv, url := simservetest.Start(t, simserve.Options{As: backend.LlamaCpp})
 	status, body := do(t, http.MethodPost, url+"/tokenize", `{"content":"Hello, world! \"quoted\"","with_pieces":true}`)
 	var got struct {
 		Tokens []struct {
@@ -78,7 +79,7 @@ func (d *discard) Write(p []byte) (int, error) {
 // while the server keeps answering. The large bodies are only declared:
 // each connection sends its headers and a few bytes, then waits.
 func TestRequestBodiesAreBounded(t *testing.T) {
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM})
 	addr := strings.TrimPrefix(url, "http://")
 	send := func(length string) (*bufio.Reader, net.Conn) {
 		c, err := net.Dial("tcp", addr)

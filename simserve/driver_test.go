@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -13,7 +14,7 @@ import (
 // stopped instead of emitting two seconds of tokens at once; a driver
 // that wakes a little late catches up.
 func TestDriverPausesOnAStall(t *testing.T) {
-	cfg, err := sim.Spec{Backend: sim.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: "awq"}.Config()
+	cfg, err := sim.Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: "awq"}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}

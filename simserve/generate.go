@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -278,11 +279,11 @@ func (s *Server) outputFor(req *genRequest) int {
 	}
 	srv := s.cfg.Server
 	switch {
-	case s.as == SGLang:
+	case s.as == backend.SGLang:
 		return 128
-	case s.as == TGI:
+	case s.as == backend.TGI:
 		return 100
-	case s.cfg.Family == sim.LlamaCpp || s.cfg.Family == sim.Ollama:
+	case s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama:
 		return max(srv.SlotContext-req.prompt, 1)
 	case srv.MaxModelLen > 0:
 		return max(srv.MaxModelLen-req.prompt, 1)
@@ -296,12 +297,12 @@ func (s *Server) outputFor(req *genRequest) int {
 // when the slot's context is full.
 func (s *Server) fitSlot(g *gen) {
 	ctx := s.cfg.Server.SlotContext
-	switch s.cfg.Family {
-	case sim.Ollama:
+	switch s.cfg.Backend {
+	case backend.Ollama:
 		if g.prompt >= ctx {
 			g.prompt = ctx - 1
 		}
-	case sim.LlamaCpp:
+	case backend.LlamaCpp:
 		if g.prompt < ctx {
 			g.out = min(g.out, ctx-g.prompt)
 		}
@@ -315,7 +316,7 @@ func (s *Server) check(w http.ResponseWriter, g *gen) bool {
 	req := g.req
 	if !s.modelMatches(req.model) {
 		msg := fmt.Sprintf("The model `%s` does not exist.", req.model)
-		if s.as == Ollama {
+		if s.as == backend.Ollama {
 			msg = fmt.Sprintf("model %q not found, try pulling it first", req.model)
 		}
 		s.apiError(w, http.StatusNotFound, "NotFoundError", msg)
@@ -331,7 +332,7 @@ func (s *Server) check(w http.ResponseWriter, g *gen) bool {
 	}
 	srv := s.cfg.Server
 	switch {
-	case (s.cfg.Family == sim.VLLM || s.cfg.Family == sim.SGLang) && srv.MaxModelLen > 0 && g.out > srv.MaxModelLen-g.prompt:
+	case (s.cfg.Backend == backend.VLLM || s.cfg.Backend == backend.SGLang) && srv.MaxModelLen > 0 && g.out > srv.MaxModelLen-g.prompt:
 		// out > max − prompt, not prompt + out > max: a max_tokens near
 		// 2^63 would wrap the sum below the limit.
 		requested := "more than 2^63"
@@ -342,7 +343,7 @@ func (s *Server) check(w http.ResponseWriter, g *gen) bool {
 			"This model's maximum context length is %d tokens. However, you requested %s tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 			srv.MaxModelLen, requested, g.prompt, g.out))
 		return false
-	case s.cfg.Family == sim.LlamaCpp && g.prompt >= srv.SlotContext:
+	case s.cfg.Backend == backend.LlamaCpp && g.prompt >= srv.SlotContext:
 		s.apiError(w, http.StatusBadRequest, "exceed_context_size_error", fmt.Sprintf(
 			"the request exceeds the available context size, try increasing it (%d prompt tokens, %d per slot)", g.prompt, srv.SlotContext))
 		return false

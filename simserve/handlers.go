@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -55,13 +56,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat, native b
 // openAIFormat is the personality's OpenAI-compatible stream.
 func (s *Server) openAIFormat(completion bool) format {
 	switch s.as {
-	case SGLang:
+	case backend.SGLang:
 		return sglangFormat{completion}
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		return llamaFormat{completion}
-	case TGI:
+	case backend.TGI:
 		return tgiFormat{completion}
-	case Ollama:
+	case backend.Ollama:
 		return ollamaOpenAIFormat{completion}
 	}
 	return vllmFormat{completion}
@@ -78,9 +79,9 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	ctx := s.contextLength()
 	var card any
 	switch s.as {
-	case Ollama:
+	case backend.Ollama:
 		card = map[string]any{"id": ollamaTag(s.name), "object": "model", "created": created, "owned_by": "library"}
-	case SGLang:
+	case backend.SGLang:
 		card = struct {
 			ID          string `json:"id"`
 			Object      string `json:"object"`
@@ -89,13 +90,13 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 			Root        string `json:"root"`
 			MaxModelLen int    `json:"max_model_len"`
 		}{s.name, "model", created, sglangOwnedBy, s.opts.Spec.Model, ctx}
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		card = map[string]any{"id": s.name, "object": "model", "created": created, "owned_by": llamaCppOwnedBy,
 			"meta": map[string]any{"vocab_type": 2, "n_vocab": s.model.Vocab, "n_ctx_train": s.model.MaxContext,
 				"n_embd": s.model.Hidden, "n_params": s.paramCount(), "size": int64(s.weightBytes())}}
 	default:
 		owned := "vllm"
-		if s.as == OpenAI {
+		if s.as == backend.OpenAI {
 			owned = openAIOwnedBy
 		}
 		card = vllmModelCard{ID: s.name, Object: "model", Created: created, OwnedBy: owned, Root: s.opts.Spec.Model,
@@ -143,7 +144,7 @@ type vllmPermission struct {
 // max_model_len, a slot's cells for llama.cpp and Ollama.
 func (s *Server) contextLength() int {
 	srv := s.cfg.Server
-	if s.cfg.Family == sim.LlamaCpp || s.cfg.Family == sim.Ollama {
+	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
 		return srv.SlotContext
 	}
 	if srv.MaxModelLen > 0 {
@@ -156,7 +157,7 @@ func (s *Server) contextLength() int {
 // a batching scheduler's max_num_seqs (behind a slot server's API with
 // --scheduler).
 func (s *Server) slots() int {
-	if s.cfg.Family == sim.LlamaCpp || s.cfg.Family == sim.Ollama {
+	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
 		return s.cfg.Server.Slots
 	}
 	return s.cfg.Server.MaxNumSeqs
@@ -165,7 +166,7 @@ func (s *Server) slots() int {
 // kvTokens is the KV cache's capacity in tokens.
 func (s *Server) kvTokens() int {
 	srv := s.cfg.Server
-	if s.cfg.Family == sim.LlamaCpp || s.cfg.Family == sim.Ollama {
+	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
 		return srv.Slots * srv.SlotContext
 	}
 	return srv.KVBlocks * srv.BlockSize
@@ -232,7 +233,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		s.apiError(w, http.StatusBadRequest, "BadRequestError", "tokenize: "+err.Error())
 		return
 	}
-	if s.as == LlamaCpp {
+	if s.as == backend.LlamaCpp {
 		if in.WithPieces {
 			writePieces(w, in.Content)
 			return

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 )
 
@@ -87,7 +88,7 @@ func (s *Server) finished(g *gen) {
 	c.promptSec += seconds(g.firstAt - g.schedAt)
 	c.decodeSec += seconds(g.lastAt - g.firstAt)
 	ttftB, itlB, e2eB, tpotB := vllmTTFTBuckets, vllmITLBuckets, vllmE2EBuckets, vllmITLBuckets
-	if s.as == SGLang {
+	if s.as == backend.SGLang {
 		ttftB, e2eB, tpotB = sglangTTFTBucket, sglangE2EBuckets, sglangTPOTBucket
 	}
 	c.observe(hTTFT, ttftB, ttft)
@@ -109,7 +110,7 @@ func (s *Server) finished(g *gen) {
 func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	if s.opts.NoMetrics {
 		status := http.StatusNotFound
-		if s.as == LlamaCpp {
+		if s.as == backend.LlamaCpp {
 			status = http.StatusNotImplemented
 		}
 		s.apiError(w, status, "not_supported_error", "This server does not support metrics endpoint. Start it with `--metrics`")
@@ -123,13 +124,13 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	var x expo
 	s.ctr.mu.Lock()
 	switch s.as {
-	case VLLM:
+	case backend.VLLM:
 		s.vllmMetrics(&x, st)
-	case SGLang:
+	case backend.SGLang:
 		s.sglangMetrics(&x, st)
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		s.llamaMetrics(&x, st)
-	case TGI:
+	case backend.TGI:
 		s.tgiMetrics(&x, st)
 	}
 	s.ctr.mu.Unlock()

@@ -7,40 +7,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 )
 
-// Personality is the server whose HTTP surface a Server speaks.
-type Personality string
-
-// Personalities.
-const (
-	// VLLM is vLLM's OpenAI-compatible server (V1 engine metrics).
-	VLLM Personality = "vllm"
-	// SGLang is SGLang's server.
-	SGLang Personality = "sglang"
-	// LlamaCpp is llama.cpp's llama-server.
-	LlamaCpp Personality = "llamacpp"
-	// TGI is Hugging Face text-generation-inference.
-	TGI Personality = "tgi"
-	// Ollama is Ollama's native API (and its /v1 routes).
-	Ollama Personality = "ollama"
-	// OpenAI is a generic OpenAI-compatible endpoint: /v1 routes and
-	// /health only, vLLM's wire format, no metrics.
-	OpenAI Personality = "openai"
-)
-
-// Personalities lists every Personality in help order.
-var Personalities = []Personality{VLLM, SGLang, LlamaCpp, TGI, Ollama, OpenAI}
+// Kinds lists every server family whose HTTP surface a Server speaks,
+// in help order: vLLM's OpenAI-compatible server (V1 engine metrics),
+// SGLang's server, llama.cpp's llama-server, Hugging Face
+// text-generation-inference, Ollama's native API (and its /v1 routes),
+// and a generic OpenAI-compatible endpoint (/v1 routes and /health only,
+// vLLM's wire format, no metrics).
+var Kinds = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.TGI, backend.Ollama, backend.OpenAI}
 
 // ErrBadOptions is wrapped by every error about Options (a usage error for
 // the CLI); errors about the simulated server itself (unknown GPU or model,
 // a model that does not fit) wrap package sim's errors instead.
 var ErrBadOptions = errors.New("invalid sim serve options")
 
-// ParsePersonality returns the personality named s.
-func ParsePersonality(s string) (Personality, error) {
-	for _, p := range Personalities {
+// ParseKind returns the server family named s, whose HTTP surface a
+// Server speaks.
+func ParseKind(s string) (backend.Kind, error) {
+	for _, p := range Kinds {
 		if string(p) == strings.ToLower(s) {
 			return p, nil
 		}
@@ -48,28 +35,24 @@ func ParsePersonality(s string) (Personality, error) {
 	return "", fmt.Errorf("%w: --as %q (want one of vllm, sglang, llamacpp, tgi, ollama, openai)", ErrBadOptions, s)
 }
 
-// Family is the engine's scheduler a personality runs unless the Spec
-// names another: its own for vLLM, SGLang, llama.cpp and Ollama; vLLM's
-// for TGI (a continuous batcher over paged attention, the closest of the
-// engine's four) and for a generic OpenAI endpoint.
-func (p Personality) Family() sim.Family {
+// Engine is the engine's scheduler a server of family p runs unless the
+// Spec names another: its own for vLLM, SGLang, llama.cpp and Ollama;
+// vLLM's for TGI (a continuous batcher over paged attention, the closest
+// of the engine's four) and for a generic OpenAI endpoint.
+func Engine(p backend.Kind) backend.Kind {
 	switch p {
-	case SGLang:
-		return sim.SGLang
-	case LlamaCpp:
-		return sim.LlamaCpp
-	case Ollama:
-		return sim.Ollama
+	case backend.SGLang, backend.LlamaCpp, backend.Ollama:
+		return p
 	}
-	return sim.VLLM
+	return backend.VLLM
 }
 
 // Options configure a simulated server.
 type Options struct {
 	// As is the personality.
-	As Personality
+	As backend.Kind
 	// Spec is the simulated server: GPU, model, quantization, KV dtype,
-	// server settings. An empty Spec.Backend means As.Family().
+	// server settings. An empty Spec.Backend means Engine(As).
 	Spec sim.Spec
 	// ServedModelName is the model name the server answers to and lists
 	// (vLLM's --served-model-name, Ollama's tag, llama.cpp's alias);

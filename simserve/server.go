@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/modelspec"
 	"github.com/servebench/servebench/sim"
 )
@@ -24,7 +25,7 @@ var errStopped = errors.New("simulated server stopped")
 // behind one personality's HTTP surface. Create it with New, serve its
 // Handler, Close it when done.
 type Server struct {
-	as    Personality
+	as    backend.Kind
 	cfg   sim.Config
 	model modelspec.Spec
 	quant string
@@ -50,7 +51,7 @@ type Server struct {
 // package sim's errors (sim.ErrUnknownGPU, sim.ErrUnknownModel,
 // sim.ErrDoesNotFit, sim.ErrBadInput).
 func New(opts Options) (*Server, error) {
-	if _, err := ParsePersonality(string(opts.As)); err != nil {
+	if _, err := ParseKind(string(opts.As)); err != nil {
 		return nil, err
 	}
 	if err := opts.Faults.validate(); err != nil {
@@ -58,7 +59,7 @@ func New(opts Options) (*Server, error) {
 	}
 	spec := opts.Spec
 	if spec.Backend == "" {
-		spec.Backend = opts.As.Family()
+		spec.Backend = Engine(opts.As)
 	}
 	cfg, err := spec.Config()
 	if err != nil {
@@ -95,7 +96,7 @@ func New(opts Options) (*Server, error) {
 func (s *Server) Config() sim.Config { return s.cfg }
 
 // As is the server's personality.
-func (s *Server) As() Personality { return s.as }
+func (s *Server) As() backend.Kind { return s.as }
 
 // ModelName is the model name the server answers to.
 func (s *Server) ModelName() string { return s.name }
@@ -213,28 +214,28 @@ func (s *Server) routes() []route {
 	models := route{"GET /v1/models", s.handleModels}
 	metrics := route{"GET /metrics", s.handleMetrics}
 	switch s.as {
-	case VLLM:
+	case backend.VLLM:
 		return append(openAI, models, metrics,
 			route{"GET /health", s.handleEmptyOK},
 			route{"GET /version", s.handleVersion},
 			route{"POST /tokenize", s.handleTokenize})
-	case SGLang:
+	case backend.SGLang:
 		return append(openAI, models, metrics,
 			route{"GET /health", s.handleEmptyOK},
 			route{"GET /get_server_info", s.handleSGLangServerInfo},
 			route{"GET /get_model_info", s.handleSGLangModelInfo})
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		return append(openAI, models, metrics,
 			route{"GET /health", s.handleLlamaHealth},
 			route{"GET /props", s.handleProps},
 			route{"GET /slots", s.handleSlots},
 			route{"POST /tokenize", s.handleTokenize})
-	case TGI:
+	case backend.TGI:
 		return append(openAI, metrics,
 			route{"GET /health", s.handleEmptyOK},
 			route{"GET /info", s.handleTGIInfo},
 			route{"POST /generate_stream", s.handleTGIGenerateStream})
-	case Ollama:
+	case backend.Ollama:
 		return append(openAI, models,
 			route{"GET /{$}", s.handleOllamaRoot},
 			route{"GET /api/version", s.handleVersion},
@@ -265,13 +266,13 @@ const (
 // version is the personality's version string.
 func (s *Server) version() string {
 	switch s.as {
-	case SGLang:
+	case backend.SGLang:
 		return sglangVersion
-	case LlamaCpp:
+	case backend.LlamaCpp:
 		return llamaBuildInfo
-	case TGI:
+	case backend.TGI:
 		return tgiVersion
-	case Ollama:
+	case backend.Ollama:
 		return ollamaVersion
 	}
 	return vllmVersion
@@ -292,11 +293,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // apiError answers an error in the personality's error shape.
 func (s *Server) apiError(w http.ResponseWriter, status int, kind, msg string) {
 	switch s.as {
-	case LlamaCpp: // server_common: format_error_response
+	case backend.LlamaCpp: // server_common: format_error_response
 		writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "type": kind}})
-	case TGI: // router/src/server.rs ErrorResponse
+	case backend.TGI: // router/src/server.rs ErrorResponse
 		writeJSON(w, status, map[string]any{"error": msg, "error_type": kind})
-	case Ollama:
+	case backend.Ollama:
 		writeJSON(w, status, map[string]any{"error": msg})
 	default: // vLLM and SGLang ErrorResponse
 		writeJSON(w, status, map[string]any{"object": "error", "message": msg, "type": kind, "param": nil, "code": status})
@@ -315,7 +316,7 @@ func (s *Server) modelMatches(m string) bool {
 	if m == "" || m == s.name {
 		return true
 	}
-	if s.as == Ollama {
+	if s.as == backend.Ollama {
 		return ollamaTag(m) == ollamaTag(s.name)
 	}
 	return false

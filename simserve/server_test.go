@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
 	"github.com/servebench/servebench/simserve/simservetest"
@@ -27,12 +28,12 @@ func TestNewErrors(t *testing.T) {
 		want error
 	}{
 		{"unknown personality", simserve.Options{As: "vllmm", Spec: spec}, simserve.ErrBadOptions},
-		{"unknown GPU", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "RTX 9999", Model: "qwen2.5-7b"}}, sim.ErrUnknownGPU},
-		{"unknown model", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "H100 80GB", Model: "no-such-model-9b"}}, sim.ErrUnknownModel},
-		{"does not fit", simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "RTX 4090", Model: "qwen2.5-72b"}}, sim.ErrDoesNotFit},
-		{"fault fraction above 1", simserve.Options{As: simserve.VLLM, Spec: spec, Faults: simserve.Faults{CutStream: 1.5}}, simserve.ErrBadOptions},
-		{"faults adding up above 1", simserve.Options{As: simserve.VLLM, Spec: spec, Faults: simserve.Faults{TooManyRequests: 0.6, Stall: 0.6}}, simserve.ErrBadOptions},
-		{"slow first token without a delay", simserve.Options{As: simserve.VLLM, Spec: spec, Faults: simserve.Faults{SlowFirstToken: 0.5}}, simserve.ErrBadOptions},
+		{"unknown GPU", simserve.Options{As: backend.VLLM, Spec: sim.Spec{GPU: "RTX 9999", Model: "qwen2.5-7b"}}, sim.ErrUnknownGPU},
+		{"unknown model", simserve.Options{As: backend.VLLM, Spec: sim.Spec{GPU: "H100 80GB", Model: "no-such-model-9b"}}, sim.ErrUnknownModel},
+		{"does not fit", simserve.Options{As: backend.VLLM, Spec: sim.Spec{GPU: "RTX 4090", Model: "qwen2.5-72b"}}, sim.ErrDoesNotFit},
+		{"fault fraction above 1", simserve.Options{As: backend.VLLM, Spec: spec, Faults: simserve.Faults{CutStream: 1.5}}, simserve.ErrBadOptions},
+		{"faults adding up above 1", simserve.Options{As: backend.VLLM, Spec: spec, Faults: simserve.Faults{TooManyRequests: 0.6, Stall: 0.6}}, simserve.ErrBadOptions},
+		{"slow first token without a delay", simserve.Options{As: backend.VLLM, Spec: spec, Faults: simserve.Faults{SlowFirstToken: 0.5}}, simserve.ErrBadOptions},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,11 +69,11 @@ func do(t *testing.T, method, url, body string) (int, string) {
 func TestRefusals(t *testing.T) {
 	spec := simservetest.Spec("")
 	spec.Server.MaxModelLen = 64
-	_, vllm := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
-	_, sglang := simservetest.Start(t, simserve.Options{As: simserve.SGLang, Spec: spec})
-	_, tgi := simservetest.Start(t, simserve.Options{As: simserve.TGI, Spec: spec})
-	_, llama := simservetest.Start(t, simserve.Options{As: simserve.LlamaCpp})
-	_, ollama := simservetest.Start(t, simserve.Options{As: simserve.Ollama})
+	_, vllm := simservetest.Start(t, simserve.Options{As: backend.VLLM, Spec: spec})
+	_, sglang := simservetest.Start(t, simserve.Options{As: backend.SGLang, Spec: spec})
+	_, tgi := simservetest.Start(t, simserve.Options{As: backend.TGI, Spec: spec})
+	_, llama := simservetest.Start(t, simserve.Options{As: backend.LlamaCpp})
+	_, ollama := simservetest.Start(t, simserve.Options{As: backend.Ollama})
 	long := strings.Repeat("word ", 5000) // more than a slot's 4096 cells
 	const huge = "9223372036854775807"    // prompt + huge wraps below max_model_len
 	cases := []struct {
@@ -104,7 +105,7 @@ func TestRefusals(t *testing.T) {
 // TestNonStreaming: stream false gets one document with the whole text
 // and the usage.
 func TestNonStreaming(t *testing.T) {
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM})
 	status, body := do(t, http.MethodPost, url+"/v1/chat/completions", `{"model":"`+testModel+`","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`)
 	var r struct {
 		Object  string
@@ -143,9 +144,9 @@ func chatText(t *testing.T, url, extra string) string {
 // TestSeed: the output text follows the server's --seed and the
 // request's seed, not the order of requests.
 func TestSeed(t *testing.T) {
-	_, a := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Seed: 1})
-	_, b := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Seed: 1})
-	_, c := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Seed: 2})
+	_, a := simservetest.Start(t, simserve.Options{As: backend.VLLM, Seed: 1})
+	_, b := simservetest.Start(t, simserve.Options{As: backend.VLLM, Seed: 1})
+	_, c := simservetest.Start(t, simserve.Options{As: backend.VLLM, Seed: 2})
 	chatText(t, b, `,"seed":99`) // b has served one more request before
 	ta, tb, tc := chatText(t, a, `,"seed":5`), chatText(t, b, `,"seed":5`), chatText(t, c, `,"seed":5`)
 	if ta == "" || ta != tb {
@@ -179,7 +180,7 @@ func metric(t *testing.T, url, name string) float64 {
 func TestClientGoneCancels(t *testing.T) {
 	spec := simservetest.Spec("")
 	spec.Server.MaxNumSeqs = 1
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM, Spec: spec})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	body := `{"model":"` + testModel + `","messages":[{"role":"user","content":"hi"}],"stream":true,"max_tokens":20000}`
@@ -236,7 +237,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestServeShutsDown: Serve answers until its context ends, then lets the
 // streams in flight finish within the grace period and returns.
 func TestServeShutsDown(t *testing.T) {
-	srv, err := simserve.New(simserve.Options{As: simserve.Ollama, Spec: simservetest.Spec("")})
+	srv, err := simserve.New(simserve.Options{As: backend.Ollama, Spec: simservetest.Spec("")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestServeShutsDown(t *testing.T) {
 // token's lateness, never before.
 func TestRealTimeFollowsTheEngine(t *testing.T) {
 	spec := sim.Spec{GPU: "RTX 4090", Model: testModel} // ~6 ms a decode step
-	srv, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
+	srv, url := simservetest.Start(t, simserve.Options{As: backend.VLLM, Spec: spec})
 	e, err := sim.New(srv.Config())
 	if err != nil {
 		t.Fatal(err)

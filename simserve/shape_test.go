@@ -261,7 +261,7 @@ func get(t *testing.T, url string) []byte {
 
 const testModel = "Qwen/Qwen2.5-7B-Instruct-AWQ"
 
-func start(t *testing.T, as simserve.Personality) string {
+func start(t *testing.T, as backend.Kind) string {
 	t.Helper()
 	_, url := simservetest.Start(t, simserve.Options{As: as})
 	return url
@@ -304,7 +304,7 @@ func TestStreamShapes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			url := start(t, simserve.Personality(tc.as))
+			url := start(t, backend.Kind(tc.as))
 			got := parseStream(t, "simulated", post(t, url+tc.path, tc.body), tc.ndjson)
 			want := parseStream(t, tc.fixture, fixture(t, tc.fixture), tc.ndjson)
 			if tc.trimUsage {
@@ -347,7 +347,7 @@ func TestJSONShapes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			url := start(t, simserve.Personality(tc.as))
+			url := start(t, backend.Kind(tc.as))
 			var body []byte
 			if tc.method == "POST" {
 				body = post(t, url+tc.path, tc.body)
@@ -453,7 +453,7 @@ func TestMetricShapes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.as, func(t *testing.T) {
-			url := start(t, simserve.Personality(tc.as))
+			url := start(t, backend.Kind(tc.as))
 			// one request, so the histograms have observations
 			post(t, url+"/v1/chat/completions", `{"model":"`+testModel+`","messages":[{"role":"user","content":"hi"}],"max_tokens":3}`)
 			got := metricShapes(t, "simulated /metrics", get(t, url+"/metrics"))

@@ -64,7 +64,7 @@ func TestObserverAgainstSimServe(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			srv, url := simservetest.Start(t, simserve.Options{As: simserve.Personality(tc.kind)})
+			srv, url := simservetest.Start(t, simserve.Options{As: backend.Kind(tc.kind)})
 			info, obs := level(t, tc.kind, url, 6, 200)
 			for _, w := range info.Warnings {
 				if strings.HasPrefix(w, "metrics:") {
@@ -102,10 +102,10 @@ func TestObserverAgainstSimServe(t *testing.T) {
 // requests, the simulated vLLM preempts, and the scraped counter's rise
 // over the level is what the engine counted; usage peaks near 1.
 func TestPreemptionsAgainstSimServe(t *testing.T) {
-	spec := simservetest.Spec(sim.VLLM)
+	spec := simservetest.Spec(backend.VLLM)
 	// 60 blocks of 16 tokens: 8 requests of 12 + 300 tokens need 20 each
 	spec.Server = sim.Server{KVBlocks: 60, MaxModelLen: 900}
-	srv, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: spec})
+	srv, url := simservetest.Start(t, simserve.Options{As: backend.VLLM, Spec: spec})
 	_, obs := level(t, backend.VLLM, url, 8, 300)
 	want := srv.Summary().Preemptions
 	if want == 0 {
@@ -128,7 +128,7 @@ func TestPreemptionsAgainstSimServe(t *testing.T) {
 // TestSlotsFallbackAgainstSimServe: llama-server without --metrics answers
 // 501; the observer falls back to /slots and still sees busy slots.
 func TestSlotsFallbackAgainstSimServe(t *testing.T) {
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.LlamaCpp, NoMetrics: true})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.LlamaCpp, NoMetrics: true})
 	info, obs := level(t, backend.LlamaCpp, url, 4, 200)
 	found := false
 	for _, w := range info.Warnings {
@@ -148,7 +148,7 @@ func TestSlotsFallbackAgainstSimServe(t *testing.T) {
 // TestNoMetricsOllamaAgainstSimServe: Ollama exports no metrics; the
 // observer says so and measures nothing.
 func TestNoMetricsOllamaAgainstSimServe(t *testing.T) {
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.Ollama})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.Ollama})
 	info, obs := level(t, backend.Ollama, url, 2, 16)
 	if len(info.Warnings) == 0 || !strings.Contains(strings.Join(info.Warnings, " "), "exports no Prometheus metrics") {
 		t.Errorf("warnings %v: want the one about Ollama's missing metrics", info.Warnings)

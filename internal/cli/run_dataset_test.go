@@ -25,7 +25,7 @@ var datasetFixture = filepath.Join(repoRoot, "workload", "testdata", "dataset", 
 // order, each prompt as the row wrote it; the texts reach the records only
 // with --records-text, and the report never.
 func TestRunDatasetAgainstSimServe(t *testing.T) {
-	_, url := simservetest.Start(t, simserve.Options{As: simserve.VLLM, Spec: sim.Spec{GPU: "H100 80GB", Model: "qwen2.5-vl-7b"}})
+	_, url := simservetest.Start(t, simserve.Options{As: backend.VLLM, Spec: sim.Spec{GPU: "H100 80GB", Model: "qwen2.5-vl-7b"}})
 	tok, err := backend.New(backend.Config{Kind: backend.VLLM, BaseURL: url, Model: "qwen2.5-vl-7b"})
 	if err != nil {
 		t.Fatal(err)

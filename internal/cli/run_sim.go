@@ -69,12 +69,12 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 // spec is the server to simulate: gpu and model as the command took them,
 // the family from --scheduler or def. Errors are usage errors naming the
 // flag, prefixed with cmd.
-func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec, error) {
+func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spec, error) {
 	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, GPUBandwidthGBs: f.gpuBandwidth, GPUTFLOPS: f.gpuTFLOPS, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
 		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching, FetchModel: !f.offline}
 	if f.scheduler != "" {
 		var err error
-		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {
+		if spec.Backend, err = sim.ParseKind(f.scheduler); err != nil {
 			return spec, usagef("%s: --scheduler %q: want vllm, sglang, llamacpp or ollama", cmd, f.scheduler)
 		}
 	}
@@ -108,11 +108,11 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec,
 	srv := sim.Server{MaxNumSeqs: f.maxSeqs, MaxNumBatchedTokens: f.maxBatched, BlockSize: f.blockSize, KVBlocks: f.kvBlocks,
 		Slots: f.parallel, NBatch: f.nBatch, NUBatch: f.ubatch}
 	switch fam {
-	case sim.VLLM, sim.SGLang:
+	case backend.VLLM, backend.SGLang:
 		srv.MaxModelLen = f.context
-	case sim.Ollama:
+	case backend.Ollama:
 		srv.SlotContext = f.context
-	case sim.LlamaCpp:
+	case backend.LlamaCpp:
 		if f.context > 0 {
 			if f.parallel == 0 {
 				srv.Slots = 4
@@ -180,18 +180,18 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	if model == "" {
 		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
 	}
-	spec, err := f.sim.engine.spec("run", gpu, model, sim.VLLM)
+	spec, err := f.sim.engine.spec("run", gpu, model, backend.VLLM)
 	if err != nil {
 		return err
 	}
 	if spec.Backend == "" {
-		spec.Backend = sim.VLLM
+		spec.Backend = backend.VLLM
 	}
 	c, err := spec.Config()
 	if err != nil {
 		return simSpecError("run", err)
 	}
-	info := record.SimInfo{Scheduler: string(c.Family), GPU: gpu, Model: model, Quant: spec.Quant, KVDtype: spec.KVDtype,
+	info := record.SimInfo{Scheduler: string(c.Backend), GPU: gpu, Model: model, Quant: spec.Quant, KVDtype: spec.KVDtype,
 		Seed: cfg.Seed, JitterMeanMS: float64(sim.DefaultJitter) / 1e6}
 	if *f.sim.profile != "" {
 		if info.Profile, err = applySimProfile(&c, *f.sim.profile, *f.sim.fitLabel); err != nil {
@@ -204,7 +204,7 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 		return fmt.Errorf("run: --backend sim: %w", err)
 	}
 	cfg.Sim = &simTarget{Config: c, Info: info}
-	cfg.Backend, cfg.Model, cfg.URL = backend.Kind(c.Family), model, ""
+	cfg.Backend, cfg.Model, cfg.URL = c.Backend, model, ""
 	return nil
 }
 
@@ -215,8 +215,8 @@ func applySimProfile(c *sim.Config, path, label string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if rp.Backend != c.Family {
-		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Family, rp.Backend)
+	if rp.Backend != c.Backend {
+		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Backend, rp.Backend)
 	}
 	rp.Apply(c)
 	return path + "#" + rp.Label, nil
@@ -264,9 +264,9 @@ func describeSimRun(r *record.Run, t *simTarget) {
 	r.Sim = &info
 	c := t.Config
 	r.GPU, r.GPUGiB = &c.GPU.Name, &c.GPU.MemoryGiB
-	runtime := fmt.Sprintf("servebench sim (%s scheduler)", c.Family)
+	runtime := fmt.Sprintf("servebench sim (%s scheduler)", c.Backend)
 	r.Runtime = &runtime
-	if c.Family == sim.VLLM || c.Family == sim.SGLang {
+	if c.Backend == backend.VLLM || c.Backend == backend.SGLang {
 		blocks, size := c.Server.KVBlocks, c.Server.BlockSize
 		r.KVCache.Blocks, r.KVCache.BlockSize = &blocks, &size
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/sim"
 )
@@ -72,7 +73,7 @@ func TestRunSimFlagErrors(t *testing.T) {
 // the documented defaults.
 func writeSimProfile(t *testing.T, path string, labels ...string) {
 	t.Helper()
-	cfg, err := sim.Spec{Backend: sim.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b"}.Config()
+	cfg, err := sim.Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b"}.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func writeSimProfile(t *testing.T, path string, labels ...string) {
 	for _, l := range labels {
 		params := cfg.Params
 		params.MemoryEfficiency *= 0.5 // a fit that halves the bandwidth achieved
-		p.Runs = append(p.Runs, sim.RunProfile{Label: l, Backend: sim.VLLM, Model: "qwen2.5-7b", Cost: cfg.Model, GPU: cfg.GPU, Server: cfg.Server, Params: params})
+		p.Runs = append(p.Runs, sim.RunProfile{Label: l, Backend: backend.VLLM, Model: "qwen2.5-7b", Cost: cfg.Model, GPU: cfg.GPU, Server: cfg.Server, Params: params})
 	}
 	fh, err := os.Create(path)
 	if err != nil {

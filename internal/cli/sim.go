@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/filecap"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
@@ -117,13 +118,13 @@ func (f *simServeFlags) register(fs *flag.FlagSet) {
 }
 
 // defaultPorts are the servers' usual ports.
-func defaultPort(p simserve.Personality) string {
+func defaultPort(p backend.Kind) string {
 	switch p {
-	case simserve.SGLang:
+	case backend.SGLang:
 		return "30000"
-	case simserve.LlamaCpp, simserve.TGI:
+	case backend.LlamaCpp, backend.TGI:
 		return "8080"
-	case simserve.Ollama:
+	case backend.Ollama:
 		return "11434"
 	}
 	return "8000"
@@ -136,7 +137,7 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 	if f.as == "" {
 		return o, usagef("sim serve: --as is required (vllm, sglang, llamacpp, tgi, ollama or openai)")
 	}
-	as, err := simserve.ParsePersonality(f.as)
+	as, err := simserve.ParseKind(f.as)
 	if err != nil {
 		return o, usagef("sim serve: --as %q: want one of vllm, sglang, llamacpp, tgi, ollama, openai", f.as)
 	}
@@ -146,7 +147,7 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 	if f.model == "" {
 		return o, usagef("sim serve: --model is required (e.g. qwen2.5-7b)")
 	}
-	spec, err := f.engine.spec("sim serve", f.gpu, f.model, as.Family())
+	spec, err := f.engine.spec("sim serve", f.gpu, f.model, simserve.Engine(as))
 	if err != nil {
 		return o, err
 	}
@@ -247,9 +248,9 @@ func describeSim(c sim.Config) string {
 	s := c.Server
 	kv := fmt.Sprintf("%d KV blocks of %d tokens, max_num_seqs %d, max_num_batched_tokens %d, max_model_len %d",
 		s.KVBlocks, s.BlockSize, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.MaxModelLen)
-	if c.Family == sim.LlamaCpp || c.Family == sim.Ollama {
+	if c.Backend == backend.LlamaCpp || c.Backend == backend.Ollama {
 		kv = fmt.Sprintf("%d slots of %d cells, n_batch %d, n_ubatch %d", s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
 	}
-	return fmt.Sprintf("%s scheduler, %s on %s (%.0f GB/s, %.0f TFLOP/s fp16): %s", c.Family, c.Model.Name, c.GPU.Name,
+	return fmt.Sprintf("%s scheduler, %s on %s (%.0f GB/s, %.0f TFLOP/s fp16): %s", c.Backend, c.Model.Name, c.GPU.Name,
 		c.GPU.BandwidthBytesPerS/1e9, c.GPU.PeakFLOPS/1e12, kv)
 }

@@ -102,14 +102,11 @@ func Run(cases []Case) []Outcome {
 // errSkip marks a case the simulator cannot run as published.
 var errSkip = errors.New("skipped")
 
-// families are the server families the simulator models.
-var families = map[string]sim.Family{"vllm": sim.VLLM, "sglang": sim.SGLang, "llamacpp": sim.LlamaCpp, "ollama": sim.Ollama}
-
 // spec is the simulator's server for c, or why there is none.
 func spec(c Case) (sim.Spec, error) {
-	fam, ok := families[c.Server]
+	fam, err := sim.ParseKind(c.Server)
 	switch {
-	case !ok:
+	case err != nil:
 		return sim.Spec{}, fmt.Errorf("%w: server %q is not a simulated family", errSkip, c.Server)
 	case c.GPUCount > 1:
 		return sim.Spec{}, fmt.Errorf("%w: %d GPUs (tp %d): the simulator models one GPU", errSkip, c.GPUCount, c.TP)

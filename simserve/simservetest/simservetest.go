@@ -7,15 +7,16 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simserve"
 )
 
 // Spec is a small, fast simulated server for tests: Qwen2.5-7B in AWQ on
-// an H100 (decode steps of a few milliseconds), with backend as the
+// an H100 (decode steps of a few milliseconds), with kind as the
 // engine's family ("" = the personality's).
-func Spec(backend sim.Family) sim.Spec {
-	return sim.Spec{Backend: backend, GPU: "H100 80GB", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}
+func Spec(kind backend.Kind) sim.Spec {
+	return sim.Spec{Backend: kind, GPU: "H100 80GB", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}
 }
 
 // Start starts a simulated server with opts (opts.Spec empty: Spec("")),
