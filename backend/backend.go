@@ -14,32 +14,6 @@ import (
 	"github.com/servebench/servebench/record"
 )
 
-// Kind is a server family.
-type Kind string
-
-// Server families servebench knows.
-const (
-	VLLM     Kind = "vllm"
-	LlamaCpp Kind = "llamacpp"
-	SGLang   Kind = "sglang"
-	TGI      Kind = "tgi"
-	OpenAI   Kind = "openai" // any OpenAI-compatible server
-	Ollama   Kind = "ollama"
-)
-
-// Kinds lists every Kind in the order help texts show them.
-var Kinds = []Kind{VLLM, LlamaCpp, SGLang, TGI, Ollama, OpenAI}
-
-// ParseKind returns the Kind named s, or an error listing the valid names.
-func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds {
-		if string(k) == s {
-			return k, nil
-		}
-	}
-	return "", fmt.Errorf("unknown backend %q (want one of %v)", s, Kinds)
-}
-
 // API is the request API a Client uses.
 type API string
 
@@ -216,25 +190,4 @@ type Client interface {
 	// Warnings lists parameters this server family cannot honour (TGI and
 	// Ollama have no ignore-EOS), as report warnings.
 	Warnings() []string
-}
-
-// Name is the family's name as its makers write it ("vLLM", "llama.cpp",
-// "SGLang", "TGI", "Ollama"), for messages to people; OpenAI is "an
-// OpenAI-compatible server".
-func (k Kind) Name() string {
-	switch k {
-	case VLLM:
-		return "vLLM"
-	case LlamaCpp:
-		return "llama.cpp"
-	case SGLang:
-		return "SGLang"
-	case TGI:
-		return "TGI"
-	case Ollama:
-		return "Ollama"
-	case OpenAI:
-		return "an OpenAI-compatible server"
-	}
-	return string(k)
 }

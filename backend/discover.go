@@ -34,22 +34,6 @@ const ScanTimeout = 2 * time.Second
 // named: a server across a network, or busy, may take a while.
 const IdentifyTimeout = probeTimeout
 
-// LocalServers are the usual loopback addresses of each family's server,
-// from their documentation: vLLM 8000 (vllm serve --port), SGLang 30000
-// (launch_server --port), llama.cpp 8080 (llama-server --port, also where
-// TGI's container is usually mapped), Ollama 11434 (OLLAMA_HOST), TGI 3000
-// (text-generation-launcher --port). Only loopback: servebench looks at no
-// other machine unless --url names it.
-func LocalServers() []Candidate {
-	return []Candidate{
-		{URL: "http://127.0.0.1:8000", Kinds: []Kind{VLLM}},
-		{URL: "http://127.0.0.1:30000", Kinds: []Kind{SGLang}},
-		{URL: "http://127.0.0.1:8080", Kinds: []Kind{LlamaCpp, TGI}},
-		{URL: "http://127.0.0.1:11434", Kinds: []Kind{Ollama}},
-		{URL: "http://127.0.0.1:3000", Kinds: []Kind{TGI}},
-	}
-}
-
 // Found is what Identify learnt about the server at one address.
 type Found struct {
 	// URL is the address as given.
@@ -90,7 +74,7 @@ func (f Found) Name() string {
 // natively or through its OpenAI-compatible API) adds the implicit
 // ":latest" tag.
 func (f Found) Serves(kind Kind, model string) (ok, known bool) {
-	if f.Models == nil || kind == LlamaCpp || kind == TGI {
+	if f.Models == nil || kind.Describe().AnyModel {
 		return false, false
 	}
 	ollama := kind == Ollama || f.Kind == Ollama

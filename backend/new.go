@@ -3,22 +3,20 @@ package backend
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
-// New validates cfg and returns the Client for cfg.Kind: the OpenAI-
-// compatible adapter for vllm, llamacpp, sglang, tgi and openai, the native
-// adapter for ollama. An empty cfg.API means Chat. Errors name the Config
+// New validates cfg and returns the Client for cfg.Kind, the adapter its
+// Descriptor names: the OpenAI-compatible adapter for vllm, llamacpp,
+// sglang, tgi and openai, the native adapter for ollama. An empty cfg.API means Chat. Errors name the Config
 // field at fault.
 func New(cfg Config) (Client, error) {
 	if err := validate(&cfg); err != nil {
 		return nil, err
 	}
-	b := newBase(cfg)
-	if cfg.Kind == Ollama {
-		return &ollamaClient{base: b}, nil
-	}
-	return &openAIClient{base: b}, nil
+	d, _ := describe(cfg.Kind)
+	return d.client(newBase(cfg)), nil
 }
 
 // validate checks cfg and fills the API default.
@@ -65,18 +63,13 @@ func validateURL(raw string) error {
 	return nil
 }
 
-// validateAPI checks that kind speaks api.
+// validateAPI checks that kind speaks api (Descriptor.APIs).
 func validateAPI(kind Kind, api API) error {
-	switch {
-	case kind == Ollama && (api == Chat || api == Generate):
+	apis := kind.Describe().APIs
+	if slices.Contains(apis, api) {
 		return nil
-	case kind != Ollama && (api == Chat || api == Completions):
-		return nil
-	case kind == Ollama:
-		return fmt.Errorf("backend: Config.API %q: backend ollama takes %q or %q", api, Chat, Generate)
-	default:
-		return fmt.Errorf("backend: Config.API %q: backend %s takes %q or %q", api, kind, Chat, Completions)
 	}
+	return fmt.Errorf("backend: Config.API %q: backend %s takes %q or %q", api, kind, apis[0], apis[1])
 }
 
 // rootURL is BaseURL without a trailing slash or "/v1", so that both

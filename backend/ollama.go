@@ -19,10 +19,7 @@ type ollamaClient struct {
 
 // Do implements Client.
 func (c *ollamaClient) Do(ctx context.Context, rq *Request, res *record.Result) {
-	path := "/api/chat"
-	if c.cfg.API == Generate {
-		path = "/api/generate"
-	}
+	path := c.cfg.Kind.Describe().Paths[c.cfg.API]
 	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: ndjsonFrame{}, dec: &ollamaDecoder{}}, res)
 }
 
@@ -33,7 +30,7 @@ func (c *ollamaClient) Tokenize(context.Context, string) (int, error) {
 
 // Warnings implements Client.
 func (c *ollamaClient) Warnings() []string {
-	return []string{"ollama has no ignore_eos: requests may stop at EOS before num_predict; output tokens are verified against eval_count"}
+	return []string{c.cfg.Kind.Describe().eosWarning}
 }
 
 type ollamaBody struct {

@@ -19,29 +19,27 @@ type openAIClient struct {
 	base
 }
 
+// newOpenAIClient is the OpenAI-compatible adapter over b.
+func newOpenAIClient(b base) Client { return &openAIClient{base: b} }
+
 // Do implements Client.
 func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) {
-	path := "/v1/chat/completions"
-	if c.cfg.API == Completions {
-		path = "/v1/completions"
-	}
+	path := c.cfg.Kind.Describe().Paths[c.cfg.API]
 	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: &sseFrame{}, dec: &openAIDecoder{}}, res)
 }
 
-// Warnings implements Client: TGI and generic OpenAI endpoints get no
-// ignore-EOS parameter, so a request may stop short at EOS.
+// Warnings implements Client: a family without its own ignore-EOS field
+// (TGI, generic OpenAI endpoints: EOSNone) gets none, so a request may
+// stop short at EOS.
 func (c *openAIClient) Warnings() []string {
+	d := c.cfg.Kind.Describe()
 	switch mode := c.cfg.Sampling.IgnoreEOS; {
 	case mode == IgnoreEOSOff:
 		return []string{"--ignore-eos off: requests may stop at EOS before max_tokens; output tokens are verified against the request"}
-	case mode == IgnoreEOSOn && (c.cfg.Kind == TGI || c.cfg.Kind == OpenAI):
-		return []string{"--ignore-eos on: ignore_eos is sent to " + c.cfg.Kind.Name() + ", which may not honour it (or may reject the field)"}
-	}
-	switch c.cfg.Kind {
-	case TGI:
-		return []string{"tgi has no ignore_eos: requests may stop at EOS before max_tokens; output tokens are verified against the request"}
-	case OpenAI:
-		return []string{"openai (generic) endpoint: ignore_eos is not sent (unknown fields may be rejected); requests may stop at EOS before max_tokens; output tokens are verified against the request"}
+	case mode == IgnoreEOSOn && d.EOS == EOSNone:
+		return []string{"--ignore-eos on: ignore_eos is sent to " + d.Name + ", which may not honour it (or may reject the field)"}
+	case d.EOS == EOSNone:
+		return []string{d.eosWarning}
 	}
 	return nil
 }
@@ -134,35 +132,23 @@ func (c *openAIClient) sampling(b *openAIBody) {
 }
 
 // lengthFields writes each family's way to produce exactly MaxTokens
-// tokens: ignore_eos (and vLLM's min_tokens, llama.cpp's n_predict) per
-// Sampling.IgnoreEOS, vLLM's per-chunk usage, llama.cpp's cache_prompt.
+// tokens: ignore_eos per Sampling.IgnoreEOS (a family without its own,
+// EOSNone, only when asked for), then the family's own fields
+// (Descriptor.request: vLLM's min_tokens and per-chunk usage, llama.cpp's
+// n_predict and cache_prompt).
 func (c *openAIClient) lengthFields(b *openAIBody, rq *Request) {
-	yes, n := true, rq.MaxTokens
+	d := c.cfg.Kind.Describe()
 	mode := c.cfg.Sampling.IgnoreEOS
 	ignore := mode != IgnoreEOSOff
-	switch c.cfg.Kind {
-	case VLLM:
-		if ignore {
-			b.IgnoreEOS, b.MinTokens = &yes, &n
-		}
-		b.StreamOptions.ContinuousUsageStats = true
-	case LlamaCpp:
-		// Unique prompts run with llama.cpp's prompt cache off, so a slot's
-		// leftovers cannot flatter a level; a workload that shares prefixes
-		// turns it on to measure the cache.
-		cache := rq.ReusePrefix
-		b.NPredict, b.CachePrompt = &n, &cache
-		if ignore {
-			b.IgnoreEOS = &yes
-		}
-	case SGLang:
-		if ignore {
-			b.IgnoreEOS = &yes
-		}
-	default:
-		if mode == IgnoreEOSOn {
-			b.IgnoreEOS = &yes
-		}
+	if d.EOS == EOSNone {
+		ignore = mode == IgnoreEOSOn
+	}
+	if ignore {
+		yes := true
+		b.IgnoreEOS = &yes
+	}
+	if d.request != nil {
+		d.request(b, rq, ignore)
 	}
 }
 

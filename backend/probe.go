@@ -51,22 +51,9 @@ const maxProbeBytes = 8 << 20
 // bounds every probe request (each also has its own probeTimeout).
 func Probe(ctx context.Context, cfg Config) Identity {
 	p := newProber(ctx, cfg)
-	switch cfg.Kind {
-	case VLLM:
-		p.version("vLLM", "/version", "version")
-		p.models()
-	case SGLang:
-		p.version("SGLang", "/get_server_info", "version")
-		p.models()
-	case LlamaCpp:
-		p.llamaCpp()
-	case Ollama:
-		p.version("Ollama", "/api/version", "version")
-		p.ollamaShow()
-		p.ollamaPS()
-	case TGI:
-		p.tgiInfo()
-	default:
+	if d, ok := describe(cfg.Kind); ok {
+		d.probe(p, d)
+	} else {
 		p.models()
 	}
 	return p.id
@@ -203,6 +190,13 @@ func (p *prober) version(server, path, field string) {
 		return
 	}
 	setVersion(&p.id, server, v)
+}
+
+// versionAndModels reads the version where d says and the served model
+// from /v1/models (vLLM, SGLang).
+func versionAndModels(p *prober, d *Descriptor) {
+	p.version(d.Name, d.Version.Path, d.Version.Field)
+	p.models()
 }
 
 // setVersion records the server's version and the runtime "<server> <v>".

@@ -30,7 +30,7 @@ func maxTokenizeAnswer(n int) int64 {
 // maxTokensFor is the largest token count a text of n bytes can have.
 func maxTokensFor(n int) int { return n + maxSpecialTokens }
 
-// Tokenize implements Client. vLLM: POST /tokenize {"model","prompt"} →
+// Tokenize implements Client, at the family's Descriptor.Tokenizer. vLLM: POST /tokenize {"model","prompt"} →
 // {"count": n, ...}; llama.cpp: POST /tokenize {"content"} → {"tokens":
 // [...]}, counted. Other OpenAI-compatible servers: ErrUnsupported.
 // vLLM's count includes the special tokens it adds (BOS), as a completion
@@ -41,19 +41,14 @@ func maxTokensFor(n int) int { return n + maxSpecialTokens }
 // bounded whatever the server sends. A count above maxTokensFor(len(text))
 // is an error: it cannot be true of the text.
 func (c *openAIClient) Tokenize(ctx context.Context, text string) (int, error) {
-	var in map[string]string
-	var field string
-	switch c.cfg.Kind {
-	case VLLM:
-		in, field = map[string]string{"model": c.cfg.Model, "prompt": text}, "count"
-	case LlamaCpp:
-		in, field = map[string]string{"content": text}, "tokens"
-	default:
+	tk := c.cfg.Kind.Describe().Tokenizer
+	if tk == nil {
 		return 0, ErrUnsupported
 	}
+	in, field := tk.Body(c.cfg.Model, text), tk.Field
 	limit := maxTokensFor(len(text))
 	var n int
-	err := c.postJSON(ctx, "/tokenize", in, maxTokenizeAnswer(len(text)), func(body []byte) error {
+	err := c.postJSON(ctx, tk.Path, in, maxTokenizeAnswer(len(text)), func(body []byte) error {
 		var err error
 		n, err = countTokens(body, field, limit, c.cfg.APIKey)
 		return err

@@ -42,10 +42,10 @@ type Spec struct {
 	Profile *Profile
 }
 
-// Family defaults: binary, port, health path, start deadline.
-type family struct {
-	port     int
-	health   string
+// launcher is how launch starts a server of one family: its start
+// deadline, command and knob mapping (where it listens and what answers
+// once it is ready are its backend.Descriptor's Ports and Health).
+type launcher struct {
 	deadline time.Duration
 	command  func(model string) []string
 	mapKnobs func(p *Profile, port int) (args []string, env map[string]string, err error)
@@ -53,25 +53,41 @@ type family struct {
 	controlled []string
 }
 
-var families = map[backend.Kind]family{
+// launchers are the families launch can start, one table keyed by Kind.
+var launchers = map[backend.Kind]launcher{
 	backend.VLLM: {
-		port: 8000, health: "/health", deadline: 15 * time.Minute,
+		deadline: 15 * time.Minute,
 		command:  func(m string) []string { return []string{"vllm", "serve", m} },
 		mapKnobs: vllmArgs,
 	},
 	backend.LlamaCpp: {
-		port: 8080, health: "/health", deadline: 5 * time.Minute,
+		deadline:   5 * time.Minute,
 		command:    func(m string) []string { return []string{"llama-server", "-m", m} },
 		mapKnobs:   llamacppArgs,
 		controlled: []string{"LLAMA_ARG_"},
 	},
 	backend.Ollama: {
-		port: 11434, health: "/api/version", deadline: 2 * time.Minute,
+		deadline: 2 * time.Minute,
 		command:  func(string) []string { return []string{"ollama", "serve"} },
 		mapKnobs: ollamaEnv,
 		controlled: []string{"OLLAMA_HOST", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
 			"OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_MODELS"},
 	},
+}
+
+// launchable lists the families launch can start, in help order:
+// "vllm, llamacpp or ollama".
+func launchable() string {
+	var ks []string
+	for _, k := range backend.Kinds {
+		if _, ok := launchers[k]; ok {
+			ks = append(ks, string(k))
+		}
+	}
+	if len(ks) < 2 {
+		return strings.Join(ks, "")
+	}
+	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
 }
 
 // DefaultStopGrace is how long Stop waits between SIGTERM and SIGKILL.
@@ -82,11 +98,11 @@ const DefaultStopGrace = 10 * time.Second
 // environment, and fails on a knob the family does not have or one that
 // the command or env already sets by hand.
 func Build(p *Profile, label string) (*Spec, error) {
-	fam, ok := families[p.Backend]
+	fam, ok := launchers[p.Backend]
 	if !ok {
 		return nil, fmt.Errorf("profile %s: backend %q cannot be launched", p.Path, p.Backend)
 	}
-	port, err := resolvePort(p, fam)
+	port, err := resolvePort(p)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %v", p.Path, err)
 	}
@@ -118,15 +134,15 @@ func Build(p *Profile, label string) (*Spec, error) {
 	}
 	s.HealthURL = p.HealthURL
 	if s.HealthURL == "" {
-		s.HealthURL = s.BaseURL + fam.health
+		s.HealthURL = s.BaseURL + p.Backend.Describe().Health
 	}
 	s.Env, s.Unset = mergeEnv(p.Env, env, fam.controlled, os.Environ())
 	return s, nil
 }
 
-func resolvePort(p *Profile, fam family) (int, error) {
+func resolvePort(p *Profile) (int, error) {
 	if p.Port == nil {
-		return fam.port, nil
+		return p.Backend.Port(), nil
 	}
 	if *p.Port != 0 {
 		return *p.Port, nil

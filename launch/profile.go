@@ -332,12 +332,11 @@ var labelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 // check validates the fields that do not depend on the server family's
 // flag mapping (that is Build's job).
 func (p *Profile) check() error {
-	switch p.Backend {
-	case backend.VLLM, backend.LlamaCpp, backend.Ollama:
-	case "":
-		return errors.New("backend: missing (want vllm, llamacpp or ollama)")
-	default:
-		return fmt.Errorf("backend: %q cannot be launched (want vllm, llamacpp or ollama)", p.Backend)
+	if _, ok := launchers[p.Backend]; !ok {
+		if p.Backend == "" {
+			return fmt.Errorf("backend: missing (want %s)", launchable())
+		}
+		return fmt.Errorf("backend: %q cannot be launched (want %s)", p.Backend, launchable())
 	}
 	if p.Label != "" && !labelRE.MatchString(p.Label) {
 		return fmt.Errorf("label: %q must be letters, digits, '.', '_' or '-' (it names the log file)", p.Label)

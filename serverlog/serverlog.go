@@ -26,15 +26,6 @@ import (
 	"github.com/servebench/servebench/record"
 )
 
-// Format is the log family a capacity line came from.
-type Format string
-
-// Log families.
-const (
-	VLLM     Format = "vllm"
-	LlamaCpp Format = "llamacpp"
-)
-
 // Capacity is everything the log said about KV-cache capacity. Nil fields
 // were not in the log. When a log holds several start-ups, the last one
 // wins as a whole: a line that begins a new server start-up (vLLM's
@@ -43,7 +34,10 @@ const (
 // found so far, Lines included, once a capacity figure has been found, so
 // no field of an earlier start-up is mixed into a later one.
 type Capacity struct {
-	Format Format
+	// Format is the family whose log lines held the capacity (vLLM, or
+	// llama.cpp, whose lines Ollama's runner writes too: the Log of their
+	// backend.Descriptor); "" when none did.
+	Format backend.Kind
 	// Tokens is vLLM's "GPU KV cache size" (V1), or blocks × block size
 	// when the caller knows the block size (V0 logs only give blocks).
 	Tokens *int
@@ -392,7 +386,7 @@ func (c *Capacity) parseVLLM(line string) bool {
 		}
 	}
 	if hit {
-		c.Format = VLLM
+		c.Format = backend.VLLM
 	}
 	return hit
 }
@@ -557,7 +551,7 @@ func (c *Capacity) parseLlama(line string, iswa *string) bool {
 		c.NSeq, hit = intp(m[1]), true
 	}
 	if hit {
-		c.Format = LlamaCpp
+		c.Format = backend.LlamaCpp
 	}
 	return hit
 }

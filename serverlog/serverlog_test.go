@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // readFixture returns a testdata log without its "# source:" header.
@@ -25,7 +27,7 @@ func readFixture(t testing.TB, name string) []byte {
 
 func TestParseFixtures(t *testing.T) {
 	type want struct {
-		format                      Format
+		format                      backend.Kind
 		tokens, blocks, cells, nseq int
 		kvMiB, kMiB, availGiB       float64
 		weightsGiB, maxConc         float64
@@ -36,14 +38,14 @@ func TestParseFixtures(t *testing.T) {
 		name, file string
 		want       want
 	}{
-		{"vLLM V1 0.10.1.1", "vllm-v1-0.10.1.1.log", want{format: VLLM, tokens: 93872, blocks: 5867, availGiB: 5.01, weightsGiB: 14.2488, maxConc: 5.73, concTokens: 16384}},
-		{"vLLM V0 phi-4", "vllm-v0-phi4.log", want{format: VLLM, blocks: 715, availGiB: 2.18, weightsGiB: 8.5107, maxConc: 5.59, concTokens: 2048}},
-		{"llama.cpp KV self size", "llamacpp-sycl-kvself.log", want{format: LlamaCpp, cells: 1024, kvMiB: 128, kMiB: 64, typeK: "f16"}},
-		{"llama.cpp unified", "llamacpp-vulkan-unified.log", want{format: LlamaCpp, cells: 16384, kvMiB: 2048, kMiB: 1024, typeK: "f16"}},
-		{"llama.cpp iSWA sums both caches", "llamacpp-iswa-format.log", want{format: LlamaCpp, cells: 8192, kvMiB: 1264, kMiB: 632, typeK: "f16"}},
-		{"Ollama 0.6.5 testbed", "ollama-0.6.5-testbed.log", want{format: LlamaCpp, cells: 8192, nseq: 4, kvMiB: 2, kMiB: 1, typeK: "f16"}},
-		{"vLLM ~0.21 graph estimate applied", "vllm-0.21-lmcache-3430.log", want{format: VLLM, tokens: 46368, availGiB: 6.37, maxConc: 2.83, concTokens: 16384}},
-		{"vLLM opt-in era estimate not applied", "vllm-optin-pr39471.log", want{format: VLLM, tokens: 189408, maxConc: 4.62, concTokens: 40960}},
+		{"vLLM V1 0.10.1.1", "vllm-v1-0.10.1.1.log", want{format: backend.VLLM, tokens: 93872, blocks: 5867, availGiB: 5.01, weightsGiB: 14.2488, maxConc: 5.73, concTokens: 16384}},
+		{"vLLM V0 phi-4", "vllm-v0-phi4.log", want{format: backend.VLLM, blocks: 715, availGiB: 2.18, weightsGiB: 8.5107, maxConc: 5.59, concTokens: 2048}},
+		{"llama.cpp KV self size", "llamacpp-sycl-kvself.log", want{format: backend.LlamaCpp, cells: 1024, kvMiB: 128, kMiB: 64, typeK: "f16"}},
+		{"llama.cpp unified", "llamacpp-vulkan-unified.log", want{format: backend.LlamaCpp, cells: 16384, kvMiB: 2048, kMiB: 1024, typeK: "f16"}},
+		{"llama.cpp iSWA sums both caches", "llamacpp-iswa-format.log", want{format: backend.LlamaCpp, cells: 8192, kvMiB: 1264, kMiB: 632, typeK: "f16"}},
+		{"Ollama 0.6.5 testbed", "ollama-0.6.5-testbed.log", want{format: backend.LlamaCpp, cells: 8192, nseq: 4, kvMiB: 2, kMiB: 1, typeK: "f16"}},
+		{"vLLM ~0.21 graph estimate applied", "vllm-0.21-lmcache-3430.log", want{format: backend.VLLM, tokens: 46368, availGiB: 6.37, maxConc: 2.83, concTokens: 16384}},
+		{"vLLM opt-in era estimate not applied", "vllm-optin-pr39471.log", want{format: backend.VLLM, tokens: 189408, maxConc: 4.62, concTokens: 40960}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -147,7 +149,7 @@ func FuzzParse(f *testing.F) {
 		if (c.Format == "") != (len(c.Lines) == 0) {
 			t.Fatalf("format %q with %d matched lines", c.Format, len(c.Lines))
 		}
-		if c.Format != "" && c.Format != VLLM && c.Format != LlamaCpp {
+		if c.Format != "" && c.Format != backend.VLLM && c.Format != backend.LlamaCpp {
 			t.Fatalf("unknown format %q", c.Format)
 		}
 		if c.Format == "" && !reflect.DeepEqual(c, Capacity{}) {
@@ -340,7 +342,7 @@ func TestParseVLLMGraphs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Format != VLLM {
+			if got.Format != backend.VLLM {
 				t.Errorf("format %q, want vllm", got.Format)
 			}
 			if g := viewOf(got); !reflect.DeepEqual(g, c.want) {
@@ -447,7 +449,7 @@ func TestStartupLineBeforeCapacity(t *testing.T) {
 		alone, _ := parse(bytes.NewReader(readFixture(t, n)))
 		with, _ := parse(bytes.NewReader(append(append([]byte{}, marker...), readFixture(t, n)...)))
 		with.VLLMVersion, with.Lines = alone.VLLMVersion, alone.Lines
-		if with.Format == VLLM && alone.Format == "" {
+		if with.Format == backend.VLLM && alone.Format == "" {
 			with.Format = ""
 		}
 		if !reflect.DeepEqual(alone, with) {

@@ -469,7 +469,7 @@ func TestMetricShapes(t *testing.T) {
 					t.Errorf("%s: HELP %q, the fixture has %q", name, g.help, w.help)
 				}
 			}
-			names, _ := telemetry.NamesFor(tc.kind)
+			names, _ := backend.MetricsFor(tc.kind)
 			for _, list := range [][]string{names.KVUsage, names.Preemptions, names.Running, names.Waiting, names.KVTokensUsed, names.KVTokensMax, names.CacheInfo} {
 				for _, n := range list {
 					if _, inFixture := want[n]; inFixture {

@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // Families is one parsed scrape: metric families by name.
@@ -29,7 +31,7 @@ func ParseExposition(r io.Reader) (Families, error) {
 	return Families(fams), nil
 }
 
-// Sample is what one scrape says, mapped through a MetricNames table. A nil
+// Sample is what one scrape says, mapped through a backend.MetricNames table. A nil
 // field means the scrape did not carry that quantity.
 type Sample struct {
 	// KVUsage is the KV-cache usage fraction (0–1), max over series.
@@ -128,7 +130,7 @@ func (c CacheConfig) empty() bool {
 
 // Extract maps parsed families to a Sample through names. A value
 // outside its quantity's range is left out and listed in Dropped.
-func Extract(fams Families, names MetricNames) Sample {
+func Extract(fams Families, names backend.MetricNames) Sample {
 	var s Sample
 	s.KVUsage = combine(fams, names.KVUsage, math.Max, fractionRange, &s.Dropped)
 	s.Preemptions = combine(fams, names.Preemptions, sum, countRange, &s.Dropped)

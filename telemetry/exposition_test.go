@@ -59,9 +59,9 @@ func TestExtractCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			names, ok := NamesFor(tc.kind)
+			names, ok := backend.MetricsFor(tc.kind)
 			if !ok {
-				t.Fatalf("NamesFor(%s) has no table", tc.kind)
+				t.Fatalf("backend.MetricsFor(%s) has no table", tc.kind)
 			}
 			assertSample(t, Extract(fams, names), tc.want)
 		})
@@ -94,8 +94,8 @@ func assertSample(t *testing.T, got, want Sample) {
 }
 
 func TestOllamaHasNoMetrics(t *testing.T) {
-	if _, ok := NamesFor(backend.Ollama); ok {
-		t.Fatal("NamesFor(ollama) reports a metrics table; Ollama exports no Prometheus metrics")
+	if _, ok := backend.MetricsFor(backend.Ollama); ok {
+		t.Fatal("backend.MetricsFor(ollama) reports a metrics table; Ollama exports no Prometheus metrics")
 	}
 }
 
@@ -255,7 +255,7 @@ func FuzzExtract(f *testing.F) {
 	f.Add("# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.38\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{engine=\"0\"} 3.0\n")
 	f.Fuzz(func(t *testing.T, page string) {
 		fams, _ := ParseExposition(strings.NewReader(page))
-		names, _ := NamesFor(backend.OpenAI)
+		names, _ := backend.MetricsFor(backend.OpenAI)
 		var acc Accumulator
 		s := Extract(fams, names)
 		acc.Observe(s)
@@ -318,3 +318,6 @@ func TestAccumulatorWaitingRise(t *testing.T) {
 		})
 	}
 }
+
+// vllmNames is vLLM's metric table, as the observer reads it.
+var vllmNames, _ = backend.MetricsFor(backend.VLLM)

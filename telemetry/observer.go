@@ -101,13 +101,13 @@ func (o *Observer) startMetrics(ctx context.Context, cfg Config, info *RunInfo) 
 	if cfg.MetricsURL == MetricsOff {
 		return nil
 	}
-	names, ok := NamesFor(cfg.Kind)
+	names, ok := backend.MetricsFor(cfg.Kind)
 	if !ok && cfg.MetricsURL == "" {
 		info.Warnings = append(info.Warnings, fmt.Sprintf("metrics: %s exports no Prometheus metrics: peak_kv_cache_usage, preemptions and request peaks are null", cfg.Kind))
 		return nil
 	}
 	if !ok {
-		names, _ = NamesFor(backend.OpenAI) // an explicit URL: try every table
+		names, _ = backend.MetricsFor(backend.OpenAI) // an explicit URL: try every table
 	}
 	url := cfg.MetricsURL
 	if url == "" {
@@ -147,7 +147,7 @@ func (o *Observer) slotsFallback(ctx context.Context, cfg Config, se *StatusErro
 	return s
 }
 
-func firstNames(n MetricNames) []string {
+func firstNames(n backend.MetricNames) []string {
 	var out []string
 	for _, l := range [][]string{n.KVUsage, n.Preemptions, n.Running} {
 		if len(l) > 0 {

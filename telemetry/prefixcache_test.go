@@ -25,7 +25,7 @@ func TestPrefixCacheMetricsOfPublishedPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			names, _ := NamesFor(tt.kind)
+			names, _ := backend.MetricsFor(tt.kind)
 			fams, err := ParseExposition(strings.NewReader(readTestdata(t, tt.file)))
 			if err != nil {
 				t.Fatal(err)

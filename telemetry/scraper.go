@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/servebench/servebench/backend"
 )
 
 // DefaultScrapeInterval is how often /metrics is read during a level.
@@ -24,7 +26,7 @@ type Scraper struct {
 	// URL is the metrics endpoint, e.g. http://host:8000/metrics.
 	URL string
 	// Names maps metric names to quantities.
-	Names MetricNames
+	Names backend.MetricNames
 	// Interval is the period of scrapes during a level.
 	Interval time.Duration
 	// Timeout bounds one scrape, including the ones before and after a
@@ -40,7 +42,7 @@ type Scraper struct {
 
 // NewScraper returns a scraper of url with names, scraping every interval
 // (DefaultScrapeInterval when interval ≤ 0).
-func NewScraper(url string, names MetricNames, interval time.Duration) *Scraper {
+func NewScraper(url string, names backend.MetricNames, interval time.Duration) *Scraper {
 	if interval <= 0 {
 		interval = DefaultScrapeInterval
 	}
@@ -63,7 +65,7 @@ func NewScraper(url string, names MetricNames, interval time.Duration) *Scraper 
 // slots become the running-requests gauge, for llama-server started
 // without --metrics.
 func NewSlotsScraper(url string, interval time.Duration) *Scraper {
-	s := NewScraper(url, MetricNames{}, interval)
+	s := NewScraper(url, backend.MetricNames{}, interval)
 	s.parse, s.accept = parseSlots, "application/json"
 	return s
 }

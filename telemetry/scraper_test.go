@@ -43,7 +43,7 @@ func TestScraperReplay(t *testing.T) {
 		setSample(t, setSample(t, base, "vllm:kv_cache_usage_perc", 0.7), "vllm:num_preemptions_total", p0+4),
 	}
 	srv, n := replay(t, pages)
-	names, _ := NamesFor(backend.VLLM)
+	names, _ := backend.MetricsFor(backend.VLLM)
 	s := NewScraper(srv.URL+"/metrics", names, 20*time.Millisecond)
 	ctx := context.Background()
 	l := s.Begin(ctx)
@@ -70,7 +70,7 @@ func TestScraperReplay(t *testing.T) {
 // --metrics) leaves every field null with one warning.
 func TestScraperFailures(t *testing.T) {
 	srv, hits := serveCounting(t, nil, http.StatusNotFound)
-	names, _ := NamesFor(backend.LlamaCpp)
+	names, _ := backend.MetricsFor(backend.LlamaCpp)
 	s := NewScraper(srv.URL+"/metrics", names, 10*time.Millisecond)
 	l := s.Begin(context.Background())
 	for deadline := time.Now().Add(10 * time.Second); hits.Load() < 2 && time.Now().Before(deadline); {
@@ -97,7 +97,7 @@ func TestScraperSlowEndpoint(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	names, _ := NamesFor(backend.VLLM)
+	names, _ := backend.MetricsFor(backend.VLLM)
 	s := NewScraper(srv.URL+"/metrics", names, 50*time.Millisecond)
 	start := time.Now()
 	l := s.Begin(context.Background())

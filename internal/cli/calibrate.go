@@ -173,7 +173,7 @@ func (f *calibrateFlags) report(cal *plan.Calibration, stdout, stderr io.Writer)
 func (f *calibrateFlags) liveVLLM(ctx context.Context, obs *plan.Observed) error {
 	url := strings.TrimRight(f.url, "/")
 	shown := redactURL(url) // for the record, notes and errors
-	names, _ := telemetry.NamesFor(backend.VLLM)
+	names, _ := backend.MetricsFor(backend.VLLM)
 	smp, err := telemetry.NewScraper(url+"/metrics", names, 0).Scrape(ctx)
 	if err != nil {
 		return fmt.Errorf("calibrate: --url: %s", redactURLIn(err.Error(), url))

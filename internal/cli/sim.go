@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,17 +118,15 @@ func (f *simServeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.profileRun, "sim-profile-run", "", "with --sim-profile: the `LABEL` of the fitted run to apply (default: the file's only run)")
 }
 
-// defaultPorts are the servers' usual ports.
-func defaultPort(p backend.Kind) string {
-	switch p {
-	case backend.SGLang:
-		return "30000"
-	case backend.LlamaCpp, backend.TGI:
-		return "8080"
-	case backend.Ollama:
-		return "11434"
+// defaultPort is the port a simulated server of family k listens on: its
+// family's usual one (backend.Descriptor.Ports), else that of the family
+// whose engine it runs (a generic OpenAI endpoint: vLLM's 8000).
+func defaultPort(k backend.Kind) string {
+	p := k.Port()
+	if p == 0 {
+		p = simserve.Engine(k).Port()
 	}
-	return "8000"
+	return strconv.Itoa(p)
 }
 
 // options turns the flags into simserve.Options; errors are usage errors
