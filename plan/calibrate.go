@@ -143,8 +143,8 @@ func (in *Inputs) takeStated(obs *Observed) ([]string, error) {
 		in.GPUGiB = *c.TotalGPUGiB
 		note("total_gpu_memory %.2f GiB", in.GPUGiB)
 	}
-	switch in.Server {
-	case backend.LlamaCpp, backend.Ollama:
+	switch in.Server.Describe().Log {
+	case backend.LlamaCpp:
 		if c.NSeq != nil && *c.NSeq > 0 && !in.Given.Parallel {
 			in.Parallel = *c.NSeq
 			note("%d slots (n_seq_max)", in.Parallel)

@@ -3,8 +3,6 @@ package plan
 import (
 	"fmt"
 	"strings"
-
-	"github.com/servebench/servebench/backend"
 )
 
 // Device is one GPU a server runs on.
@@ -102,7 +100,7 @@ func (in *Inputs) devices() []Device {
 		return in.GPUs
 	}
 	n := 1
-	if in.Server == backend.VLLM || in.Server == backend.SGLang {
+	if in.tensorParallel() {
 		n = max(in.TensorParallel, 1) * max(in.PipelineParallel, 1)
 	}
 	ds := make([]Device, n)

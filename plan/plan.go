@@ -14,7 +14,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
@@ -57,10 +56,6 @@ func ParseCapacityModel(s string) (CapacityModel, error) {
 	}
 	return "", fmt.Errorf("unknown capacity model %q (want server or seed)", s)
 }
-
-// Servers lists the server families plan has a capacity model for, in
-// help order.
-var Servers = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama}
 
 // Inputs are everything a plan depends on. Zero values mean "the server
 // family's default" (see defaults).
@@ -304,7 +299,7 @@ func (in *Inputs) Defaults() {
 	}
 	if len(in.GPUs) > 0 {
 		in.GPUName, in.GPUGiB = in.GPUs[0].Name, in.GPUs[0].MemoryGiB
-		if in.TensorParallel == 0 && in.PipelineParallel == 0 && (in.Server == backend.VLLM || in.Server == backend.SGLang) {
+		if in.TensorParallel == 0 && in.PipelineParallel == 0 && in.tensorParallel() {
 			in.TensorParallel = len(in.GPUs)
 		}
 	}
@@ -315,53 +310,16 @@ func (in *Inputs) Defaults() {
 		in.PipelineParallel = 1
 	}
 	if len(in.KVDtypes) == 0 {
-		switch in.Server {
-		case backend.LlamaCpp, backend.Ollama:
-			in.KVDtypes = []KVDtype{KVFP16, KVQ8_0, KVQ4_0}
-		default:
-			in.KVDtypes = []KVDtype{KVAuto, KVFP8}
+		in.KVDtypes = hfKV
+		if m, ok := capacityModels[in.Server]; ok {
+			in.KVDtypes = m.kvDtypes
 		}
 	}
 	if in.BlockSize == 0 {
 		in.BlockSize = 16
 	}
-	switch in.Server {
-	case backend.SGLang:
-		in.sglangDefaults()
-	case backend.VLLM:
-		if in.Utilization == 0 {
-			in.Utilization = 0.9
-		}
-		seqs, batched := vllmDefaults(in.GPUName, in.GPUGiB)
-		if in.MaxNumSeqs == 0 {
-			in.MaxNumSeqs = seqs
-		}
-		if in.MaxNumBatchedTokens == 0 {
-			in.MaxNumBatchedTokens = batched
-		}
-		if in.Sampler == "" {
-			in.Sampler = SamplerFlashInfer
-		}
-		if in.GraphEstimate == "" {
-			in.GraphEstimate = GraphEstimateAuto
-		}
-		if in.Context == 0 {
-			in.Context = in.Model.MaxContext
-		}
-	case backend.LlamaCpp:
-		if in.Parallel == 0 {
-			in.Parallel = 1
-		}
-		if in.Context == 0 {
-			in.Context = 4096
-		}
-	case backend.Ollama:
-		if in.Parallel == 0 {
-			in.Parallel = ollamaDefaultParallel
-		}
-		if in.Context == 0 {
-			in.Context = ollamaDefaultNumCtx
-		}
+	if m, ok := capacityModels[in.Server]; ok {
+		m.defaults(in)
 	}
 	if in.UBatch == 0 {
 		in.UBatch = 512
@@ -436,8 +394,8 @@ func (in *Inputs) validate() error {
 	if err := in.Model.Validate(); err != nil {
 		return err
 	}
-	if !slices.Contains(Servers, in.Server) {
-		return &InputError{FieldServer, in.Server, "has no capacity model (want vllm, sglang, llamacpp or ollama)"}
+	if _, ok := capacityModels[in.Server]; !ok {
+		return &InputError{FieldServer, in.Server, "has no capacity model (want " + serverNames() + ")"}
 	}
 	switch in.CapacityModel {
 	case "", ServerAccounting:
@@ -489,7 +447,7 @@ func (in *Inputs) validateBreadth() error {
 			return &InputError{FieldGPUs, d.MemoryGiB, "GiB: every GPU's memory must be > 0 and at most 100000"}
 		}
 	}
-	batched := in.Server == backend.VLLM || in.Server == backend.SGLang
+	batched := in.tensorParallel()
 	if !batched && tp*pp > 1 {
 		return &InputError{FieldTensorParallel, tp * pp, "is for vLLM and SGLang: llama.cpp and Ollama split layers over the GPUs (give the GPUs, and a tensor split)"}
 	}
@@ -618,26 +576,8 @@ func Plan(in Inputs) (*Result, error) {
 	case in.CapacityModel == SeedFormula:
 		res.Inputs.GPUMemoryUtilization, res.Inputs.BlockSize = in.Utilization, in.BlockSize
 		p = func(d KVDtype) (Prediction, []string) { return seedPredict(&in, wb, d) }
-	case in.Server == backend.VLLM:
-		o := &res.Inputs
-		o.GPUMemoryUtilization, o.BlockSize, o.MaxNumSeqs, o.MaxNumBatchedTokens, o.Sampler =
-			in.Utilization, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens, in.Sampler
-		o.VLLMVersion, o.EnforceEager, o.GraphEstimate = in.VLLMVersion.String(), in.EnforceEager, string(in.GraphEstimate)
-		charged := vllmChargesGraphs(&in)
-		o.GraphsCharged = &charged
-		p = func(d KVDtype) (Prediction, []string) { return vllmPredict(&in, wb, d) }
-	case in.Server == backend.SGLang:
-		o := &res.Inputs
-		o.Sampler = ""
-		p = func(d KVDtype) (Prediction, []string) { return sglangPredict(&in, wb, d) }
-	case in.Server == backend.Ollama:
-		o := &res.Inputs
-		o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
-		p = func(d KVDtype) (Prediction, []string) { return ollamaPredict(&in, wb, d, autoParallel) }
-	case in.Server == backend.LlamaCpp:
-		o := &res.Inputs
-		o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
-		p = func(d KVDtype) (Prediction, []string) { return llamaPredict(&in, wb, d) }
+	case capacityModels[in.Server].predictor != nil:
+		p = capacityModels[in.Server].predictor(&in, wb, &res.Inputs, autoParallel)
 	default:
 		return nil, &InputError{FieldServer, in.Server, "has no capacity model"}
 	}

@@ -121,8 +121,7 @@ func recommendFormats(m *modelspec.Spec, k backend.Kind) []Quant {
 	if m.Arch == "gpt_oss" {
 		return []Quant{QuantMXFP4}
 	}
-	switch k {
-	case backend.LlamaCpp, backend.Ollama:
+	if k.Describe().Weights == backend.GGUF {
 		return []Quant{"fp16", "q8_0", "q4_k_m"}
 	}
 	return []Quant{DefaultQuant(m), "fp8", "awq"}
@@ -142,7 +141,7 @@ var ggufEquivalent = map[Quant]Quant{
 // GGUF equivalent (awq → q4_k_m, fp8 → q8_0, bf16 → fp16); other
 // families and formats are kept.
 func FormatFor(k backend.Kind, q Quant) Quant {
-	if k == backend.LlamaCpp || k == backend.Ollama {
+	if k.Describe().Weights == backend.GGUF {
 		if g, ok := ggufEquivalent[q]; ok {
 			return g
 		}
@@ -178,11 +177,10 @@ func kvLoss(d KVDtype) int {
 // recommendKV are the KV dtypes tried per family (llama.cpp and Ollama
 // with flash attention, which their quantized caches need).
 func recommendKV(k backend.Kind) []KVDtype {
-	switch k {
-	case backend.LlamaCpp, backend.Ollama:
-		return []KVDtype{KVFP16, KVQ8_0, KVQ4_0}
+	if m, ok := capacityModels[k]; ok {
+		return m.kvDtypes
 	}
-	return []KVDtype{KVAuto, KVFP8}
+	return hfKV
 }
 
 // formats are the weight formats to try for family k: its own list, or
