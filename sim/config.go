@@ -3,31 +3,10 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/servebench/servebench/backend"
 )
-
-// Kinds lists the server families whose scheduler the engine follows, in
-// help order: vLLM's V1 scheduler, SGLang's, llama.cpp's llama-server
-// slots and Ollama's runner (llama.cpp underneath).
-var Kinds = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.Ollama}
-
-// ParseKind returns the server family named s, if the engine follows its
-// scheduler.
-func ParseKind(s string) (backend.Kind, error) {
-	for _, f := range Kinds {
-		if string(f) == strings.ToLower(s) {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("%w: backend %q (want vllm, sglang, llamacpp or ollama)", ErrBadInput, s)
-}
-
-// batched reports whether f is a paged continuous batcher (vLLM, SGLang)
-// rather than a slot server (llama.cpp, Ollama).
-func batched(f backend.Kind) bool { return f == backend.VLLM || f == backend.SGLang }
 
 // Error values. Every error the package returns wraps one of them, so a
 // caller (the CLI) can tell usage errors (exit 2) from others with

@@ -1,7 +1,10 @@
 package sim
 
-import "github.com/servebench/servebench/backend"
-import "time"
+import (
+	"time"
+
+	"github.com/servebench/servebench/backend"
+)
 
 // Published figures the defaults come from (DEFAULTS.md explains each).
 // None is from the reference sweep (examples/multi-backend-sweep.json).
@@ -40,10 +43,19 @@ var llamaDefaults = struct {
 }
 
 // DefaultParams is the calibration a prediction without a fit uses for
-// family f on GPU g with model m.
+// family f on GPU g with model m (the family's scheduling.params; vLLM's
+// for a family the engine does not schedule).
 func DefaultParams(f backend.Kind, g GPU, m ModelCost) Params {
-	switch f {
-	case backend.LlamaCpp, backend.Ollama:
+	if sc, ok := schedulers[f]; ok {
+		return sc.params(g, m)
+	}
+	return vllmDefaults
+}
+
+// llamaParams are llama.cpp's defaults (Ollama's request latency for
+// ollama), the per-sequence cost from the GPU's small-batch rate.
+func llamaParams(ollama bool) func(g GPU, m ModelCost) Params {
+	return func(g GPU, m ModelCost) Params {
 		d := llamaDefaults
 		p := Params{
 			MemoryEfficiency: d.MemoryEfficiency, ComputeEfficiency: d.ComputeEfficiency,
@@ -51,12 +63,11 @@ func DefaultParams(f backend.Kind, g GPU, m ModelCost) Params {
 			SeqCost:        dur(m.FLOPsPerToken / (g.smallBatchOPS() * d.smallBatchFLOPsFraction)),
 			RequestLatency: d.RequestLatency,
 		}
-		if f == backend.Ollama {
+		if ollama {
 			p.RequestLatency = d.OllamaRequestLatency
 		}
 		return p
 	}
-	return vllmDefaults
 }
 
 // smallBatchOPS is g's dp4a rate, else its tensor peak.

@@ -362,76 +362,14 @@ func kvDtype(f backend.Kind, s string) (plan.KVDtype, error) {
 	return d, nil
 }
 
-// capacity fills the server's defaults and KV capacity from plan.
+// capacity fills the server's defaults and KV capacity from plan: the
+// family's scheduling.capacity fills plan's inputs (and the engine's
+// settings plan leaves alone), plan sizes the KV cache.
 func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64, flashAttention bool) error {
 	s := &c.Server
 	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, FlashAttention: flashAttention}
-	switch c.Backend {
-	case backend.VLLM:
-		in.Server, in.Utilization = backend.VLLM, util
-		in.Context, in.MaxNumSeqs, in.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
-		in.BlockSize = s.BlockSize
-		in.Defaults()
-		s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.MaxNumSeqs, in.MaxNumBatchedTokens, in.BlockSize, in.Context
-	case backend.SGLang:
-		// plan's SGLang capacity model (model_runner.profile_max_num_token
-		// with server_args.py's defaults for the GPU's memory):
-		// mem_fraction_static, chunked_prefill_size and page_size as
-		// SGLang derives them unless given.
-		in.Server = backend.SGLang
-		in.SGLang = plan.SGLangSettings{MemFractionStatic: util, ChunkedPrefillSize: s.MaxNumBatchedTokens, PageSize: s.BlockSize}
-		in.Context = s.MaxModelLen
-		in.Defaults()
-		s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.SGLang.ChunkedPrefillSize, in.SGLang.PageSize, in.Context
-		if s.MaxNumSeqs == 0 {
-			// max_running_requests: SGLang derives it from the pool
-			// (max_total_num_tokens / 2, capped by the request pool); the
-			// engine keeps vLLM's 256 below 70 GiB, which no workload of
-			// this size reaches first.
-			v := plan.Inputs{Server: backend.VLLM, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB}
-			v.Defaults()
-			s.MaxNumSeqs = v.MaxNumSeqs
-		}
-	case backend.LlamaCpp, backend.Ollama:
-		in.Server = backend.LlamaCpp
-		if c.Backend == backend.Ollama {
-			in.Server = backend.Ollama
-		}
-		if s.Slots == 0 {
-			// llama-server's -np default is auto: 4 slots sharing one
-			// unified KV cache (ggml-org/llama.cpp#16736); Ollama's
-			// OLLAMA_NUM_PARALLEL defaults to 1 (ollama/ollama#11330).
-			s.Slots = 4
-			if c.Backend == backend.Ollama {
-				s.Slots = 1
-			}
-			if s.SlotContext == 0 {
-				// unified: each slot may use the whole default context
-				// (llama-server -c 4096; Ollama num_ctx 4096)
-				s.SlotContext = 4096
-			}
-		}
-		if s.SlotContext == 0 {
-			s.SlotContext = 4096
-			if c.Backend == backend.LlamaCpp {
-				s.SlotContext = 4096 / s.Slots
-			}
-		}
-		in.Parallel, in.Context = s.Slots, s.SlotContext
-		if c.Backend == backend.LlamaCpp {
-			in.Context = s.SlotContext * s.Slots
-		}
-		in.UBatch = s.NUBatch
-		in.Defaults()
-		if s.NBatch == 0 {
-			s.NBatch = 2048 // llama-server's n_batch
-			if c.Backend == backend.Ollama {
-				s.NBatch = 512 // Ollama's num_batch
-			}
-		}
-		if s.NUBatch == 0 {
-			s.NUBatch = min(512, s.NBatch)
-		}
+	if sc, ok := schedulers[c.Backend]; ok {
+		sc.capacity(c, &in, util)
 	}
 	res, err := plan.Plan(in)
 	if err != nil {

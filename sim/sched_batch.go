@@ -1,7 +1,10 @@
 package sim
 
-import "github.com/servebench/servebench/backend"
-import "slices"
+import (
+	"slices"
+
+	"github.com/servebench/servebench/backend"
+)
 
 // batchScheduler is the continuous batcher of vLLM and SGLang.
 //
