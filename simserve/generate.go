@@ -279,10 +279,8 @@ func (s *Server) outputFor(req *genRequest) int {
 	}
 	srv := s.cfg.Server
 	switch {
-	case s.as == backend.SGLang:
-		return 128
-	case s.as == backend.TGI:
-		return 100
+	case personalities[s.as].defaultOutput > 0:
+		return personalities[s.as].defaultOutput
 	case s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama:
 		return max(srv.SlotContext-req.prompt, 1)
 	case srv.MaxModelLen > 0:

@@ -55,17 +55,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, chat, native b
 
 // openAIFormat is the personality's OpenAI-compatible stream.
 func (s *Server) openAIFormat(completion bool) format {
-	switch s.as {
-	case backend.SGLang:
-		return sglangFormat{completion}
-	case backend.LlamaCpp:
-		return llamaFormat{completion}
-	case backend.TGI:
-		return tgiFormat{completion}
-	case backend.Ollama:
-		return ollamaOpenAIFormat{completion}
-	}
-	return vllmFormat{completion}
+	return personalities[s.as].format(completion)
 }
 
 // Identity endpoints.

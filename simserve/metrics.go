@@ -123,15 +123,8 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	var x expo
 	s.ctr.mu.Lock()
-	switch s.as {
-	case backend.VLLM:
-		s.vllmMetrics(&x, st)
-	case backend.SGLang:
-		s.sglangMetrics(&x, st)
-	case backend.LlamaCpp:
-		s.llamaMetrics(&x, st)
-	case backend.TGI:
-		s.tgiMetrics(&x, st)
+	if m := personalities[s.as].metrics; m != nil {
+		m(s, &x, st)
 	}
 	s.ctr.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -11,14 +11,6 @@ import (
 	"github.com/servebench/servebench/sim"
 )
 
-// Kinds lists every server family whose HTTP surface a Server speaks,
-// in help order: vLLM's OpenAI-compatible server (V1 engine metrics),
-// SGLang's server, llama.cpp's llama-server, Hugging Face
-// text-generation-inference, Ollama's native API (and its /v1 routes),
-// and a generic OpenAI-compatible endpoint (/v1 routes and /health only,
-// vLLM's wire format, no metrics).
-var Kinds = []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp, backend.TGI, backend.Ollama, backend.OpenAI}
-
 // ErrBadOptions is wrapped by every error about Options (a usage error for
 // the CLI); errors about the simulated server itself (unknown GPU or model,
 // a model that does not fit) wrap package sim's errors instead.
@@ -36,13 +28,11 @@ func ParseKind(s string) (backend.Kind, error) {
 }
 
 // Engine is the engine's scheduler a server of family p runs unless the
-// Spec names another: its own for vLLM, SGLang, llama.cpp and Ollama;
-// vLLM's for TGI (a continuous batcher over paged attention, the closest
-// of the engine's four) and for a generic OpenAI endpoint.
+// Spec names another (personality.engine): its own for vLLM, SGLang,
+// llama.cpp and Ollama; vLLM's for TGI and for a generic OpenAI endpoint.
 func Engine(p backend.Kind) backend.Kind {
-	switch p {
-	case backend.SGLang, backend.LlamaCpp, backend.Ollama:
-		return p
+	if pe, ok := personalities[p]; ok {
+		return pe.engine
 	}
 	return backend.VLLM
 }

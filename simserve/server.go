@@ -211,41 +211,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/chat/completions", s.handleChat},
 		{"POST /v1/completions", s.handleCompletions},
 	}
-	models := route{"GET /v1/models", s.handleModels}
-	metrics := route{"GET /metrics", s.handleMetrics}
-	switch s.as {
-	case backend.VLLM:
-		return append(openAI, models, metrics,
-			route{"GET /health", s.handleEmptyOK},
-			route{"GET /version", s.handleVersion},
-			route{"POST /tokenize", s.handleTokenize})
-	case backend.SGLang:
-		return append(openAI, models, metrics,
-			route{"GET /health", s.handleEmptyOK},
-			route{"GET /get_server_info", s.handleSGLangServerInfo},
-			route{"GET /get_model_info", s.handleSGLangModelInfo})
-	case backend.LlamaCpp:
-		return append(openAI, models, metrics,
-			route{"GET /health", s.handleLlamaHealth},
-			route{"GET /props", s.handleProps},
-			route{"GET /slots", s.handleSlots},
-			route{"POST /tokenize", s.handleTokenize})
-	case backend.TGI:
-		return append(openAI, metrics,
-			route{"GET /health", s.handleEmptyOK},
-			route{"GET /info", s.handleTGIInfo},
-			route{"POST /generate_stream", s.handleTGIGenerateStream})
-	case backend.Ollama:
-		return append(openAI, models,
-			route{"GET /{$}", s.handleOllamaRoot},
-			route{"GET /api/version", s.handleVersion},
-			route{"GET /api/tags", s.handleOllamaTags},
-			route{"GET /api/ps", s.handleOllamaPS},
-			route{"POST /api/show", s.handleOllamaShow},
-			route{"POST /api/chat", s.handleOllamaChat},
-			route{"POST /api/generate", s.handleOllamaGenerate})
-	}
-	return append(openAI, models, route{"GET /health", s.handleEmptyOK})
+	return append(openAI, personalities[s.as].routes(s)...)
 }
 
 // Versions each personality reports, with a build suffix that marks them
@@ -264,19 +230,7 @@ const (
 )
 
 // version is the personality's version string.
-func (s *Server) version() string {
-	switch s.as {
-	case backend.SGLang:
-		return sglangVersion
-	case backend.LlamaCpp:
-		return llamaBuildInfo
-	case backend.TGI:
-		return tgiVersion
-	case backend.Ollama:
-		return ollamaVersion
-	}
-	return vllmVersion
-}
+func (s *Server) version() string { return personalities[s.as].version }
 
 // writeJSON answers v as JSON with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -292,16 +246,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // apiError answers an error in the personality's error shape.
 func (s *Server) apiError(w http.ResponseWriter, status int, kind, msg string) {
-	switch s.as {
-	case backend.LlamaCpp: // server_common: format_error_response
-		writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "type": kind}})
-	case backend.TGI: // router/src/server.rs ErrorResponse
-		writeJSON(w, status, map[string]any{"error": msg, "error_type": kind})
-	case backend.Ollama:
-		writeJSON(w, status, map[string]any{"error": msg})
-	default: // vLLM and SGLang ErrorResponse
-		writeJSON(w, status, map[string]any{"object": "error", "message": msg, "type": kind, "param": nil, "code": status})
-	}
+	writeJSON(w, status, personalities[s.as].errorBody(status, kind, msg))
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
