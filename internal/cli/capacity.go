@@ -67,19 +67,12 @@ func serverWords(cfg runConfig) string {
 	return strings.Join(append(parts, familyWords(string(cfg.Backend))), ", ")
 }
 
-// familyWords is a server family as its project spells it.
+// familyWords is a server family as its project spells it (its
+// backend.Descriptor's Name); a generic family is its flag value.
 func familyWords(f string) string {
-	switch backend.Kind(f) {
-	case backend.VLLM:
-		return "vLLM"
-	case backend.LlamaCpp:
-		return "llama.cpp"
-	case backend.SGLang:
-		return "SGLang"
-	case backend.Ollama:
-		return "Ollama"
-	case backend.TGI:
-		return "TGI"
+	k := backend.Kind(f)
+	if k.Describe().Generic {
+		return f
 	}
-	return f
+	return k.Name()
 }

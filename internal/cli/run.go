@@ -929,16 +929,16 @@ func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
 // backendAuto is --backend's default: recognise the server.
 const backendAuto = "auto"
 
-// checkAPI checks that backend k takes the request API api; any API one
-// of them takes passes while the backend is not known yet ("").
+// checkAPI checks that backend k takes the request API api (its
+// backend.Descriptor's APIs); any API one of them takes passes while the
+// backend is not known yet ("").
 func checkAPI(k backend.Kind, api backend.API) error {
+	apis := k.Describe().APIs
 	switch {
 	case k == "" && api != backend.Chat && api != backend.Completions && api != backend.Generate:
 		return usagef("run: --api %q: want chat, completions or generate", api)
-	case k == backend.Ollama && api != backend.Chat && api != backend.Generate:
-		return usagef("run: --api %q: backend ollama takes chat or generate", api)
-	case k != "" && k != backend.Ollama && api != backend.Chat && api != backend.Completions:
-		return usagef("run: --api %q: backend %s takes chat or completions", api, k)
+	case len(apis) >= 2 && !slices.Contains(apis, api):
+		return usagef("run: --api %q: backend %s takes %s or %s", api, k, apis[0], apis[1])
 	}
 	return nil
 }

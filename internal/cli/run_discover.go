@@ -70,7 +70,7 @@ func lookForServer(ctx context.Context, deps Deps, cfg *runConfig) (backend.Foun
 		scanned = append(scanned, c.URL)
 	}
 	found, misses := backend.Scan(ctx, deps.LocalServers, bc, backend.ScanTimeout)
-	if cfg.Backend != "" && cfg.Backend != backend.OpenAI {
+	if cfg.Backend != "" && !cfg.Backend.Describe().Generic {
 		// Told the family: servers of other families do not count.
 		var same []backend.Found
 		for _, f := range found {
@@ -112,7 +112,7 @@ func adoptServer(cfg *runConfig, found backend.Found, scanned []string) (string,
 		if err := checkAPI(cfg.Backend, cfg.API); err != nil {
 			return "", err
 		}
-	} else if found.Kind != "" && found.Kind != cfg.Backend && cfg.Backend != backend.OpenAI {
+	} else if found.Kind != "" && found.Kind != cfg.Backend && !cfg.Backend.Describe().Generic {
 		cfg.ServerNotes = append(cfg.ServerNotes, fmt.Sprintf("--backend %s given, but the server at %s answered as %s (%s)",
 			cfg.Backend, cfg.URL, found.Name(), found.By))
 	}

@@ -102,7 +102,7 @@ func (f *simServeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", modelFlagUsage+" (required)")
 	f.engine.register(fs, "default: --as's; vllm for tgi and openai")
 	fs.StringVar(&f.served, "served-model-name", "", "model name the server answers to and lists (default: --model as given)")
-	fs.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1 and the server's usual port: vllm/openai 8000, sglang 30000, llamacpp/tgi 8080, ollama 11434; port 0 picks a free one)")
+	fs.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1 and the server's usual port: "+usualPorts()+"; port 0 picks a free one)")
 	fs.BoolVar(&f.noMetrics, "no-metrics", false, "answer /metrics as a server with metrics off (llama.cpp: 501, others: 404)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the output text and the fault draws")
 	fs.DurationVar(&f.grace, "grace", 5*time.Second, "on Ctrl-C, how long streams in flight may take to finish")
@@ -127,6 +127,25 @@ func defaultPort(k backend.Kind) string {
 		p = simserve.Engine(k).Port()
 	}
 	return strconv.Itoa(p)
+}
+
+// usualPorts lists defaultPort's ports for help, families that share one
+// together: "vllm/openai 8000, sglang 30000, llamacpp/tgi 8080, ollama 11434".
+func usualPorts() string {
+	var ports []string
+	kinds := map[string][]string{}
+	for _, k := range simserve.Kinds {
+		p := defaultPort(k)
+		if kinds[p] == nil {
+			ports = append(ports, p)
+		}
+		kinds[p] = append(kinds[p], string(k))
+	}
+	parts := make([]string, len(ports))
+	for i, p := range ports {
+		parts[i] = strings.Join(kinds[p], "/") + " " + p
+	}
+	return strings.Join(parts, ", ")
 }
 
 // options turns the flags into simserve.Options; errors are usage errors
