@@ -3,6 +3,7 @@ package backend
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Kind is a server family. Every package that treats families differently
@@ -258,4 +259,19 @@ func (u MetricNames) union(t MetricNames) MetricNames {
 	u.PrefixCacheHits = append(u.PrefixCacheHits, t.PrefixCacheHits...)
 	u.PrefixCacheHitRate = append(u.PrefixCacheHitRate, t.PrefixCacheHitRate...)
 	return u
+}
+
+// Or lists ks for messages and help: "vllm, sglang, llamacpp or ollama".
+func Or(ks []Kind) string {
+	switch len(ks) {
+	case 0:
+		return ""
+	case 1:
+		return string(ks[0])
+	}
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

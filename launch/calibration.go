@@ -23,21 +23,11 @@ import (
 // to the planner's defaults for the family, which are the servers'.
 func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, error) {
 	in := plan.Inputs{Model: m, Server: p.Backend, GPUGiB: deviceGiB}
-	switch p.Backend {
-	case backend.VLLM:
-		in.Context = deref(p.MaxModelLen)
-		in.MaxNumSeqs = deref(p.MaxNumSeqs)
-		in.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
-		if p.GPUMemoryUtilization != nil {
-			in.Utilization = *p.GPUMemoryUtilization
-		}
-		in.Given = plan.Given{Context: p.MaxModelLen != nil, Utilization: p.GPUMemoryUtilization != nil}
-	case backend.LlamaCpp, backend.Ollama:
-		in.Context, in.Parallel = deref(p.ContextLength), deref(p.Parallel)
-		in.Given = plan.Given{Context: p.ContextLength != nil, Parallel: p.Parallel != nil}
-	default:
+	l := launchers[p.Backend]
+	if l.planKnobs == nil {
 		return in, fmt.Errorf("no capacity model for backend %s", p.Backend)
 	}
+	l.planKnobs(p, &in)
 	in.FlashAttention = p.FlashAttention != nil && *p.FlashAttention
 	if p.KVCacheDtype != nil {
 		d, err := plan.ParseKVDtype(*p.KVCacheDtype)
@@ -47,6 +37,25 @@ func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, e
 		in.KVDtypes, in.Given.KVDtypes = []plan.KVDtype{d}, true
 	}
 	return in, nil
+}
+
+// vllmPlanKnobs: max_model_len, max_num_seqs, max_num_batched_tokens and
+// gpu_memory_utilization.
+func vllmPlanKnobs(p *Profile, in *plan.Inputs) {
+	in.Context = deref(p.MaxModelLen)
+	in.MaxNumSeqs = deref(p.MaxNumSeqs)
+	in.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
+	if p.GPUMemoryUtilization != nil {
+		in.Utilization = *p.GPUMemoryUtilization
+	}
+	in.Given = plan.Given{Context: p.MaxModelLen != nil, Utilization: p.GPUMemoryUtilization != nil}
+}
+
+// slotPlanKnobs: llama.cpp's -c and -np, Ollama's OLLAMA_CONTEXT_LENGTH
+// and OLLAMA_NUM_PARALLEL.
+func slotPlanKnobs(p *Profile, in *plan.Inputs) {
+	in.Context, in.Parallel = deref(p.ContextLength), deref(p.Parallel)
+	in.Given = plan.Given{Context: p.ContextLength != nil, Parallel: p.Parallel != nil}
 }
 
 func deref(v *int) int {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/plan"
 )
 
 // Spec is a profile resolved for one launch: the exact argument list and
@@ -51,25 +52,31 @@ type launcher struct {
 	mapKnobs func(p *Profile, port int) (args []string, env map[string]string, err error)
 	// controlled lists the inherited variables the knobs own, by prefix.
 	controlled []string
+	// planKnobs maps the profile's knobs that size the KV cache to the
+	// planner's inputs (calibration.go); nil for no capacity model.
+	planKnobs func(p *Profile, in *plan.Inputs)
 }
 
 // launchers are the families launch can start, one table keyed by Kind.
 var launchers = map[backend.Kind]launcher{
 	backend.VLLM: {
-		deadline: 15 * time.Minute,
-		command:  func(m string) []string { return []string{"vllm", "serve", m} },
-		mapKnobs: vllmArgs,
+		deadline:  15 * time.Minute,
+		command:   func(m string) []string { return []string{"vllm", "serve", m} },
+		mapKnobs:  vllmArgs,
+		planKnobs: vllmPlanKnobs,
 	},
 	backend.LlamaCpp: {
 		deadline:   5 * time.Minute,
 		command:    func(m string) []string { return []string{"llama-server", "-m", m} },
 		mapKnobs:   llamacppArgs,
 		controlled: []string{"LLAMA_ARG_"},
+		planKnobs:  slotPlanKnobs,
 	},
 	backend.Ollama: {
-		deadline: 2 * time.Minute,
-		command:  func(string) []string { return []string{"ollama", "serve"} },
-		mapKnobs: ollamaEnv,
+		deadline:  2 * time.Minute,
+		command:   func(string) []string { return []string{"ollama", "serve"} },
+		mapKnobs:  ollamaEnv,
+		planKnobs: slotPlanKnobs,
 		controlled: []string{"OLLAMA_HOST", "OLLAMA_NUM_PARALLEL", "OLLAMA_KV_CACHE_TYPE",
 			"OLLAMA_FLASH_ATTENTION", "OLLAMA_CONTEXT_LENGTH", "OLLAMA_MODELS"},
 	},
@@ -78,16 +85,13 @@ var launchers = map[backend.Kind]launcher{
 // launchable lists the families launch can start, in help order:
 // "vllm, llamacpp or ollama".
 func launchable() string {
-	var ks []string
+	var ks []backend.Kind
 	for _, k := range backend.Kinds {
 		if _, ok := launchers[k]; ok {
-			ks = append(ks, string(k))
+			ks = append(ks, k)
 		}
 	}
-	if len(ks) < 2 {
-		return strings.Join(ks, "")
-	}
-	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
+	return backend.Or(ks)
 }
 
 // DefaultStopGrace is how long Stop waits between SIGTERM and SIGKILL.

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"strings"
-
 	"github.com/servebench/servebench/backend"
 )
 
@@ -73,15 +71,6 @@ func init() {
 			Servers = append(Servers, k)
 		}
 	}
-}
-
-// serverNames is Servers for messages: "vllm, sglang, llamacpp or ollama".
-func serverNames() string {
-	names := make([]string, len(Servers))
-	for i, k := range Servers {
-		names[i] = string(k)
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // tensorParallel tells whether in's family splits over GPUs by tensor and

@@ -395,7 +395,7 @@ func (in *Inputs) validate() error {
 		return err
 	}
 	if _, ok := capacityModels[in.Server]; !ok {
-		return &InputError{FieldServer, in.Server, "has no capacity model (want " + serverNames() + ")"}
+		return &InputError{FieldServer, in.Server, "has no capacity model (want " + backend.Or(Servers) + ")"}
 	}
 	switch in.CapacityModel {
 	case "", ServerAccounting:

@@ -55,17 +55,17 @@ func ParseKind(s string) (backend.Kind, error) {
 	if _, ok := schedulers[k]; ok {
 		return k, nil
 	}
-	names := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		names[i] = string(k)
-	}
-	want := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
-	return "", fmt.Errorf("%w: backend %q (want %s)", ErrBadInput, s, want)
+	return "", fmt.Errorf("%w: backend %q (want %s)", ErrBadInput, s, backend.Or(Kinds))
 }
 
 // batched reports whether f is a paged continuous batcher (vLLM, SGLang)
 // rather than a slot server (llama.cpp, Ollama).
 func batched(f backend.Kind) bool { return schedulers[f].batched }
+
+// Batched reports whether the engine schedules family f as a paged
+// continuous batcher (vLLM, SGLang: a max_model_len and a KV block pool)
+// rather than as slots (llama.cpp, Ollama: a per-slot context).
+func Batched(f backend.Kind) bool { return batched(f) }
 
 // vllmCapacity: plan's vLLM model with gpu_memory_utilization util and
 // the engine's max_model_len, max_num_seqs, max_num_batched_tokens and

@@ -281,7 +281,7 @@ func (s *Server) outputFor(req *genRequest) int {
 	switch {
 	case personalities[s.as].defaultOutput > 0:
 		return personalities[s.as].defaultOutput
-	case s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama:
+	case !sim.Batched(s.cfg.Backend):
 		return max(srv.SlotContext-req.prompt, 1)
 	case srv.MaxModelLen > 0:
 		return max(srv.MaxModelLen-req.prompt, 1)
@@ -330,7 +330,7 @@ func (s *Server) check(w http.ResponseWriter, g *gen) bool {
 	}
 	srv := s.cfg.Server
 	switch {
-	case (s.cfg.Backend == backend.VLLM || s.cfg.Backend == backend.SGLang) && srv.MaxModelLen > 0 && g.out > srv.MaxModelLen-g.prompt:
+	case sim.Batched(s.cfg.Backend) && srv.MaxModelLen > 0 && g.out > srv.MaxModelLen-g.prompt:
 		// out > max − prompt, not prompt + out > max: a max_tokens near
 		// 2^63 would wrap the sum below the limit.
 		requested := "more than 2^63"

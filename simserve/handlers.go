@@ -134,7 +134,7 @@ type vllmPermission struct {
 // max_model_len, a slot's cells for llama.cpp and Ollama.
 func (s *Server) contextLength() int {
 	srv := s.cfg.Server
-	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
+	if !sim.Batched(s.cfg.Backend) {
 		return srv.SlotContext
 	}
 	if srv.MaxModelLen > 0 {
@@ -147,7 +147,7 @@ func (s *Server) contextLength() int {
 // a batching scheduler's max_num_seqs (behind a slot server's API with
 // --scheduler).
 func (s *Server) slots() int {
-	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
+	if !sim.Batched(s.cfg.Backend) {
 		return s.cfg.Server.Slots
 	}
 	return s.cfg.Server.MaxNumSeqs
@@ -156,7 +156,7 @@ func (s *Server) slots() int {
 // kvTokens is the KV cache's capacity in tokens.
 func (s *Server) kvTokens() int {
 	srv := s.cfg.Server
-	if s.cfg.Backend == backend.LlamaCpp || s.cfg.Backend == backend.Ollama {
+	if !sim.Batched(s.cfg.Backend) {
 		return srv.Slots * srv.SlotContext
 	}
 	return srv.KVBlocks * srv.BlockSize

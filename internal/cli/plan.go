@@ -47,7 +47,7 @@ func (f *planFlags) register(fs interface {
 }, defaultBackend string) {
 	fs.StringVar(&f.model, "model", "", modelFlagUsage)
 	fs.BoolVar(&f.offline, "offline", false, offlineFlagUsage)
-	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: vllm, sglang, llamacpp or ollama (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
+	fs.StringVar(&f.backend, "backend", defaultBackend, "server family: "+backend.Or(plan.Servers)+" (seed is the deprecated spelling of --backend vllm --capacity-model seed)")
 	fs.StringVar(&f.capacityModel, "capacity-model", string(plan.ServerAccounting), "formula for the KV capacity: server (the --backend's own memory accounting) or seed (the seed planner's formula, for vllm)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog (e.g. \"RTX 5070 Ti\", \"H100 80GB\"), a comma-separated list of different ones, or auto (NVML / nvidia-smi)")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, limited("GPU memory in GiB (overrides the catalog's)", "gpu-gib"))
@@ -278,7 +278,7 @@ func (f *planFlags) server(cmd string) (backend.Kind, plan.CapacityModel, error)
 			return k, cm, nil
 		}
 	}
-	return "", "", usagef("%s: unknown --backend %q (want vllm, sglang, llamacpp or ollama)", cmd, f.backend)
+	return "", "", usagef("%s: unknown --backend %q (want %s)", cmd, f.backend, backend.Or(plan.Servers))
 }
 
 // deprecations are the warnings the flags as given call for: --backend

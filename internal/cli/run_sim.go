@@ -45,7 +45,7 @@ type simEngineFlags struct {
 func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	str := func(p *string, name, usage string) { fs.StringVar(p, name, "", usage); f.names = append(f.names, name) }
 	num := func(p *int, name, usage string) { fs.IntVar(p, name, 0, usage); f.names = append(f.names, name) }
-	str(&f.scheduler, "scheduler", "the engine's scheduler: vllm, sglang, llamacpp or ollama ("+schedulerDefault+")")
+	str(&f.scheduler, "scheduler", "the engine's scheduler: "+backend.Or(sim.Kinds)+" ("+schedulerDefault+")")
 	fs.Float64Var(&f.gpuGiB, "gpu-gib", 0, "GPU memory in GiB (overrides the catalog's)")
 	fs.Float64Var(&f.gpuBandwidth, "gpu-bandwidth", 0, "GPU memory bandwidth in GB/s (overrides the catalog's; with --gpu-gib and --gpu-tflops and no --gpu, a custom board)")
 	fs.Float64Var(&f.gpuTFLOPS, "gpu-tflops", 0, "GPU dense FP16 tensor TFLOPS with FP32 accumulate (overrides the catalog's)")
@@ -75,7 +75,7 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 	if f.scheduler != "" {
 		var err error
 		if spec.Backend, err = sim.ParseKind(f.scheduler); err != nil {
-			return spec, usagef("%s: --scheduler %q: want vllm, sglang, llamacpp or ollama", cmd, f.scheduler)
+			return spec, usagef("%s: --scheduler %q: want %s", cmd, f.scheduler, backend.Or(sim.Kinds))
 		}
 	}
 	// The upper bounds are the simulator's own (sim.Config's check), here
@@ -107,12 +107,12 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 	}
 	srv := sim.Server{MaxNumSeqs: f.maxSeqs, MaxNumBatchedTokens: f.maxBatched, BlockSize: f.blockSize, KVBlocks: f.kvBlocks,
 		Slots: f.parallel, NBatch: f.nBatch, NUBatch: f.ubatch}
-	switch fam {
-	case backend.VLLM, backend.SGLang:
+	switch {
+	case sim.Batched(fam):
 		srv.MaxModelLen = f.context
-	case backend.Ollama:
+	case fam == backend.Ollama:
 		srv.SlotContext = f.context
-	case backend.LlamaCpp:
+	case fam == backend.LlamaCpp:
 		if f.context > 0 {
 			if f.parallel == 0 {
 				srv.Slots = 4

@@ -97,7 +97,7 @@ type simServeFlags struct {
 }
 
 func (f *simServeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.as, "as", "", "the server whose HTTP API to speak: vllm, sglang, llamacpp, tgi, ollama or openai (required)")
+	fs.StringVar(&f.as, "as", "", "the server whose HTTP API to speak: "+backend.Or(simserve.Kinds)+" (required)")
 	fs.StringVar(&f.gpu, "gpu", "", "GPU from the catalog, e.g. \"RTX 4090\", \"H100\" (required)")
 	fs.StringVar(&f.model, "model", "", modelFlagUsage+" (required)")
 	f.engine.register(fs, "default: --as's; vllm for tgi and openai")
@@ -153,7 +153,7 @@ func usualPorts() string {
 func (f *simServeFlags) options() (simserve.Options, error) {
 	var o simserve.Options
 	if f.as == "" {
-		return o, usagef("sim serve: --as is required (vllm, sglang, llamacpp, tgi, ollama or openai)")
+		return o, usagef("sim serve: --as is required (%s)", backend.Or(simserve.Kinds))
 	}
 	as, err := simserve.ParseKind(f.as)
 	if err != nil {
