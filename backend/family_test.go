@@ -112,9 +112,19 @@ func TestLocalServers(t *testing.T) {
 		}
 		urls = append(urls, c.URL)
 	}
+	// The usual ports of the families servebench had before the
+	// descriptors, in the order it has always looked at them (each
+	// family's usual port first, then TGI's launcher port); a family added
+	// since may come anywhere.
 	want := []string{"http://127.0.0.1:8000", "http://127.0.0.1:30000", "http://127.0.0.1:8080", "http://127.0.0.1:11434", "http://127.0.0.1:3000"}
-	if !slices.Equal(urls, want) {
-		t.Errorf("LocalServers %v, want %v", urls, want)
+	var known []string
+	for _, u := range urls {
+		if slices.Contains(want, u) {
+			known = append(known, u)
+		}
+	}
+	if !slices.Equal(known, want) {
+		t.Errorf("LocalServers %v, want %v in that order", urls, want)
 	}
 	for _, k := range Kinds {
 		for _, p := range k.Describe().Ports {
