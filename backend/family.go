@@ -263,15 +263,17 @@ func (u MetricNames) union(t MetricNames) MetricNames {
 
 // Or lists ks for messages and help: "vllm, sglang, llamacpp or ollama".
 func Or(ks []Kind) string {
-	switch len(ks) {
-	case 0:
-		return ""
-	case 1:
-		return string(ks[0])
+	if len(ks) < 2 {
+		return Join(ks)
 	}
+	return Join(ks[:len(ks)-1]) + " or " + string(ks[len(ks)-1])
+}
+
+// Join lists ks for messages and help: "vllm, sglang, llamacpp".
+func Join(ks []Kind) string {
 	s := make([]string, len(ks))
 	for i, k := range ks {
 		s[i] = string(k)
 	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	return strings.Join(s, ", ")
 }

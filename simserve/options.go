@@ -24,7 +24,7 @@ func ParseKind(s string) (backend.Kind, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: --as %q (want one of vllm, sglang, llamacpp, tgi, ollama, openai)", ErrBadOptions, s)
+	return "", fmt.Errorf("%w: --as %q (want one of %s)", ErrBadOptions, s, backend.Join(Kinds))
 }
 
 // Engine is the engine's scheduler a server of family p runs unless the

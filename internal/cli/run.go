@@ -820,7 +820,7 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 // goodput): run's, shared by find.
 func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
-		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), "+kindList(backend.Kinds)+"; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
+		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), "+backend.Join(backend.Kinds)+"; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
 		url:            fs.String("url", "", "server base URL, e.g. http://127.0.0.1:8000 (OpenAI-compatible; a trailing /v1 is fine) or http://127.0.0.1:11434 (ollama) (default: look on this machine's usual ports)"),
 		model:          fs.String("model", "", "model name the server serves (default: the server's only model); with --backend sim, the "+modelFlagUsage),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
@@ -924,15 +924,6 @@ func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
 	}
 	cfg.Connection = c
 	return nil
-}
-
-// kindList lists ks for help: "vllm, sglang, llamacpp".
-func kindList(ks []backend.Kind) string {
-	s := make([]string, len(ks))
-	for i, k := range ks {
-		s[i] = string(k)
-	}
-	return strings.Join(s, ", ")
 }
 
 // backendAuto is --backend's default: recognise the server.

@@ -157,7 +157,7 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 	}
 	as, err := simserve.ParseKind(f.as)
 	if err != nil {
-		return o, usagef("sim serve: --as %q: want one of vllm, sglang, llamacpp, tgi, ollama, openai", f.as)
+		return o, usagef("sim serve: --as %q: want one of %s", f.as, backend.Join(simserve.Kinds))
 	}
 	if f.gpu == "" {
 		return o, usagef("sim serve: --gpu is required (a GPU from the catalog, e.g. \"RTX 4090\")")
