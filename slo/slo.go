@@ -415,6 +415,21 @@ func MinRequests(bounds []Bound) int {
 	return n
 }
 
+// DecisiveRequests is the fewest counted requests whose one-sided
+// bounds at confidence can decide every percentile bound of bounds
+// (stats.BoundSampleSize on the side that decides a pass: 59 for a p95
+// at 95%, 299 for a p99); 0 for bounds without a percentile. Fewer can
+// still decide a break, never a pass.
+func DecisiveRequests(bounds []Bound, confidence float64) int {
+	n := 0
+	for _, b := range bounds {
+		if p := b.Percentile(); p > 0 {
+			n = max(n, stats.BoundSampleSize(p/100, confidence, !b.lower()))
+		}
+	}
+	return n
+}
+
 func parseValue(b Bound, v string) (float64, error) {
 	switch {
 	case b.isTime():
