@@ -220,9 +220,9 @@ type Level struct {
 	E2EP99MsCILow        *float64 `json:"e2e_p99_ms_ci_low,omitempty"`
 	E2EP99MsCIHigh       *float64 `json:"e2e_p99_ms_ci_high,omitempty"`
 	// OneSided is what an SLO verdict on a percentile rests on, per
-	// figure with an interval above (docs/metrics.md, "SLO verdicts"):
-	// its one-sided bounds at CIConfidence and the extremes of its
-	// sample.
+	// percentile figure with an interval above (docs/metrics.md,
+	// "Confidence intervals", SLO verdicts): its one-sided bounds at
+	// CIConfidence and the size and extremes of its sample.
 	OneSided map[Figure]OneSidedBounds `json:"one_sided,omitempty"`
 	// GoodputReqS is vLLM's request goodput: the level's requests that met
 	// every per-request bound of the run's SLO (Run.SLO), per second of
