@@ -216,7 +216,7 @@ func (b Bound) straddles(e document.Estimate) bool {
 // the two-sided interval.
 func (b Bound) oneSided(s Subject) (o document.OneSidedBounds, ok bool) {
 	f := b.Metric.figure()
-	if f == nil || b.Percentile() == 0 || s.Level == nil || s.Level.CIConfidence == nil || s.Figure != nil {
+	if f == nil || b.Percentile() == 0 || s.Level == nil || s.Level.CIConfidence == nil {
 		return o, false
 	}
 	o, ok = s.Level.OneSided[f.Key]
