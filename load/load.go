@@ -79,11 +79,13 @@ func (m Method) Total(l Level) int {
 
 // Warmups is the number of uncounted requests level l sends first under
 // method m with warmup asked for (Sweep.Warmup): at least the level's
-// concurrency for a pool level without sessions, whose C workers all
-// start at once (the first C requests are a burst a steady closed loop
-// never sends again, so they are warm-up), else warmup.
+// concurrency C for a pool level of two or more workers without
+// sessions, whose C workers all start at once (the first C requests are
+// a burst a steady closed loop never sends again, so they are warm-up),
+// else warmup. One worker sends no burst: its first request meets the
+// server as every later one does.
 func (m Method) Warmups(l Level, warmup int) int {
-	if m == Pool && l.Sessions == 0 {
+	if m == Pool && l.Sessions == 0 && l.Concurrency > 1 {
 		return max(warmup, l.Concurrency)
 	}
 	return warmup

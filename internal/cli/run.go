@@ -819,7 +819,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
 		seed:           fs.Int64("seed", 1, "seed of prompts, images, mix classes and random arrivals (same seed, same workload)"),
 		requests:       fs.Int("requests", defaultRequests, "counted requests per level (pool, rate); 72 give a p95 a two-sided 95% interval, 368 a p99"),
-		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted; a pool level's are at least its concurrency, as its first C requests start together"),
+		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted; a pool level of C ≥ 2 workers sends at least C, as its first C requests start together"),
 		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson, constant, gamma (--burstiness) or ramp (--rate-start, --ramp)"),
 		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
 		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),
