@@ -219,6 +219,11 @@ type Level struct {
 	E2EP95MsCIHigh       *float64 `json:"e2e_p95_ms_ci_high,omitempty"`
 	E2EP99MsCILow        *float64 `json:"e2e_p99_ms_ci_low,omitempty"`
 	E2EP99MsCIHigh       *float64 `json:"e2e_p99_ms_ci_high,omitempty"`
+	// OneSided is what an SLO verdict on a percentile rests on, per
+	// percentile figure with an interval above (docs/metrics.md,
+	// "Confidence intervals", SLO verdicts): its one-sided bounds at
+	// CIConfidence and the size and extremes of its sample.
+	OneSided map[Figure]OneSidedBounds `json:"one_sided,omitempty"`
 	// GoodputReqS is vLLM's request goodput: the level's requests that met
 	// every per-request bound of the run's SLO (Run.SLO), per second of
 	// the level's wall time; GoodputFraction is their share of the
@@ -356,4 +361,25 @@ type PlannerModel struct {
 	NKVHeads int     `json:"n_kv_heads"`
 	HeadDim  int     `json:"head_dim"`
 	ParamsB  float64 `json:"params_b"`
+}
+
+// OneSidedBounds are a percentile's one-sided confidence bounds and the
+// sample they come from. A bound on a p95 asks one question (is it
+// below the budget, or above it), so each side is a one-sided bound at
+// the level's CIConfidence rather than the two-sided interval's end at
+// α/2: a distribution-free upper bound on a p95 needs 59 values at 95%,
+// where the two-sided interval needs 72.
+type OneSidedBounds struct {
+	// N is the number of values the percentile is over.
+	N int `json:"n"`
+	// Low is a value the percentile lies at or above, High one it lies
+	// at or below, each with confidence CIConfidence; absent where N
+	// values cannot bound that side (stats.BoundSampleSize).
+	Low  *float64 `json:"low,omitempty"`
+	High *float64 `json:"high,omitempty"`
+	// Min and Max are the smallest and largest of the N values: where
+	// all of them lie on one side of a bound, that is what a verdict
+	// can say of the percentile without a bound.
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
 }

@@ -8,10 +8,12 @@
 // The search grows the load geometrically until a probe fails the SLO or
 // the server saturates, then bisects between the last pass and the first
 // fail until the two are at most Resolution of the answer apart (one
-// concurrency step where that is more). A probe whose confidence interval
-// straddles a bound is measured again, at most MaxRepeats times, its
-// passes pooled, before its verdict counts; a verdict that still
-// straddles counts by its measured value and widens the answer's
+// concurrency step where that is more). A probe whose verdict is
+// undecided (slo.Judge: its one-sided 95% bounds neither within a bound
+// nor beyond it) is measured again, its passes pooled, MaxRepeats times
+// and past them until its requests are as many as a decided pass needs
+// (slo.DecisiveRequests), before its verdict counts; a verdict that is
+// still undecided counts by its measured value and widens the answer's
 // interval. Before it answers, each load that bounds the interval and was
 // measured once is measured again, so that the answer rests on verdicts
 // that held at two times (docs/metrics.md, "servebench find").
@@ -236,6 +238,7 @@ func (s *Search) Observe(l document.Level) {
 	}
 	pr := s.probe(s.pending.Load)
 	s.pending = nil
+	before := pr.Requests
 	pr.Passes++
 	pr.level = l
 	pr.Requests = l.Requests
@@ -247,7 +250,7 @@ func (s *Search) Observe(l document.Level) {
 		pr.Verdict = Pass
 	}
 	straddles := len(j.Uncertain) > 0
-	if straddles && pr.Passes <= s.cfg.MaxRepeats {
+	if straddles && s.extend(pr, before, &l) {
 		pr.Uncertain = false
 		s.next = &Probe{Load: pr.Load, Pass: pr.Passes}
 		return
@@ -263,6 +266,22 @@ func (s *Search) Observe(l document.Level) {
 		}
 	}
 	s.plan()
+}
+
+// extend reports whether a probe whose verdict is undecided is measured
+// again: while repeats are left, and past them (repeats on) while its
+// pooled requests are fewer than the SLO's one-sided bounds need to
+// decide a pass (slo.DecisiveRequests: 299 for a p99, more than four
+// passes of 72) and its last pass added requests, so that a verdict
+// left undecided is one more requests did not settle.
+func (s *Search) extend(pr *ProbeResult, before int, l *document.Level) bool {
+	if pr.Passes <= s.cfg.MaxRepeats {
+		return true
+	}
+	if s.cfg.MaxRepeats == 0 || l.CIConfidence == nil || pr.Requests <= before {
+		return false
+	}
+	return pr.Requests < slo.DecisiveRequests(s.cfg.Bounds, *l.CIConfidence)
 }
 
 // probe returns the result of load, adding it on its first pass.

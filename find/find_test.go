@@ -376,3 +376,70 @@ func TestConfirmationMovesTheBracket(t *testing.T) {
 		t.Fatalf("answer %v, first fail %v, interval %v–%v", *a.Load, *a.FirstFail, *a.LoadCILow, *a.LoadCIHigh)
 	}
 }
+
+// onesided probes a 4-slot server whose every TTFT is under 100 ms up to
+// 4 in flight and over it beyond, per requests a pass, with the one-sided
+// bounds stats gives a p99: no upper bound below slo.DecisiveRequests
+// requests, a lower one beyond the bound at once.
+type onesided struct {
+	per, need int
+	probes    []Probe
+}
+
+func (o *onesided) Probe(_ context.Context, p Probe) (document.Level, error) {
+	o.probes = append(o.probes, p)
+	n := o.per * (p.Pass + 1)
+	b := document.OneSidedBounds{N: n, Low: fp(40), Min: fp(30), Max: fp(60)}
+	v := 55.0
+	if p.Load > 4 {
+		v, b.Low, b.Min, b.Max = 150, fp(140), fp(130), fp(170)
+	}
+	if n >= o.need {
+		b.High = fp(*b.Max)
+	}
+	return document.Level{Concurrency: int(p.Load), Requests: n, CIConfidence: fp(0.95), TTFTP99Ms: fp(v),
+		TTFTP99MsCILow: b.Low, ThroughputTokS: fp(100 * p.Load),
+		OneSided: map[document.Figure]document.OneSidedBounds{document.FigTTFTP99: b}}, nil
+}
+
+// TestSearchExtendsUntilDecided: a p99 bound at 72 requests a pass, with
+// every value under it: its one-sided upper bound needs 299 requests, so
+// a passing load is measured until its pooled passes reach them, past
+// the three repeats, and its verdict is then decided; a failing load is
+// decided at once. Without repeats it stays undecided.
+func TestSearchExtendsUntilDecided(t *testing.T) {
+	b := bounds(t, "ttft_p99=100ms")
+	need := slo.DecisiveRequests(b, 0.95)
+	if need != 299 {
+		t.Fatalf("DecisiveRequests = %d, want 299 (0.99²⁹⁹ < 0.05 ≤ 0.99²⁹⁸)", need)
+	}
+	o := &onesided{per: 72, need: need}
+	s, err := New(Config{By: slo.ByConcurrency, Bounds: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Drive(context.Background(), s, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passes := (need + o.per - 1) / o.per // 5
+	for _, p := range a.Probes {
+		switch {
+		case p.Uncertain:
+			t.Errorf("load %v left undecided after %d passes", p.Load, p.Passes)
+		case p.Verdict == Pass && (p.Passes != passes || p.Requests < need):
+			t.Errorf("passing load %v: %d passes, %d requests; want %d passes to reach %d", p.Load, p.Passes, p.Requests, passes, need)
+		case p.Verdict == Fail && p.Passes > 2:
+			t.Errorf("failing load %v measured %d times", p.Load, p.Passes)
+		}
+	}
+	if *a.Load != 4 {
+		t.Fatalf("answer %v, want 4", *a.Load)
+	}
+	o = &onesided{per: 72, need: need}
+	s, _ = New(Config{By: slo.ByConcurrency, Bounds: b, MaxRepeats: NoRepeats})
+	a, _ = Drive(context.Background(), s, o, nil)
+	if p := a.Probes[0]; p.Passes != 1 || !p.Uncertain {
+		t.Fatalf("without repeats: %+v", p)
+	}
+}

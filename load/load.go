@@ -29,7 +29,9 @@ type Method string
 const (
 	// Pool is a closed loop: Concurrency workers send Requests requests,
 	// each worker sending its next request as its last one ends (the
-	// multi-backend-sweep.json method).
+	// multi-backend-sweep.json method), after warm-ups that hold at least
+	// the Concurrency requests the workers start together
+	// (Method.Warmups).
 	Pool Method = "pool"
 	// Batch sends Repeats batches of exactly Concurrency simultaneous
 	// requests, each batch after the last one finished (the
@@ -73,6 +75,20 @@ func (m Method) Total(l Level) int {
 		return l.Repeats * l.Concurrency
 	}
 	return l.Requests
+}
+
+// Warmups is the number of uncounted requests level l sends first under
+// method m with warmup asked for (Sweep.Warmup): at least the level's
+// concurrency C for a pool level of two or more workers without
+// sessions, whose C workers all start at once (the first C requests are
+// a burst a steady closed loop never sends again, so they are warm-up),
+// else warmup. One worker sends no burst: its first request meets the
+// server as every later one does.
+func (m Method) Warmups(l Level, warmup int) int {
+	if m == Pool && l.Sessions == 0 && l.Concurrency > 1 {
+		return max(warmup, l.Concurrency)
+	}
+	return warmup
 }
 
 // Source prepares the requests of a run; workload.Builder is one.
@@ -126,7 +142,8 @@ type Sweep struct {
 	Method Method
 	// Levels run in this order.
 	Levels []Level
-	// Warmup is the number of uncounted requests before each level.
+	// Warmup is the number of uncounted requests before each level (a
+	// pool level sends at least its concurrency: Method.Warmups).
 	Warmup int
 	// Seed seeds the random schedules of rate levels (Poisson, gamma,
 	// ramp).
@@ -314,6 +331,9 @@ func (r *runner) level(l Level) error {
 		r.levelEnd(l, end)
 		return nil
 	}
+	if r.s.Method == Pool && l.Sessions == 0 {
+		return r.poolLevel(l, end)
+	}
 	if r.s.Warmup > 0 {
 		items, seq0, err := r.warmupItems(r.s.Warmup)
 		if err != nil {
@@ -343,6 +363,42 @@ func (r *runner) level(l Level) error {
 	default:
 		r.pool(l, items, seq0, l.Concurrency, false)
 	}
+	r.levelEnd(l, end)
+	return nil
+}
+
+// poolLevel runs a pool level: its warm-ups (Method.Warmups: at least
+// the C requests its workers start together) and then its counted
+// requests, through one pool of C workers, so that the counted requests
+// start where the workers left off rather than in a burst of their own.
+// The observers start as the first counted request is taken.
+func (r *runner) poolLevel(l Level, end *record.LevelEnd) error {
+	var warm []workload.Item
+	seq0 := r.seq
+	if n := r.s.Method.Warmups(l, r.s.Warmup); n > 0 {
+		var err error
+		if warm, seq0, err = r.warmupItems(n); err != nil {
+			return err
+		}
+	}
+	items, _, err := r.items(r.s.Method.Total(l))
+	if err != nil {
+		return err
+	}
+	var once sync.Once
+	start := func() {
+		for _, o := range r.s.Observe {
+			o.LevelStart(r.ctx, l)
+		}
+	}
+	r.poolEach(l, append(warm, items...), seq0, l.Concurrency, func(i int) bool {
+		if i < len(warm) {
+			return true
+		}
+		once.Do(start)
+		return false
+	})
+	once.Do(start) // a level cancelled in its warm-up still starts and ends
 	r.levelEnd(l, end)
 	return nil
 }
@@ -406,6 +462,12 @@ func (r *runner) sendTurn(l Level, it *workload.Item, seq, repeat int, warmup bo
 // pool runs items with c workers, each taking the next item as its last
 // request ends, until items run out or the sweep is cancelled.
 func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) {
+	r.poolEach(l, items, seq0, c, func(int) bool { return warmup })
+}
+
+// poolEach is pool whose item i is a warm-up where warmup(i) says so;
+// warmup is called from the worker about to send item i.
+func (r *runner) poolEach(l Level, items []workload.Item, seq0, c int, warmup func(i int) bool) {
 	var next atomic.Int64
 	wg := newGroup(r.tr)
 	for range max(c, 1) {
@@ -415,7 +477,7 @@ func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) 
 				if i >= len(items) {
 					return
 				}
-				r.send(l, &items[i], seq0+i, l.Pass, warmup, nil)
+				r.send(l, &items[i], seq0+i, l.Pass, warmup(i), nil)
 			}
 		})
 	}

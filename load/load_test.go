@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -193,7 +195,9 @@ func TestPool(t *testing.T) {
 	if err != nil || !complete {
 		t.Fatalf("Do = %v, %v", complete, err)
 	}
-	if len(s.results) != 2+10+2+4 {
+	// Warm-ups: the level's concurrency where that is more than --warmup
+	// (3 at c=3), else --warmup (2 at c=1).
+	if len(s.results) != 3+10+2+4 {
 		t.Fatalf("%d results", len(s.results))
 	}
 	if fc.peak.Load() != 3 {
@@ -217,10 +221,10 @@ func TestPool(t *testing.T) {
 		t.Fatalf("counted %v", counted)
 	}
 	// Warm-ups come first in each level and are marked.
-	if !s.results[0].Warmup || !s.results[1].Warmup || s.results[2].Warmup {
+	if !s.results[0].Warmup || !s.results[2].Warmup || s.results[3].Warmup {
 		t.Fatal("warm-ups not first")
 	}
-	if s.events[0] != "start" || s.events[13] != "end" || s.events[14] != "start" || s.events[len(s.events)-1] != "end" {
+	if s.events[0] != "start" || s.events[14] != "end" || s.events[15] != "start" || s.events[len(s.events)-1] != "end" {
 		t.Fatalf("events %v", s.events)
 	}
 	if len(s.ends) != 2 || s.ends[0].Level != 3 || *s.ends[0].Fields.PeakVRAMGiB != 9.5 {
@@ -401,6 +405,8 @@ func TestEveryStartedLevelEnds(t *testing.T) {
 			ends++
 		}
 	}
+	// The first level's 3 counted requests (one worker sends no burst to
+	// warm up); the second fails preparing its warm-ups.
 	if starts != 2 || ends != 2 || len(s.results) != 3 {
 		t.Fatalf("events %v, %d results", s.events, len(s.results))
 	}
@@ -420,8 +426,9 @@ func TestSweepContinues(t *testing.T) {
 			t.Fatalf("Do = %v, %v", complete, err)
 		}
 	}
-	if sw.FirstSeq != 3+4+4+5 {
-		t.Fatalf("FirstSeq %d after 16 requests", sw.FirstSeq)
+	// Each level's warm-ups are its concurrency (more than --warmup 1).
+	if sw.FirstSeq != 2+4+2+4+5+5 {
+		t.Fatalf("FirstSeq %d after 22 requests", sw.FirstSeq)
 	}
 	seen := map[int]bool{}
 	var last int64
@@ -430,7 +437,7 @@ func TestSweepContinues(t *testing.T) {
 			t.Fatalf("seq %d twice", r.Seq)
 		}
 		seen[r.Seq] = true
-		if i >= 5 && i < 10 && !r.Warmup && r.Repeat != 1 {
+		if i >= 6 && i < 12 && !r.Warmup && r.Repeat != 1 {
 			t.Fatalf("second pass result %+v, want Repeat 1", r)
 		}
 		if r.StartNS < 0 {
@@ -441,5 +448,59 @@ func TestSweepContinues(t *testing.T) {
 	// One origin: the third Do's requests start after the first's.
 	if first := s.results[0].StartNS; last <= first {
 		t.Fatalf("starts %d … %d share no origin", first, last)
+	}
+}
+
+// TestPoolBurstIsWarmup: a pool level's C workers start together, so its
+// first C requests are a burst no later request sees: they are warm-ups
+// (marked so in the records, left out of the level's summary), and every
+// counted request starts after one of them ended, as a steady closed
+// loop's do. --warmup beyond C adds to them; it never takes from them.
+// One worker sends no burst, and gets --warmup alone.
+func TestPoolBurstIsWarmup(t *testing.T) {
+	for _, c := range []struct{ conc, warmup, requests, warmups int }{
+		{4, 0, 8, 4}, {4, 2, 8, 4}, {2, 5, 6, 5}, {2, 0, 6, 2}, {1, 0, 3, 0}, {1, 2, 3, 2},
+	} {
+		t.Run(fmt.Sprintf("c=%d,warmup=%d", c.conc, c.warmup), func(t *testing.T) {
+			fc := &fakeClient{delay: 4 * time.Millisecond}
+			s := &sink{t: t}
+			obs := &observer{}
+			sw := &Sweep{Run: "r", Method: Pool, Warmup: c.warmup, Client: fc, Source: fakeSource{}, Sink: s, Observe: []Observer{obs},
+				Levels: []Level{{Level: c.conc, Concurrency: c.conc, Requests: c.requests}}}
+			if complete, err := sw.Do(context.Background()); err != nil || !complete {
+				t.Fatalf("Do = %v, %v", complete, err)
+			}
+			if got := Pool.Warmups(sw.Levels[0], c.warmup); got != c.warmups {
+				t.Fatalf("Warmups = %d, want %d", got, c.warmups)
+			}
+			firstEnd := int64(math.MaxInt64)
+			warm := 0
+			for _, r := range s.results {
+				if r.Warmup {
+					warm++
+					if r.Seq >= c.warmups {
+						t.Fatalf("warm-up seq %d after the counted ones", r.Seq)
+					}
+					firstEnd = min(firstEnd, r.StartNS+r.E2ENS)
+				}
+			}
+			if warm != c.warmups || len(s.results) != c.warmups+c.requests {
+				t.Fatalf("%d warm-ups of %d results, want %d + %d", warm, len(s.results), c.warmups, c.requests)
+			}
+			for _, r := range s.results {
+				if c.conc > 1 && !r.Warmup && r.StartNS < firstEnd {
+					t.Fatalf("counted request %d started at %d ns, before any warm-up ended (%d ns): part of the burst", r.Seq, r.StartNS, firstEnd)
+				}
+			}
+			if fc.peak.Load() != int64(c.conc) {
+				t.Fatalf("peak in flight %d, want %d", fc.peak.Load(), c.conc)
+			}
+			if l := stats.SummarizeLevel(s.results); l.Requests != c.requests {
+				t.Fatalf("summary counts %d requests, want the %d counted", l.Requests, c.requests)
+			}
+			if len(obs.calls) != 2 {
+				t.Fatalf("observer calls %v", obs.calls)
+			}
+		})
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"flag"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/stats"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -473,5 +475,57 @@ func TestCollidingLabelsKeptApart(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("warnings %q, want one about the shared label", s.Warnings)
+	}
+}
+
+// TestNoUnboundedIntervalPrinted: a level summarized from 72 requests (the
+// default) has a two-sided 95% interval for its p95s and none for its
+// p99s. The text and Markdown tables show each p99 without an interval,
+// never "±∞", and say so in one note per table naming the requests a p99
+// needs (stats.QuantileSampleSize: 368).
+func TestNoUnboundedIntervalPrinted(t *testing.T) {
+	const n = 72
+	if need := stats.QuantileSampleSize(0.95, 0.95); need > n {
+		t.Fatalf("a p95 needs %d requests for its interval, more than the %d here", need, n)
+	}
+	need99 := stats.QuantileSampleSize(0.99, 0.95)
+	var rs []record.Result
+	for i := range n {
+		ttft := int64((20 + (i*37)%n) * 1e6)
+		out := 32
+		rs = append(rs, record.Result{Level: 4, StartNS: int64(i) * 5e6, TTFTNS: &ttft, E2ENS: ttft + int64(300+i)*1e6,
+			OutputTokens: &out, ExpectedOutputTokens: out, Status: 200})
+	}
+	l := stats.SummarizeLevel(rs)
+	l.Concurrency = 4
+	if l.TTFTP99MsCIHigh != nil || l.TTFTP95MsCIHigh == nil {
+		t.Fatalf("72 requests: p95 interval %v–%v, p99 %v–%v", l.TTFTP95MsCILow, l.TTFTP95MsCIHigh, l.TTFTP99MsCILow, l.TTFTP99MsCIHigh)
+	}
+	doc := &document.Document{Runs: []document.Run{{Run: record.Run{Label: "r"}, Levels: []document.Level{l, l}}}}
+	doc.Runs[0].Levels[1].Concurrency = 8
+	note := fmt.Sprintf("72 requests give no 95%% interval; %d would", need99)
+	for name, write := range map[string]func(*bytes.Buffer, *Layout) error{
+		"text":     func(b *bytes.Buffer, l *Layout) error { return WriteText(b, l) },
+		"markdown": func(b *bytes.Buffer, l *Layout) error { return WriteMarkdown(b, l) },
+	} {
+		var b bytes.Buffer
+		if err := write(&b, Build(NewSet([]Source{{File: "x.json", Doc: doc}}, Options{}))); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, bad := range []string{"∞", "Inf", "NaN"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s prints %q:\n%s", name, bad, out)
+			}
+		}
+		if c := strings.Count(out, note); c != 1 {
+			t.Errorf("%s: note %q %d times, want once:\n%s", name, note, c, out)
+		}
+		if !strings.Contains(out, "p99 (TTFT") || strings.Contains(out, "p95 (TTFT") {
+			t.Errorf("%s: the note names the wrong percentile:\n%s", name, out)
+		}
+		if !strings.Contains(out, " ±") {
+			t.Errorf("%s shows no interval at all:\n%s", name, out)
+		}
 	}
 }

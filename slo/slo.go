@@ -215,6 +215,75 @@ func (b Bound) straddles(e document.Estimate) bool {
 	return (e.Low == nil || *e.Low <= b.Value) && (e.High == nil || *e.High > b.Value)
 }
 
+// oneSided is the subject's one-sided bounds of the bound's percentile
+// (document.Level.OneSided); ok false where it has none (a bound not on
+// a percentile, a document from before them), and the verdict rests on
+// the two-sided interval.
+func (b Bound) oneSided(s Subject) (o document.OneSidedBounds, ok bool) {
+	f := b.Metric.figure()
+	if f == nil || b.Percentile() == 0 || s.Level == nil || s.Level.CIConfidence == nil {
+		return o, false
+	}
+	o, ok = s.Level.OneSided[f.Key]
+	return o, ok && o.N > 0
+}
+
+// decided reports whether the one-sided bounds settle the verdict: a
+// ceiling holds when the upper bound is within it and breaks when the
+// lower bound is beyond it (a floor the other way round).
+func (b Bound) decided(o document.OneSidedBounds) bool {
+	if b.lower() {
+		return (o.Low != nil && *o.Low >= b.Value) || (o.High != nil && *o.High < b.Value)
+	}
+	return (o.High != nil && *o.High <= b.Value) || (o.Low != nil && *o.Low > b.Value)
+}
+
+// oneSidedNote is Check.Note of an undecided verdict on a percentile:
+// where every value lies on one side of the bound it says so, with the
+// confidence that gives and the requests 95% needs ("ttft_p95 ≤ 1000 ms:
+// all 48 requests under 210 ms (91% confidence; 59 requests give 95%)");
+// where the bound's side has no one-sided bound for want of requests, the
+// measured value and the requests that would give one; "" where the
+// values lie on both sides and the bounds straddle it.
+func (b Bound) oneSidedNote(o document.OneSidedBounds, conf, value float64) string {
+	q := b.Percentile() / 100
+	ceiling := !b.lower()
+	var side string
+	var seen float64
+	var confAll float64
+	var upperNeeded bool
+	switch {
+	case o.Max != nil && *o.Max <= b.Value:
+		side, seen, confAll, upperNeeded = "under", *o.Max, stats.AllBelowConfidence(o.N, q), true
+	case o.Min != nil && *o.Min > b.Value:
+		side, seen, confAll, upperNeeded = "over", *o.Min, stats.AllAboveConfidence(o.N, q), false
+	}
+	if side != "" {
+		need := stats.BoundSampleSize(q, conf, upperNeeded)
+		return fmt.Sprintf("%s: all %d requests %s %s (%s%% confidence; %d requests give %s%%)", b, o.N, side, b.format(seen),
+			trim(math.Floor(confAll*100)), need, trim(conf*100))
+	}
+	// The bound's own side: the upper bound decides whether a ceiling
+	// holds, the lower one whether a floor does.
+	far, sideName, upper := o.High, "upper", ceiling
+	if !ceiling {
+		far, sideName, upper = o.Low, "lower", false
+	}
+	if far != nil || !b.holds(value) {
+		return ""
+	}
+	rel := "≤"
+	if !ceiling {
+		rel = "≥"
+	}
+	note := fmt.Sprintf("%s %s %s %s; %d requests give no %s%% %s bound on a p%s", b.Metric, b.format(value), rel, b.format(b.Value),
+		o.N, trim(conf*100), sideName, trim(b.Percentile()))
+	if need := stats.BoundSampleSize(q, conf, upper); need > o.N {
+		note += fmt.Sprintf(" (%d would)", need)
+	}
+	return note
+}
+
 // unboundedNote is Check.Note: the measured value on the passing side,
 // the interval's end on the failing side missing for want of requests;
 // "" otherwise.
@@ -351,6 +420,21 @@ func MinRequests(bounds []Bound) int {
 	return n
 }
 
+// DecisiveRequests is the fewest counted requests whose one-sided
+// bounds at confidence can decide every percentile bound of bounds
+// (stats.BoundSampleSize on the side that decides a pass: 59 for a p95
+// at 95%, 299 for a p99); 0 for bounds without a percentile. Fewer can
+// still decide a break, never a pass.
+func DecisiveRequests(bounds []Bound, confidence float64) int {
+	n := 0
+	for _, b := range bounds {
+		if p := b.Percentile(); p > 0 {
+			n = max(n, stats.BoundSampleSize(p/100, confidence, !b.lower()))
+		}
+	}
+	return n
+}
+
 func parseValue(b Bound, v string) (float64, error) {
 	switch {
 	case b.isTime():
@@ -436,12 +520,18 @@ type Check struct {
 	CIHigh *float64 `json:"ci_high,omitempty"`
 	// Holds is whether the measured value meets the bound.
 	Holds bool `json:"holds"`
-	// Straddles is whether the interval holds the threshold.
+	// Straddles is whether the verdict is undecided: for a percentile,
+	// neither its one-sided upper bound is within the threshold nor its
+	// lower bound beyond it (document.OneSidedBounds); for other figures,
+	// and levels without one-sided bounds, whether the interval holds
+	// the threshold.
 	Straddles bool `json:"straddles,omitempty"`
-	// Note says what is known where the interval reaches past the
-	// threshold only because the level had too few requests to bound
-	// that end: "ttft_p95 104 ms ≤ 1000 ms; 48 requests give no 95%
-	// upper bound on a p95 (72 would)".
+	// Note says what is known where the verdict is undecided only for
+	// want of requests: every value on one side of the threshold
+	// ("ttft_p95 ≤ 1000 ms: all 48 requests under 210 ms (91% confidence;
+	// 59 requests give 95%)"), or no bound on the threshold's side
+	// ("ttft_p95 104 ms ≤ 1000 ms; 48 requests give no 95% upper bound on
+	// a p95 (59 would)").
 	Note string `json:"note,omitempty"`
 }
 
@@ -453,9 +543,9 @@ type Judgement struct {
 	// value, or cannot be checked on (the level lacks the metric). The
 	// level passes when there are none.
 	Broken []Break `json:"broken,omitempty"`
-	// Uncertain are the bounds whose confidence interval holds the
-	// threshold: more requests could turn the verdict. Levels without
-	// intervals are never uncertain.
+	// Uncertain are the bounds whose verdict is undecided (Check.
+	// Straddles): more requests could turn it. Levels without intervals
+	// are never uncertain.
 	Uncertain []Metric `json:"uncertain,omitempty"`
 }
 
@@ -463,8 +553,12 @@ type Judgement struct {
 func (j Judgement) Pass() bool { return len(j.Broken) == 0 }
 
 // Judge holds one level against the SLO: each bound passes or breaks by
-// its measured value, and is uncertain when its confidence interval
-// straddles the threshold. A level that lacks a bounded metric breaks it
+// its measured value, and is uncertain unless its 95% one-sided bounds
+// decide it (a percentile's upper bound within a ceiling: it holds; its
+// lower bound beyond it: it breaks), or, for a figure without them, its
+// confidence interval lies on one side of the threshold. A decided
+// verdict always agrees with the measured value, which lies between the
+// bounds. A level that lacks a bounded metric breaks it
 // (it cannot be shown to hold). It is the one pass/fail test of both
 // `report --slo` and `servebench find`.
 func Judge(s Subject, bounds []Bound) Judgement {
@@ -473,9 +567,16 @@ func Judge(s Subject, bounds []Bound) Judgement {
 		e, known := b.estimate(s)
 		c := Check{Bound: b, Value: e.Value, CILow: e.Low, CIHigh: e.High}
 		c.Holds = e.Value != nil && b.holds(*e.Value)
-		c.Straddles = e.Value != nil && known && b.straddles(e)
-		if c.Straddles {
-			c.Note = b.unboundedNote(e, s)
+		if o, ok := b.oneSided(s); ok && e.Value != nil {
+			c.Straddles = !b.decided(o)
+			if c.Straddles {
+				c.Note = b.oneSidedNote(o, *s.Level.CIConfidence, *e.Value)
+			}
+		} else {
+			c.Straddles = e.Value != nil && known && b.straddles(e)
+			if c.Straddles {
+				c.Note = b.unboundedNote(e, s)
+			}
 		}
 		j.Checks = append(j.Checks, c)
 		if !c.Holds {

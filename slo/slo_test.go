@@ -1,10 +1,13 @@
 package slo
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/stats"
 )
 
 func TestParse(t *testing.T) {
@@ -158,5 +161,98 @@ func TestTextBudgetMinRequests(t *testing.T) {
 		if got := MinRequests(b); got != want {
 			t.Errorf("MinRequests(%s) = %d, want %d", s, got, want)
 		}
+	}
+}
+
+// sampled is a level whose TTFT p95 and p99 come from the values vs (ms):
+// the value, the two-sided interval and the one-sided bounds as
+// stats computes them from the order statistics.
+func sampled(vs []float64) document.Level {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	l := document.Level{Concurrency: 1, Requests: len(s), CIConfidence: fp(0.95), OneSided: map[document.Figure]document.OneSidedBounds{}}
+	for _, f := range []struct {
+		fig document.Figure
+		p   float64
+	}{{document.FigTTFTP95, 95}, {document.FigTTFTP99, 99}} {
+		v, _ := stats.Percentile(s, f.p)
+		two, one := stats.QuantileCI(s, f.p, 0.95), stats.OneSidedCI(s, f.p, 0.95)
+		spec := document.LookupFigure(f.fig)
+		lo, hi := l.IntervalFields(f.fig)
+		*lo, *hi = two.Low, two.High
+		switch f.fig {
+		case document.FigTTFTP95:
+			l.TTFTP95Ms = fp(v)
+		default:
+			l.TTFTP99Ms = fp(v)
+		}
+		if spec.Value(&l) == nil {
+			panic("figure not set")
+		}
+		l.OneSided[f.fig] = document.OneSidedBounds{N: len(s), Low: one.Low, High: one.High, Min: fp(s[0]), Max: fp(s[len(s)-1])}
+	}
+	return l
+}
+
+// spread is n values evenly from lo to hi.
+func spread(n int, lo, hi float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = lo + (hi-lo)*float64(i)/float64(max(n-1, 1))
+	}
+	return out
+}
+
+// TestJudgeOneSided: a percentile's verdict is decided by its one-sided
+// 95% bounds: it holds once the upper bound is within the budget, which
+// for values all under it takes stats.BoundSampleSize requests (59 for a
+// p95, 299 for a p99), and breaks once the lower bound is beyond it.
+// Undecided for want of requests, the note says what is known, and never
+// that an interval straddles when every value lies on one side.
+func TestJudgeOneSided(t *testing.T) {
+	p95 := stats.BoundSampleSize(0.95, 0.95, true)
+	p99 := stats.BoundSampleSize(0.99, 0.95, true)
+	if p95 != 59 || p99 != 299 {
+		t.Fatalf("one-sided sample sizes %d, %d: want 59 and 299 (0.95⁵⁹ < 0.05, 0.99²⁹⁹ < 0.05)", p95, p99)
+	}
+	oneOver := append(spread(p95-2, 10, 50), 150)
+	cases := []struct {
+		name      string
+		slo       string
+		vs        []float64
+		pass      bool
+		uncertain bool
+		note      string // "" for none; else a substring the note holds
+	}{
+		{"p95 all under, enough requests", "ttft_p95=100ms", spread(p95, 10, 90), true, false, ""},
+		{"p95 all under, one request short", "ttft_p95=100ms", spread(p95-1, 10, 90), true, true,
+			fmt.Sprintf("ttft_p95 ≤ 100 ms: all %d requests under 90 ms (94%% confidence; %d requests give 95%%)", p95-1, p95)},
+		{"p95 all under, 48 requests", "ttft_p95=1s", spread(48, 100, 210), true, true,
+			"ttft_p95 ≤ 1000 ms: all 48 requests under 210 ms (91% confidence; 59 requests give 95%)"},
+		{"p99 all under, enough requests", "ttft_p99=100ms", spread(p99, 10, 90), true, false, ""},
+		{"p99 all under, one request short", "ttft_p99=100ms", spread(p99-1, 10, 90), true, true,
+			fmt.Sprintf("all %d requests under 90 ms (94%% confidence; %d requests give 95%%)", p99-1, p99)},
+		{"p95 all over: breaks at once", "ttft_p95=100ms", spread(10, 200, 300), false, false, ""},
+		{"p95 holds by value, one request over, too few for a bound", "ttft_p95=100ms", oneOver, true, true,
+			fmt.Sprintf("%d requests give no 95%% upper bound on a p95 (%d would)", p95-1, p95)},
+		{"p95 values both sides: straddles", "ttft_p95=100ms", spread(400, 50, 102), true, true, ""},
+		{"p95 breaks, lower bound beyond", "ttft_p95=100ms", spread(400, 20, 200), false, false, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Parse(c.slo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := sampled(c.vs)
+			j := Judge(Of(&l), b)
+			ch := j.Checks[0]
+			if j.Pass() != c.pass || (len(j.Uncertain) > 0) != c.uncertain || ch.Straddles != c.uncertain {
+				t.Fatalf("pass %v uncertain %v, want %v %v: %+v", j.Pass(), j.Uncertain, c.pass, c.uncertain, ch)
+			}
+			if (c.note == "") != (ch.Note == "") || !strings.Contains(ch.Note, c.note) {
+				t.Fatalf("note %q, want %q", ch.Note, c.note)
+			}
+		})
 	}
 }

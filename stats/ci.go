@@ -232,3 +232,59 @@ func PercentileInterval(reps []float64, confidence float64) Interval {
 	alpha := 1 - confidence
 	return Interval{ptr.To(percentileSorted(reps, 100*alpha/2)), ptr.To(percentileSorted(reps, 100*(1-alpha/2)))}
 }
+
+// OneSidedRanks returns the ranks of the order statistics that bound the
+// q-quantile of a sample of n on one side each at confidence: X(l) lies
+// at or below the quantile with probability at least confidence, and
+// X(u) at or above it. It is QuantileRanks at 2·confidence − 1, whose α/2
+// a side is the one-sided α: the bounds an SLO verdict rests on (a bound
+// holds when the upper one is within it, breaks when the lower one is
+// beyond it), as a one-sided question needs only one tail.
+func OneSidedRanks(n int, q, confidence float64) (l, u int, lowOK, highOK bool) {
+	return QuantileRanks(n, q, 2*confidence-1)
+}
+
+// OneSidedCI is the pair of one-sided bounds of the p-th percentile of
+// the sorted sample s at confidence (OneSidedRanks). Read each end on its
+// own: together they are the two-sided interval at 2·confidence − 1.
+func OneSidedCI(s []float64, p, confidence float64) Interval {
+	return QuantileCI(s, p, 2*confidence-1)
+}
+
+// BoundSampleSize is the fewest values whose order statistics give the
+// q-quantile a one-sided bound at confidence: an upper bound (upper)
+// needs X(n) to lie above the quantile with that confidence, 1 − qⁿ ≥
+// confidence, and a lower bound needs 1 − (1 − q)ⁿ ≥ confidence. At 95%:
+// 59 values for a p95's upper bound, 299 for a p99's, 5 for a p50's.
+// 0 for q or confidence outside (0, 1).
+func BoundSampleSize(q, confidence float64, upper bool) int {
+	if !(q > 0 && q < 1) || !(confidence > 0 && confidence < 1) {
+		return 0
+	}
+	miss := q // P(every value lies below the quantile) = qⁿ
+	if !upper {
+		miss = 1 - q
+	}
+	// The smallest n with missⁿ ≤ 1 − confidence, checked on both sides
+	// of the closed form so that rounding cannot move it (a tie within
+	// rounding reaches it: a p95's lower bound at 95% from one value).
+	alpha := (1 - confidence) * (1 + 1e-9)
+	n := max(1, int(math.Ceil(math.Log(alpha)/math.Log(miss))))
+	for n > 1 && math.Pow(miss, float64(n-1)) <= alpha {
+		n--
+	}
+	for math.Pow(miss, float64(n)) > alpha {
+		n++
+	}
+	return n
+}
+
+// AllBelowConfidence is the confidence that the q-quantile lies at or
+// below the largest of n values, 1 − qⁿ (every value lies below the
+// quantile with probability qⁿ): what "all 48 requests under 210 ms" says
+// of a p95 (91%). AllAboveConfidence is that it lies at or above the
+// smallest, 1 − (1 − q)ⁿ.
+func AllBelowConfidence(n int, q float64) float64 { return 1 - math.Pow(q, float64(n)) }
+
+// AllAboveConfidence: see AllBelowConfidence.
+func AllAboveConfidence(n int, q float64) float64 { return 1 - math.Pow(1-q, float64(n)) }

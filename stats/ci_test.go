@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/record"
 )
 
@@ -311,5 +312,108 @@ func TestQuantileSampleSize(t *testing.T) {
 		if _, _, lo, hi := QuantileRanks(c.want-1, c.q, 0.95); lo && hi {
 			t.Errorf("%d values already bound the %v-quantile", c.want-1, c.q)
 		}
+	}
+}
+
+// TestBoundSampleSizes: the fewest requests whose order statistics bound
+// a percentile at 95%, one-sided (what an SLO verdict needs) and
+// two-sided (what a displayed interval needs), each checked against the
+// binomial law computed here: an upper bound at n needs qⁿ ≤ α (one side)
+// or ≤ α/2 (two-sided, α/2 a side), and n − 1 must not do. The figures
+// docs/metrics.md and the notes quote (59, 299, 72, 368) follow.
+func TestBoundSampleSizes(t *testing.T) {
+	const conf = 0.95
+	// fewest is the smallest n with qⁿ ≤ tail, by plain counting (a tie
+	// within rounding counts as reaching it: 0.05¹ against α = 0.05).
+	fewest := func(q, tail float64) int {
+		n := 1
+		for math.Pow(q, float64(n)) > tail*(1+1e-9) {
+			n++
+		}
+		return n
+	}
+	for _, c := range []struct {
+		q                float64
+		oneSided, twoSid int // as the docs quote them
+	}{{0.5, 5, 6}, {0.9, 29, 36}, {0.95, 59, 72}, {0.99, 299, 368}} {
+		one, two := fewest(c.q, 1-conf), fewest(c.q, (1-conf)/2)
+		if one != c.oneSided || two != c.twoSid {
+			t.Fatalf("q=%v: the binomial gives %d one-sided and %d two-sided; the docs quote %d and %d", c.q, one, two, c.oneSided, c.twoSid)
+		}
+		if got := BoundSampleSize(c.q, conf, true); got != one {
+			t.Errorf("BoundSampleSize(%v, upper) = %d, want %d", c.q, got, one)
+		}
+		if got := QuantileSampleSize(c.q, conf); got != two {
+			t.Errorf("QuantileSampleSize(%v) = %d, want %d", c.q, got, two)
+		}
+		if got, want := BoundSampleSize(c.q, conf, false), fewest(1-c.q, 1-conf); got != want {
+			t.Errorf("BoundSampleSize(%v, lower) = %d, want %d", c.q, got, want)
+		}
+		// OneSidedRanks bounds the upper side from exactly that n.
+		if _, u, _, ok := OneSidedRanks(one, c.q, conf); !ok || u != one {
+			t.Errorf("OneSidedRanks(%d, %v): upper rank %d, ok %v; want X(n)", one, c.q, u, ok)
+		}
+		if _, _, _, ok := OneSidedRanks(one-1, c.q, conf); ok {
+			t.Errorf("OneSidedRanks(%d, %v) bounds the upper side", one-1, c.q)
+		}
+		// The all-below confidence crosses 95% at the same n.
+		if AllBelowConfidence(one, c.q) < conf || AllBelowConfidence(one-1, c.q) >= conf {
+			t.Errorf("AllBelowConfidence(%d, %v) = %v", one, c.q, AllBelowConfidence(one, c.q))
+		}
+	}
+	if c := AllBelowConfidence(48, 0.95); math.Floor(c*100) != 91 {
+		t.Errorf("48 requests all under: %v confidence, want 91%%", c)
+	}
+}
+
+// TestOneSidedRanksCoverage: each one-sided rank misses the quantile with
+// probability at most α, and the next rank inward would miss it more
+// often (the bound is the tightest the law allows).
+func TestOneSidedRanksCoverage(t *testing.T) {
+	for _, c := range []struct {
+		n int
+		q float64
+	}{{72, 0.95}, {100, 0.95}, {400, 0.99}, {30, 0.5}} {
+		l, u, lowOK, highOK := OneSidedRanks(c.n, c.q, 0.95)
+		below := func(r int) float64 { // P(B < r) = P(X(r) > quantile)
+			s := 0.0
+			for k := 0; k < r; k++ {
+				s += binomPMF(c.n, k, c.q)
+			}
+			return s
+		}
+		if !lowOK || !highOK {
+			t.Fatalf("n=%d q=%v: no bounds", c.n, c.q)
+		}
+		if below(l) > 0.05+1e-12 || below(l+1) <= 0.05 {
+			t.Errorf("n=%d q=%v: lower rank %d misses %v, rank %d %v", c.n, c.q, l, below(l), l+1, below(l+1))
+		}
+		if below(u) < 0.95-1e-12 || below(u-1) >= 0.95 {
+			t.Errorf("n=%d q=%v: upper rank %d covers %v, rank %d %v", c.n, c.q, u, below(u), u-1, below(u-1))
+		}
+	}
+}
+
+// TestLevelOneSided: a level's one-sided bounds lie inside its two-sided
+// interval, around the value, and carry the sample's size and extremes;
+// under 59 requests a p95 has no upper one.
+func TestLevelOneSided(t *testing.T) {
+	l := SummarizeLevel(poolLevel(400, 1, 0))
+	o, ok := l.OneSided[document.FigTTFTP95]
+	if !ok || o.N != 400 || o.Low == nil || o.High == nil {
+		t.Fatalf("one-sided %+v", o)
+	}
+	if !(*l.TTFTP95MsCILow <= *o.Low && *o.Low <= *l.TTFTP95Ms && *l.TTFTP95Ms <= *o.High && *o.High <= *l.TTFTP95MsCIHigh) {
+		t.Fatalf("one-sided %v–%v, two-sided %v–%v, value %v", *o.Low, *o.High, *l.TTFTP95MsCILow, *l.TTFTP95MsCIHigh, *l.TTFTP95Ms)
+	}
+	if *o.Min != 1 || *o.Max != 400 {
+		t.Fatalf("extremes %v %v", *o.Min, *o.Max)
+	}
+	small := SummarizeLevel(poolLevel(58, 1, 0))
+	if o := small.OneSided[document.FigTTFTP95]; o.High != nil || o.Low == nil || o.N != 58 {
+		t.Fatalf("58 requests: %+v", o)
+	}
+	if o := SummarizeLevel(poolLevel(59, 1, 0)).OneSided[document.FigTTFTP95]; o.High == nil {
+		t.Fatal("59 requests give no upper bound on a p95")
 	}
 }

@@ -86,17 +86,32 @@ func (a *Accumulator) intervals(l *document.Level) {
 			continue
 		}
 		qseed := seed + uint64(qi+1)*101
-		blocks := a.blockPercentiles(order, q.value, q.ps, draws, conf)
+		// The two-sided interval at conf, and the one-sided bounds an SLO
+		// verdict rests on (the two-sided interval at 2·conf − 1), each
+		// the hull of the same three intervals.
+		confs := []float64{conf, 2*conf - 1}
+		blocks := a.blockPercentiles(order, q.value, q.ps, draws, confs)
 		for k, fig := range q.figs {
-			lo, hi := l.IntervalFields(fig)
-			iv := QuantileCI(sorted, q.ps[k], conf)
-			if blocks != nil {
-				iv = hull(iv, blocks[k])
-			}
+			ivs := []Interval{QuantileCI(sorted, q.ps[k], conf), OneSidedCI(sorted, q.ps[k], conf)}
+			var reps []weighted
 			if len(groups) > 1 {
-				iv = hull(iv, a.acrossRepeats(groups, qseed+uint64(k)+1, conf, a.pooledPercentile(groups, q.value, q.ps[k])))
+				reps = a.repeatReplicates(groups, qseed+uint64(k)+1, a.pooledPercentile(groups, q.value, q.ps[k]))
 			}
-			*lo, *hi = msPtr(iv.Low), msPtr(iv.High)
+			for c := range ivs {
+				if blocks != nil {
+					ivs[c] = hull(ivs[c], blocks[c][k])
+				}
+				if reps != nil {
+					ivs[c] = hull(ivs[c], weightedInterval(reps, confs[c]))
+				}
+			}
+			lo, hi := l.IntervalFields(fig)
+			*lo, *hi = msPtr(ivs[0].Low), msPtr(ivs[0].High)
+			if l.OneSided == nil {
+				l.OneSided = map[document.Figure]document.OneSidedBounds{}
+			}
+			l.OneSided[fig] = document.OneSidedBounds{N: len(sorted), Low: msPtr(ivs[1].Low), High: msPtr(ivs[1].High),
+				Min: msPtr(ptr.To(sorted[0])), Max: msPtr(ptr.To(sorted[len(sorted)-1]))}
 		}
 	}
 	if l.ThroughputTokS != nil {
@@ -184,8 +199,9 @@ func (d *blockDraws) resample(k int) []block { return d.blocks[k*d.per : (k+1)*d
 
 // blockPercentiles are the moving-block bootstrap intervals of the
 // percentiles ps of value over the rows in send order, over the
-// resamples draws (nil below minBlockRows rows: then nil).
-func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps []float64, draws *blockDraws, conf float64) []Interval {
+// resamples draws, at each of confs: out[c][k] is ps[k]'s at confs[c]
+// (nil below minBlockRows rows: then nil).
+func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps []float64, draws *blockDraws, confs []float64) [][]Interval {
 	if draws == nil {
 		return nil
 	}
@@ -217,10 +233,15 @@ func (a *Accumulator) blockPercentiles(order []int, value func(row) float64, ps 
 			reps[i] = append(reps[i], percentileCounts(sorted, counts, total, p))
 		}
 	}
-	out := make([]Interval, len(ps))
+	out := make([][]Interval, len(confs))
+	for c := range out {
+		out[c] = make([]Interval, len(ps))
+	}
 	for k := range ps {
 		slices.Sort(reps[k])
-		out[k] = PercentileInterval(reps[k], conf)
+		for c, conf := range confs {
+			out[c][k] = PercentileInterval(reps[k], conf)
+		}
 	}
 	return out
 }
@@ -349,6 +370,13 @@ func (a *Accumulator) repeatGroups() [][]int {
 // probability (the exact bootstrap distribution, a few dozen resamples);
 // beyond, BootstrapResamples are drawn with the seed.
 func (a *Accumulator) acrossRepeats(groups [][]int, seed uint64, conf float64, stat func(counts []int) float64) Interval {
+	return weightedInterval(a.repeatReplicates(groups, seed, stat), conf)
+}
+
+// repeatReplicates is the weighted bootstrap distribution of stat across
+// repeats that acrossRepeats reads its interval from, so that intervals
+// at several confidences share one set of replicates.
+func (a *Accumulator) repeatReplicates(groups [][]int, seed uint64, stat func(counts []int) float64) []weighted {
 	k := len(groups)
 	var ws []weighted
 	if k <= maxExactRepeats {
@@ -384,7 +412,7 @@ func (a *Accumulator) acrossRepeats(groups [][]int, seed uint64, conf float64, s
 			}
 		}
 	}
-	return weightedInterval(ws, conf)
+	return ws
 }
 
 // maxExactRepeats is the most repeats whose bootstrap is enumerated

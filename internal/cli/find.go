@@ -124,7 +124,7 @@ func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig
 	start := fs.Float64("start", 1, "first load of the search (concurrency, or requests/s)")
 	maxLoad := fs.Float64("max-load", 0, "highest load to try (default 4096 concurrency, 100000 requests/s)")
 	maxTime := fs.Duration("max-time", 30*time.Minute, "start no probe after this long; the answer says the search was cut short (0: no limit)")
-	maxRepeats := fs.Int("max-repeats", find.DefaultMaxRepeats, "most times a probe whose interval straddles a bound is measured again before its verdict counts (0–3; 0 also skips confirming the answer's bounds)")
+	maxRepeats := fs.Int("max-repeats", find.DefaultMaxRepeats, "most times a probe whose verdict its one-sided 95% bounds leave undecided is measured again before its verdict counts, and past them until it has the requests a decided pass needs (59 for a p95, 299 for a p99) (0–3; 0 turns both off and skips confirming the answer's bounds)")
 	var fsets findSettings
 	if err := parseFlags(fs, args); err != nil {
 		return runConfig{}, fsets, err

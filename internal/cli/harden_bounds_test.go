@@ -92,7 +92,7 @@ func TestScheduleBounds(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"rate 1e-300", with("--method", "rate", "--rate", "1e-300"), "--rate 1e-300: 50 requests would take"},
+		{"rate 1e-300", with("--method", "rate", "--rate", "1e-300"), "--rate 1e-300: 74 requests would take"},
 		{"rate 1e-6", with("--method", "rate", "--rate", "1e-06"), "more than the 30 days a level may take"},
 		{"rate over the cap", with("--method", "rate", "--rate", "1e7"), "up to 1e+06 requests/s"},
 		{"trace speed 1e-300", with("--method", "rate", "--trace", dense, "--trace-speed", "1e-300"), "arrivals span"},

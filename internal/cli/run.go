@@ -818,6 +818,12 @@ func defineRunFlags(fs *flag.FlagSet) *runFlags {
 // defineTargetFlags defines the flags that say which server to load and
 // with what (server, workload, profiles, telemetry, outputs, the SLO of
 // goodput): run's, shared by find.
+// defaultRequests is the counted requests of a pool or rate level: the
+// fewest whose order statistics give a p95 a two-sided 95% interval
+// (stats.QuantileSampleSize), more than the 59 a one-sided SLO verdict on
+// it needs (docs/metrics.md, "Confidence intervals").
+const defaultRequests = 72
+
 func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 	return &runFlags{
 		backend:        fs.String("backend", backendAuto, "server family: auto (recognise the server), "+backend.Join(backend.Kinds)+"; or sim: predict the run in virtual time with the simulator (--gpu, --model, --scheduler and the server settings below; no server needed)"),
@@ -833,8 +839,8 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		imageSize:      fs.String("image-size", "512x512", "size `WxH` of the generated images (image scenario)"),
 		imageFormat:    fs.String("image-format", "png", "encoding of the generated images: png or jpeg"),
 		seed:           fs.Int64("seed", 1, "seed of prompts, images, mix classes and random arrivals (same seed, same workload)"),
-		requests:       fs.Int("requests", 48, "counted requests per level (pool, rate)"),
-		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted"),
+		requests:       fs.Int("requests", defaultRequests, "counted requests per level (pool, rate); 72 give a p95 a two-sided 95% interval, 368 a p99"),
+		warmup:         fs.Int("warmup", 2, "warm-up requests before each level, recorded with \"warmup\": true and not counted; a pool level of C ≥ 2 workers sends at least C, as its first C requests start together"),
 		arrival:        fs.String("arrival", "poisson", "inter-arrival law of the rate method: poisson, constant, gamma (--burstiness) or ramp (--rate-start, --ramp)"),
 		maxConcurrency: fs.Int("max-concurrency", 64, "most requests in flight (rate)"),
 		label:          fs.String("label", "", "run label (default <backend>-<scenario>)"),

@@ -83,7 +83,7 @@ func (f *runFlags) datasetConfig(cfg *runConfig, set map[string]bool) error {
 // sweep will send (its levels and warm-ups).
 func datasetSource(ctx context.Context, cfg runConfig, client backend.Client) (runSource, error) {
 	spec := workload.DatasetSpec{MaxTokens: cfg.MaxTokens, Seed: cfg.Seed, Shuffle: cfg.DatasetShuffle,
-		PromptTokens: cfg.DatasetPromptTokens, Need: plannedRequests(cfg.levels(), cfg.Warmup)}
+		PromptTokens: cfg.DatasetPromptTokens, Need: plannedRequests(cfg.Method, cfg.levels(), cfg.Warmup)}
 	s, err := workload.NewDatasetSource(ctx, cfg.Dataset, spec, client)
 	if err != nil {
 		return runSource{}, err
@@ -91,15 +91,13 @@ func datasetSource(ctx context.Context, cfg runConfig, client backend.Client) (r
 	return runSource{requests: s, notes: s.Notes()}, nil
 }
 
-// plannedRequests is how many requests levels send, warm-ups included.
-func plannedRequests(levels []load.Level, warmup int) int {
+// plannedRequests is how many requests levels send under method m,
+// warm-ups included (a pool level's are at least its concurrency:
+// load.Method.Warmups).
+func plannedRequests(m load.Method, levels []load.Level, warmup int) int {
 	n := 0
 	for _, l := range levels {
-		per := l.Requests
-		if l.Repeats > 0 {
-			per = l.Repeats * l.Concurrency
-		}
-		n += per + warmup
+		n += m.Total(l) + m.Warmups(l, warmup)
 	}
 	return n
 }

@@ -67,12 +67,15 @@ func faultServer(t *testing.T, stall time.Duration) (*httptest.Server, *atomic.I
 	return srv, &n
 }
 
+// TestRunCountsFailuresByReason: one worker, so no request is a warm-up
+// and the server's ten arrivals are the level's ten requests, two of
+// each fault.
 func TestRunCountsFailuresByReason(t *testing.T) {
 	srv, _ := faultServer(t, 5*time.Second)
 	dir := t.TempDir()
 	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
 	_, stderr, err := cliRun(context.Background(), "run", "--backend", "openai", "--url", srv.URL, "--model", "m",
-		"--concurrency", "2", "--requests", "10", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "4",
+		"--concurrency", "1", "--requests", "10", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "4",
 		"--timeout", "300ms", "--out", report, "--records", recs, "--quiet")
 	if err != nil {
 		t.Fatalf("run with some successes must exit 0: %v\n%s", err, stderr)

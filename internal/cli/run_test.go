@@ -95,7 +95,7 @@ func TestRunHelpExplainsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"-backend", "-url", "-model", "-scenario", "-concurrency", "(default \"1,4,16\")", "-method", "(default \"pool\")",
-		"-requests", "(default 48)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
+		"-requests", "(default 72)", "-repeats", "(default 3)", "-warmup", "-prompt-tokens", "-max-tokens", "-rate", "-arrival",
 		"-max-concurrency", "-api", "-timeout", "(default 5m0s)", "-seed", "-label", "-image-size", "-image-format", "-api-key",
 		"-out", "-records", "-quiet", "-slo", "-connection", "(default \"keep-alive\")", "per-request"} {
 		if !strings.Contains(out.String(), want) {
