@@ -88,6 +88,13 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Bounds) == 0 {
 		return c, errors.New("no SLO bounds to search against")
 	}
+	c.fillZero()
+	return c, c.validate()
+}
+
+// fillZero gives each zero setting its default: the start, the highest
+// load (by what is searched), the growth, the resolution and the repeats.
+func (c *Config) fillZero() {
 	if c.Start == 0 {
 		c.Start = 1
 	}
@@ -109,21 +116,26 @@ func (c Config) withDefaults() (Config, error) {
 	case NoRepeats:
 		c.MaxRepeats = 0
 	}
+}
+
+// validate checks the filled settings' ranges, naming the first one out
+// of range.
+func (c Config) validate() error {
 	switch {
 	case !(c.Start > 0) || math.IsInf(c.Start, 0):
-		return c, fmt.Errorf("start %v: want a positive load", c.Start)
+		return fmt.Errorf("start %v: want a positive load", c.Start)
 	case c.By.Whole() && c.Start != math.Trunc(c.Start):
-		return c, fmt.Errorf("start %v: want a whole %s", c.Start, c.By)
+		return fmt.Errorf("start %v: want a whole %s", c.Start, c.By)
 	case !(c.Max >= c.Start) || math.IsInf(c.Max, 0):
-		return c, fmt.Errorf("max %v: want a load at least the start %v", c.Max, c.Start)
+		return fmt.Errorf("max %v: want a load at least the start %v", c.Max, c.Start)
 	case !(c.Growth > 1) || c.Growth > 100:
-		return c, fmt.Errorf("growth %v: want a factor above 1 (and at most 100)", c.Growth)
+		return fmt.Errorf("growth %v: want a factor above 1 (and at most 100)", c.Growth)
 	case !(c.Resolution > 0) || c.Resolution > DefaultResolution:
-		return c, fmt.Errorf("resolution %v: want a fraction above 0 and at most %v", c.Resolution, DefaultResolution)
+		return fmt.Errorf("resolution %v: want a fraction above 0 and at most %v", c.Resolution, DefaultResolution)
 	case c.MaxRepeats < 0 || c.MaxRepeats > 10:
-		return c, fmt.Errorf("max repeats %d: want 0 to 10 (NoRepeats for 0)", c.MaxRepeats)
+		return fmt.Errorf("max repeats %d: want 0 to 10 (NoRepeats for 0)", c.MaxRepeats)
 	}
-	return c, nil
+	return nil
 }
 
 // Probe is one measurement the search asks for: the load, and its pass
