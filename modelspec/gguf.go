@@ -13,75 +13,97 @@ func FromGGUF(info *gguf.Info, name string) (Spec, error) {
 	if a == "" {
 		return Spec{}, fmt.Errorf("%s: key general.architecture is missing", name)
 	}
-	get := func(k string) (int, bool) {
-		if v, ok := info.Ints[a+"."+k]; ok && v < 1<<31 {
-			return int(v), true
-		}
-		if arr, ok := info.IntArrays[a+"."+k]; ok && len(arr) > 0 {
-			if v := maxOf(arr); v < 1<<31 {
-				return int(v), true
-			}
-		}
-		return 0, false
-	}
+	r := ggufKeys{info: info, arch: a}
 	m := Spec{Name: name, Arch: a, WeightsBytes: info.TensorBytes, TiedEmbeddings: !info.HasOutput, Dtype: "float16"}
 	var ok bool
 	for _, k := range []struct {
 		key string
 		dst *int
 	}{{"block_count", &m.Layers}, {"embedding_length", &m.Hidden}, {"attention.head_count", &m.Heads}} {
-		if *k.dst, ok = get(k.key); !ok || *k.dst == 0 {
+		if *k.dst, ok = r.get(k.key); !ok || *k.dst == 0 {
 			return m, fmt.Errorf("%s: key %s.%s is missing", name, a, k.key)
 		}
 	}
-	m.KVHeads = m.Heads
-	if v, ok := get("attention.head_count_kv"); ok && v > 0 {
-		m.KVHeads = v
-	}
-	m.HeadDim = m.Hidden / m.Heads
-	if v, ok := get("attention.key_length"); ok && v > 0 {
-		m.HeadDim = v
-	}
-	m.Intermediate, _ = get("feed_forward_length")
-	m.MaxContext, _ = get("context_length")
-	m.SlidingWindow, _ = get("attention.sliding_window")
-	if v, ok := get("vocab_size"); ok {
+	m.KVHeads = r.positiveOr("attention.head_count_kv", m.Heads)
+	m.HeadDim = r.positiveOr("attention.key_length", m.Hidden/m.Heads)
+	m.Intermediate, _ = r.get("feed_forward_length")
+	m.MaxContext, _ = r.get("context_length")
+	m.SlidingWindow, _ = r.get("attention.sliding_window")
+	if v, ok := r.get("vocab_size"); ok {
 		m.Vocab = v
 	} else if info.TokenCount > 0 && info.TokenCount < 1<<24 {
 		m.Vocab = int(info.TokenCount)
 	} else {
 		return m, fmt.Errorf("%s: neither key %s.vocab_size nor tokenizer.ggml.tokens is present", name, a)
 	}
-	if v, ok := get("attention.kv_lora_rank"); ok && v > 0 {
+	if v, ok := r.get("attention.kv_lora_rank"); ok && v > 0 {
 		m.KVLoraRank = v
-		m.QKRopeHeadDim, _ = get("rope.dimension_count")
+		m.QKRopeHeadDim, _ = r.get("rope.dimension_count")
 	}
-	m.Experts, _ = get("expert_count")
-	m.ExpertsPerToken, _ = get("expert_used_count")
-	m.MoEIntermediate, _ = get("expert_feed_forward_length")
-	m.DenseLayers, _ = get("leading_dense_block_count")
-	if m.Experts > 0 && m.MoEIntermediate == 0 {
-		m.MoEIntermediate = m.Intermediate // Mixtral: experts of feed_forward_length
-	}
-	if v, ok := get("expert_shared_feed_forward_length"); ok {
-		m.SharedExpertIntermediate = v
-	} else if v, ok := get("expert_shared_count"); ok {
-		m.SharedExpertIntermediate = v * m.MoEIntermediate
-	}
-	m.MoELayerStep, _ = get("interleave_moe_layer_step")
+	r.experts(&m)
 	m.LayerBytes = append([]int64(nil), info.LayerBytes...)
 	m.OutputBytes, m.OutputNormBytes, m.TokenEmbdBytes = info.OutputBytes, info.OutputNormBytes, info.TokenEmbdBytes
 	m.FileType = info.FileType()
-	switch m.FileType {
-	case "F32":
-		m.Dtype = "float32"
-	case "BF16":
-		m.Dtype = "bfloat16"
+	if d, ok := ggufFileDtypes[m.FileType]; ok {
+		m.Dtype = d
 	}
 	if m.SlidingWindow > 0 {
 		m.LayerKinds = ggufSlidingLayout(a, m.Layers)
 	}
 	return m, m.Validate()
+}
+
+// ggufFileDtypes are the dtypes of the unquantized file types other than
+// float16, the default.
+var ggufFileDtypes = map[string]string{"F32": "float32", "BF16": "bfloat16"}
+
+// ggufKeys reads an architecture's integer keys (<arch>.<key>) of GGUF
+// metadata.
+type ggufKeys struct {
+	info *gguf.Info
+	arch string
+}
+
+// get is the key's value, or for a per-layer array its largest; false
+// when absent or past an int32.
+func (r ggufKeys) get(k string) (int, bool) {
+	if v, ok := r.info.Ints[r.arch+"."+k]; ok && v < 1<<31 {
+		return int(v), true
+	}
+	if arr, ok := r.info.IntArrays[r.arch+"."+k]; ok && len(arr) > 0 {
+		if v := maxOf(arr); v < 1<<31 {
+			return int(v), true
+		}
+	}
+	return 0, false
+}
+
+// positiveOr is the key's value when present and positive, else def.
+func (r ggufKeys) positiveOr(k string, def int) int {
+	if v, ok := r.get(k); ok && v > 0 {
+		return v
+	}
+	return def
+}
+
+// experts reads the mixture-of-experts keys: the experts and those a
+// token uses, their width (Mixtral's are feed_forward_length wide), the
+// leading dense layers, the shared experts (by width, or by count of
+// routed-expert widths) and the MoE layer step.
+func (r ggufKeys) experts(m *Spec) {
+	m.Experts, _ = r.get("expert_count")
+	m.ExpertsPerToken, _ = r.get("expert_used_count")
+	m.MoEIntermediate, _ = r.get("expert_feed_forward_length")
+	m.DenseLayers, _ = r.get("leading_dense_block_count")
+	if m.Experts > 0 && m.MoEIntermediate == 0 {
+		m.MoEIntermediate = m.Intermediate // Mixtral: experts of feed_forward_length
+	}
+	if v, ok := r.get("expert_shared_feed_forward_length"); ok {
+		m.SharedExpertIntermediate = v
+	} else if v, ok := r.get("expert_shared_count"); ok {
+		m.SharedExpertIntermediate = v * m.MoEIntermediate
+	}
+	m.MoELayerStep, _ = r.get("interleave_moe_layer_step")
 }
 
 // ggufSlidingLayout is llama.cpp's per-architecture sliding-window layout:

@@ -103,39 +103,10 @@ func ParseHFConfig(b []byte) (Spec, error) {
 		return Spec{}, jsonerr.Describe(err)
 	}
 	if len(c.TextConfig) > 0 && string(c.TextConfig) != "null" {
-		inner, err := ParseHFConfig(c.TextConfig)
-		if err != nil {
-			return Spec{}, fmt.Errorf("text_config: %v", err)
-		}
-		if inner.Arch == "" {
-			inner.Arch = c.ModelType
-		}
-		if inner.Dtype == "" {
-			inner.Dtype = firstNonEmpty(c.TorchDtype, c.Dtype)
-		}
-		if c.TieWordEmbeddings != nil {
-			inner.TiedEmbeddings = *c.TieWordEmbeddings
-		}
-		if inner.MaxContext == 0 && c.MaxPosition != nil {
-			inner.MaxContext = *c.MaxPosition
-		}
-		if err := c.vision(&inner); err != nil {
-			return Spec{}, err
-		}
-		return inner, nil
+		return c.outer()
 	}
-	if hybridModelTypes[strings.ToLower(c.ModelType)] {
-		return Spec{}, fmt.Errorf("model_type %q is a hybrid linear-attention/state-space model: not supported yet", c.ModelType)
-	}
-	for _, f := range hybridFields {
-		if v, ok := c.Hybrid[f]; ok && string(v) != "null" {
-			return Spec{}, fmt.Errorf("field %s: hybrid linear-attention/state-space (Mamba) models are not supported yet", f)
-		}
-	}
-	for _, lt := range c.LayerTypes {
-		if lt != "full_attention" && lt != "sliding_attention" {
-			return Spec{}, fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
-		}
+	if err := c.refuseHybrid(); err != nil {
+		return Spec{}, err
 	}
 	m, err := c.spec()
 	if err != nil {
@@ -145,6 +116,53 @@ func ParseHFConfig(b []byte) (Spec, error) {
 		return Spec{}, err
 	}
 	return m, m.Validate()
+}
+
+// outer reads a config whose text model is its text_config (a
+// vision-language model's): the inner config's Spec, with what the outer
+// one says of the architecture, dtype, tied embeddings and context where
+// the inner is silent, and the outer's vision tower.
+func (c *hfConfig) outer() (Spec, error) {
+	inner, err := ParseHFConfig(c.TextConfig)
+	if err != nil {
+		return Spec{}, fmt.Errorf("text_config: %v", err)
+	}
+	if inner.Arch == "" {
+		inner.Arch = c.ModelType
+	}
+	if inner.Dtype == "" {
+		inner.Dtype = firstNonEmpty(c.TorchDtype, c.Dtype)
+	}
+	if c.TieWordEmbeddings != nil {
+		inner.TiedEmbeddings = *c.TieWordEmbeddings
+	}
+	if inner.MaxContext == 0 && c.MaxPosition != nil {
+		inner.MaxContext = *c.MaxPosition
+	}
+	if err := c.vision(&inner); err != nil {
+		return Spec{}, err
+	}
+	return inner, nil
+}
+
+// refuseHybrid refuses hybrid linear-attention/state-space models, by
+// model type, by a field only they have, or by a layer type that is
+// neither full nor sliding attention.
+func (c *hfConfig) refuseHybrid() error {
+	if hybridModelTypes[strings.ToLower(c.ModelType)] {
+		return fmt.Errorf("model_type %q is a hybrid linear-attention/state-space model: not supported yet", c.ModelType)
+	}
+	for _, f := range hybridFields {
+		if v, ok := c.Hybrid[f]; ok && string(v) != "null" {
+			return fmt.Errorf("field %s: hybrid linear-attention/state-space (Mamba) models are not supported yet", f)
+		}
+	}
+	for _, lt := range c.LayerTypes {
+		if lt != "full_attention" && lt != "sliding_attention" {
+			return fmt.Errorf("field layer_types: layer type %q (hybrid linear-attention/Mamba) is not supported yet", lt)
+		}
+	}
+	return nil
 }
 
 // vision reads the vision_config of a vision-language model into m.
@@ -164,45 +182,14 @@ func (c *hfConfig) vision(m *Spec) error {
 	return nil
 }
 
+// spec reads the text model's fields into a Spec and validates it: the
+// dimensions (dims), the model class's defaults, multi-head latent
+// attention (mla), the experts (moe), sliding windows and chunked
+// attention.
 func (c *hfConfig) spec() (Spec, error) {
-	need := func(field string, v *int) (int, error) {
-		if v == nil {
-			return 0, fmt.Errorf("field %s is missing", field)
-		}
-		if *v <= 0 {
-			return 0, fmt.Errorf("field %s = %d must be > 0", field, *v)
-		}
-		return *v, nil
-	}
 	var m Spec
-	var err error
-	if m.Layers, err = need("num_hidden_layers", c.NumHiddenLayers); err != nil {
+	if err := c.dims(&m); err != nil {
 		return m, err
-	}
-	if m.Heads, err = need("num_attention_heads", c.NumAttentionHeads); err != nil {
-		return m, err
-	}
-	if m.Hidden, err = need("hidden_size", c.HiddenSize); err != nil {
-		return m, err
-	}
-	if c.VocabSize == nil && strings.HasPrefix(c.ModelType, "gemma3") {
-		v := 262208 // Gemma3TextConfig's default; hub configs omit it
-		c.VocabSize = &v
-	}
-	if m.Vocab, err = need("vocab_size", c.VocabSize); err != nil {
-		return m, err
-	}
-	m.KVHeads = m.Heads
-	if c.NumKeyValueHeads != nil {
-		if m.KVHeads, err = need("num_key_value_heads", c.NumKeyValueHeads); err != nil {
-			return m, err
-		}
-	}
-	m.HeadDim = m.Hidden / m.Heads
-	if c.HeadDim != nil {
-		if m.HeadDim, err = need("head_dim", c.HeadDim); err != nil {
-			return m, err
-		}
 	}
 	if c.IntermediateSize != nil {
 		m.Intermediate = *c.IntermediateSize
@@ -218,15 +205,9 @@ func (c *hfConfig) spec() (Spec, error) {
 	if c.MaxPosition != nil {
 		m.MaxContext = *c.MaxPosition
 	}
-	m.QKVBias = c.ModelType == "qwen2" || c.ModelType == "qwen2_vl" || c.ModelType == "qwen2_5_vl" || (c.AttentionBias != nil && *c.AttentionBias)
-	if c.KVLoraRank != nil && *c.KVLoraRank > 0 {
-		m.KVLoraRank = *c.KVLoraRank
-		if m.QKRopeHeadDim, err = need("qk_rope_head_dim", c.QKRopeHeadDim); err != nil {
-			return m, err
-		}
-		if c.QKNopeHeadDim != nil {
-			m.HeadDim = *c.QKNopeHeadDim + m.QKRopeHeadDim
-		}
+	m.QKVBias = qkvBiasTypes[c.ModelType] || (c.AttentionBias != nil && *c.AttentionBias)
+	if err := c.mla(&m); err != nil {
+		return m, err
 	}
 	for _, e := range []*int{c.NRoutedExperts, c.NumExperts, c.NumLocalExperts} {
 		if e != nil && *e > 0 {
@@ -241,6 +222,86 @@ func (c *hfConfig) spec() (Spec, error) {
 	}
 	c.chunked(&m)
 	return m, m.Validate()
+}
+
+// qkvBiasTypes are the model types whose attention has Q, K and V biases
+// without saying attention_bias (Qwen2 and its vision-language models).
+var qkvBiasTypes = map[string]bool{"qwen2": true, "qwen2_vl": true, "qwen2_5_vl": true}
+
+// positive is a dimension field's value: present and above zero.
+func positive(field string, v *int) (int, error) {
+	if v == nil {
+		return 0, fmt.Errorf("field %s is missing", field)
+	}
+	if *v <= 0 {
+		return 0, fmt.Errorf("field %s = %d must be > 0", field, *v)
+	}
+	return *v, nil
+}
+
+// hfDim is one dimension field of config.json and where the Spec keeps
+// it.
+type hfDim struct {
+	field string
+	v     *int
+	dst   *int
+}
+
+// dims reads the dimensions: layers, heads, hidden size and vocabulary,
+// which every config gives (Gemma 3's vocabulary has a class default),
+// then the KV heads and head width, which default to the heads and
+// hidden/heads.
+func (c *hfConfig) dims(m *Spec) error {
+	if c.VocabSize == nil && strings.HasPrefix(c.ModelType, "gemma3") {
+		v := 262208 // Gemma3TextConfig's default; hub configs omit it
+		c.VocabSize = &v
+	}
+	for _, d := range []hfDim{
+		{"num_hidden_layers", c.NumHiddenLayers, &m.Layers},
+		{"num_attention_heads", c.NumAttentionHeads, &m.Heads},
+		{"hidden_size", c.HiddenSize, &m.Hidden},
+		{"vocab_size", c.VocabSize, &m.Vocab},
+	} {
+		n, err := positive(d.field, d.v)
+		if err != nil {
+			return err
+		}
+		*d.dst = n
+	}
+	m.KVHeads, m.HeadDim = m.Heads, m.Hidden/m.Heads
+	for _, d := range []hfDim{
+		{"num_key_value_heads", c.NumKeyValueHeads, &m.KVHeads},
+		{"head_dim", c.HeadDim, &m.HeadDim},
+	} {
+		if d.v == nil {
+			continue
+		}
+		n, err := positive(d.field, d.v)
+		if err != nil {
+			return err
+		}
+		*d.dst = n
+	}
+	return nil
+}
+
+// mla reads multi-head latent attention (DeepSeek V2/V3): the compressed
+// KV rank and the RoPE part of the head, whose head width is the no-RoPE
+// and RoPE parts together.
+func (c *hfConfig) mla(m *Spec) error {
+	if c.KVLoraRank == nil || *c.KVLoraRank <= 0 {
+		return nil
+	}
+	m.KVLoraRank = *c.KVLoraRank
+	r, err := positive("qk_rope_head_dim", c.QKRopeHeadDim)
+	if err != nil {
+		return err
+	}
+	m.QKRopeHeadDim = r
+	if c.QKNopeHeadDim != nil {
+		m.HeadDim = *c.QKNopeHeadDim + m.QKRopeHeadDim
+	}
+	return nil
 }
 
 // moe reads the mixture-of-experts fields. Mixtral and gpt-oss give the

@@ -184,9 +184,7 @@ func (m *Spec) Validate() error {
 	if m.SlidingWindow < 0 || m.AttentionChunk < 0 {
 		return fmt.Errorf("model %s: field sliding_window/attention_chunk_size is negative", m.Name)
 	}
-	if m.Experts < 0 || m.Experts > 1<<16 || m.ExpertsPerToken < 0 || m.ExpertsPerToken > max(m.Experts, 0) ||
-		m.MoEIntermediate < 0 || m.MoEIntermediate > 1<<22 || m.SharedExpertIntermediate < 0 || m.SharedExpertIntermediate > 1<<22 ||
-		m.DenseLayers < 0 || m.MoELayerStep < 0 {
+	if !m.moeInRange() {
 		return fmt.Errorf("model %s: mixture-of-experts fields out of range (experts %d, per token %d)", m.Name, m.Experts, m.ExpertsPerToken)
 	}
 	if m.Vision != nil {
@@ -195,6 +193,16 @@ func (m *Spec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// moeInRange says the mixture-of-experts fields are in range: the
+// experts, those a token routes to (at most the experts), the routed and
+// shared experts' widths, and the dense layers and MoE layer step.
+func (m *Spec) moeInRange() bool {
+	in := func(v, hi int) bool { return v >= 0 && v <= hi }
+	return in(m.Experts, 1<<16) && in(m.ExpertsPerToken, max(m.Experts, 0)) &&
+		in(m.MoEIntermediate, 1<<22) && in(m.SharedExpertIntermediate, 1<<22) &&
+		m.DenseLayers >= 0 && m.MoELayerStep >= 0
 }
 
 // ParamSplit is a model's parameter count split by how quantizers and
