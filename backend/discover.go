@@ -291,35 +291,63 @@ func answered(err error) bool {
 	return err == nil || errors.As(err, &se) || errors.As(err, &be)
 }
 
-// recognise names the family from the answers, most specific first.
+// identity is how one family's own endpoint identifies it: the path,
+// and from the answers whether it did and the version it gave.
+type identity struct {
+	kind Kind
+	path string
+	// is reports the version and whether the answers are this family's;
+	// models is /v1/models' error (nil when it answered).
+	is func(fp *fingerprints, models error) (version string, ok bool)
+}
+
+// identities are the families' own endpoints, most specific first:
+// llama.cpp's /props, Ollama's /api/version, TGI's /info, SGLang's
+// /get_server_info, then vLLM's /version (which other servers answer too,
+// so it counts when /v1/models answered or wanted a key).
+var identities = []identity{
+	{LlamaCpp, "/props", func(fp *fingerprints, _ error) (string, bool) {
+		return fp.props.BuildInfo, fp.props.BuildInfo != "" || fp.props.TotalSlots != nil || fp.props.Defaults.NCtx != nil
+	}},
+	{Ollama, "/api/version", func(fp *fingerprints, _ error) (string, bool) {
+		return fp.ollama.Version, fp.ollama.Version != ""
+	}},
+	{TGI, "/info", func(fp *fingerprints, _ error) (string, bool) {
+		return fp.info.Version, fp.info.ModelID != "" && fp.info.Version != ""
+	}},
+	{SGLang, "/get_server_info", func(fp *fingerprints, _ error) (string, bool) {
+		return fp.sglang.Version, fp.sglang.Version != "" && fp.sglang.ModelPath != ""
+	}},
+	{VLLM, "/version", func(fp *fingerprints, models error) (string, bool) {
+		return fp.vllm.Version, fp.vllm.Version != "" && (models == nil || isAuth(models))
+	}},
+}
+
+// ownedBy maps /v1/models' owned_by to the family it names.
+var ownedBy = map[string]Kind{"vllm": VLLM, "sglang": SGLang, "llamacpp": LlamaCpp}
+
+// recognise names the family from the answers, most specific first: a
+// family's own endpoint (identities), else /v1/models' owned_by, else an
+// OpenAI-compatible server.
 func (fp *fingerprints) recognise() (Kind, string, string) {
-	ok := func(path string) bool { return fp.err(path) == nil }
 	models := fp.err("/v1/models")
-	switch {
-	case ok("/props") && (fp.props.BuildInfo != "" || fp.props.TotalSlots != nil || fp.props.Defaults.NCtx != nil):
-		return LlamaCpp, fp.props.BuildInfo, "GET /props"
-	case ok("/api/version") && fp.ollama.Version != "":
-		return Ollama, fp.ollama.Version, "GET /api/version"
-	case ok("/info") && fp.info.ModelID != "" && fp.info.Version != "":
-		return TGI, fp.info.Version, "GET /info"
-	case ok("/get_server_info") && fp.sglang.Version != "" && fp.sglang.ModelPath != "":
-		return SGLang, fp.sglang.Version, "GET /get_server_info"
-	case ok("/version") && fp.vllm.Version != "" && (models == nil || isAuth(models)):
-		return VLLM, fp.vllm.Version, "GET /version"
-	case models == nil && fp.models.Data != nil:
-		if len(fp.models.Data) > 0 {
-			switch fp.models.Data[0].OwnedBy {
-			case "vllm":
-				return VLLM, "", "GET /v1/models owned_by"
-			case "sglang":
-				return SGLang, "", "GET /v1/models owned_by"
-			case "llamacpp":
-				return LlamaCpp, "", "GET /v1/models owned_by"
-			}
+	for _, id := range identities {
+		if fp.err(id.path) != nil {
+			continue
 		}
-		return OpenAI, "", "GET /v1/models"
+		if v, ok := id.is(fp, models); ok {
+			return id.kind, v, "GET " + id.path
+		}
 	}
-	return "", "", ""
+	if models != nil || fp.models.Data == nil {
+		return "", "", ""
+	}
+	if len(fp.models.Data) > 0 {
+		if k, ok := ownedBy[fp.models.Data[0].OwnedBy]; ok {
+			return k, "", "GET /v1/models owned_by"
+		}
+	}
+	return OpenAI, "", "GET /v1/models"
 }
 
 // isAuth tells whether err is a 401 or 403 answer.
