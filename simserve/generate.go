@@ -96,16 +96,34 @@ func parseRequest(r *http.Request, chat, ollamaTemplate bool) (*genRequest, erro
 		return nil, fmt.Errorf("request body is not the JSON expected: %v", err)
 	}
 	g := &genRequest{model: in.Model, maxTokens: -1, chat: chat}
+	if err := g.readPrompt(&in, chat, ollamaTemplate); err != nil {
+		return nil, err
+	}
+	g.readLimits(&in)
+	g.stream = in.Stream != nil && *in.Stream
+	if o := in.StreamOptions; o != nil {
+		g.includeUsage, g.continuousUsage = o.IncludeUsage, o.ContinuousUsageStats
+	}
+	if in.Stream == nil && ollamaTemplate {
+		g.stream = true // Ollama streams unless told not to
+	}
+	return g, nil
+}
+
+// readPrompt reads the prompt into g: its text, its tokens with the chat
+// template's, and its images, from the chat messages, TGI's inputs or a
+// completion prompt (with Ollama's template around it).
+func (g *genRequest) readPrompt(in *apiRequest, chat, ollamaTemplate bool) error {
 	var text bytes.Buffer
 	switch {
 	case chat:
 		if len(in.Messages) == 0 {
-			return nil, fmt.Errorf("messages: at least one message is required")
+			return fmt.Errorf("messages: at least one message is required")
 		}
 		for _, m := range in.Messages {
 			t, imgs, err := messageContent(m.Content)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			text.WriteString(t)
 			g.prompt += sim.CountTokens(t) + sim.ChatTemplateTokens
@@ -118,7 +136,7 @@ func parseRequest(r *http.Request, chat, ollamaTemplate bool) (*genRequest, erro
 	default:
 		t, err := promptText(in.Prompt)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		text.WriteString(t)
 		g.prompt = sim.CountTokens(t)
@@ -131,6 +149,13 @@ func parseRequest(r *http.Request, chat, ollamaTemplate bool) (*genRequest, erro
 	if g.prompt < 1 {
 		g.prompt = 1 // a BOS or template token at least
 	}
+	return nil
+}
+
+// readLimits reads the reply's token limit and seed into g, in each
+// API's words: OpenAI's and llama.cpp's fields, then Ollama's options,
+// then TGI's parameters (with its details).
+func (g *genRequest) readLimits(in *apiRequest) {
 	for _, p := range []*int{in.MaxCompletionTokens, in.MaxTokens, in.NPredict} {
 		if p != nil && *p >= 0 {
 			g.maxTokens = *p
@@ -155,14 +180,6 @@ func parseRequest(r *http.Request, chat, ollamaTemplate bool) (*genRequest, erro
 		}
 		g.details = p.Details
 	}
-	g.stream = in.Stream != nil && *in.Stream
-	if o := in.StreamOptions; o != nil {
-		g.includeUsage, g.continuousUsage = o.IncludeUsage, o.ContinuousUsageStats
-	}
-	if in.Stream == nil && ollamaTemplate {
-		g.stream = true // Ollama streams unless told not to
-	}
-	return g, nil
 }
 
 // messageContent is a message's text and its number of images.
