@@ -199,6 +199,23 @@ const Alpha = 0.05
 // Rows compares the levels of a pair. Levels only one side measured have
 // the other side nil; metrics neither side has at a level are left out.
 func Rows(p Pair) []Row {
+	cs, byC := pairLevels(p)
+	var rows []Row
+	ms := Metrics()
+	for _, c := range cs {
+		for _, m := range ms {
+			if row, ok := compareAt(c, m, byC[c]); ok {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+// pairLevels lines up the pair's levels by concurrency: the
+// concurrencies in order, and each one's A and B points (nil for a side
+// that did not measure it).
+func pairLevels(p Pair) ([]int, map[int][2]*report.Point) {
 	byC := map[int][2]*report.Point{}
 	var cs []int
 	for i, r := range []*report.Run{p.A, p.B} {
@@ -213,38 +230,46 @@ func Rows(p Pair) []Row {
 		}
 	}
 	sort.Ints(cs)
-	var rows []Row
-	ms := Metrics()
-	for _, c := range cs {
-		e := byC[c]
-		for _, m := range ms {
-			row := Row{Concurrency: c, Metric: m}
-			if e[0] != nil {
-				row.A = m.get(*e[0])
-			}
-			if e[1] != nil {
-				row.B = m.get(*e[1])
-			}
-			if row.A == nil && row.B == nil {
-				continue
-			}
-			if row.A != nil && row.B != nil && *row.A != 0 {
-				v := *row.B / *row.A
-				row.Ratio = &v
-			}
-			if m.fig == document.FigThroughput && e[0] != nil && e[1] != nil && len(e[0].Samples) >= 2 && len(e[1].Samples) >= 2 {
-				t := benchmath.AssumeNormal.Compare(benchmath.NewSample(e[0].Samples, &benchmath.DefaultThresholds), benchmath.NewSample(e[1].Samples, &benchmath.DefaultThresholds))
-				t.Alpha = Alpha
-				row.Test = &t
-			}
-			if row.Test == nil && m.fig != "" && e[0] != nil && e[1] != nil && e[0].Level != nil && e[1].Level != nil &&
-				e[0].Level.CIConfidence != nil && e[1].Level.CIConfidence != nil {
-				row.RatioLow, row.RatioHigh, row.Confidence = RatioInterval(e[0].Estimate(m.fig), e[1].Estimate(m.fig), *e[0].Level.CIConfidence, *e[1].Level.CIConfidence)
-			}
-			rows = append(rows, row)
-		}
+	return cs, byC
+}
+
+// compareAt is metric m's row at concurrency c from the sides' points e:
+// both values, B/A, and its significance; false when neither side has
+// the metric.
+func compareAt(c int, m Metric, e [2]*report.Point) (Row, bool) {
+	row := Row{Concurrency: c, Metric: m}
+	if e[0] != nil {
+		row.A = m.get(*e[0])
 	}
-	return rows
+	if e[1] != nil {
+		row.B = m.get(*e[1])
+	}
+	if row.A == nil && row.B == nil {
+		return row, false
+	}
+	if row.A != nil && row.B != nil && *row.A != 0 {
+		v := *row.B / *row.A
+		row.Ratio = &v
+	}
+	if e[0] != nil && e[1] != nil {
+		row.significance(m, *e[0], *e[1])
+	}
+	return row, true
+}
+
+// significance judges B/A where both sides measured the level: Welch's
+// t-test over throughput's per-pass samples when each side has two, else
+// the ratio's interval from the sides' intervals when both have them.
+func (row *Row) significance(m Metric, a, b report.Point) {
+	if m.fig == document.FigThroughput && len(a.Samples) >= 2 && len(b.Samples) >= 2 {
+		t := benchmath.AssumeNormal.Compare(benchmath.NewSample(a.Samples, &benchmath.DefaultThresholds), benchmath.NewSample(b.Samples, &benchmath.DefaultThresholds))
+		t.Alpha = Alpha
+		row.Test = &t
+		return
+	}
+	if m.fig != "" && a.Level != nil && b.Level != nil && a.Level.CIConfidence != nil && b.Level.CIConfidence != nil {
+		row.RatioLow, row.RatioHigh, row.Confidence = RatioInterval(a.Estimate(m.fig), b.Estimate(m.fig), *a.Level.CIConfidence, *b.Level.CIConfidence)
+	}
 }
 
 // Table lays out the rows of a pair.
