@@ -230,68 +230,15 @@ func buildBlock(r *Run) Block {
 	return b
 }
 
+// sweepDetails are the lines under a sweep's table: what each
+// runDetails entry says of the run, then its workload, start, SLO and
+// intervals.
 func sweepDetails(r *document.Run) []string {
 	var d []string
-	switch {
-	case r.Trace != nil:
-		d = append(d, traceDetails(r.Trace))
-	case len(r.Mix) > 0:
-		d = append(d, mixDetails(r.Mix, r.MaxTokens))
-	default:
-		d = append(d, fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens))
-	}
-	if r.Method != "" || r.API != "" {
-		d = append(d, strings.TrimSpace("method "+r.Method+" "+apiPart(r.API)))
-	}
-	if c := connectionDetail(r.Connection); c != "" {
-		d = append(d, c)
-	}
-	kv := r.KVCache
-	if kv.Dtype != nil || kv.Blocks != nil || kv.BlockSize != nil || kv.GPUMemoryUtilization != nil {
-		d = append(d, fmt.Sprintf("KV cache: dtype %s, %s blocks × %s tok, gpu_memory_utilization %s",
-			strOrNull(kv.Dtype), intOrNull(kv.Blocks), intOrNull(kv.BlockSize), floatOrNull(kv.GPUMemoryUtilization, -1)))
-	}
-	if r.GPU != nil {
-		g := *r.GPU
-		if r.GPUGiB != nil {
-			g += " (" + num(*r.GPUGiB, 2) + " GiB)"
+	for _, f := range runDetails {
+		if s := f(r); s != "" {
+			d = append(d, s)
 		}
-		d = append(d, "GPU: "+g)
-	}
-	if r.Runtime != nil {
-		d = append(d, "runtime: "+*r.Runtime)
-	}
-	if s := r.Server; s != nil {
-		var parts []string
-		if s.Version != nil {
-			parts = append(parts, "version "+*s.Version)
-		}
-		if s.Model != nil {
-			parts = append(parts, "model "+*s.Model)
-		}
-		if s.ContextLength != nil {
-			parts = append(parts, "context "+strconv.Itoa(*s.ContextLength))
-		}
-		if s.Slots != nil {
-			parts = append(parts, "slots "+strconv.Itoa(*s.Slots))
-		}
-		keys := make([]string, 0, len(s.Details))
-		for k := range s.Details {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			parts = append(parts, k+" "+s.Details[k])
-		}
-		if len(parts) > 0 {
-			d = append(d, "server: "+strings.Join(parts, ", "))
-		}
-	}
-	if r.Profile != nil {
-		d = append(d, "profile: "+profileString(r.Profile))
-	}
-	if c := r.Capacity; c != nil {
-		d = append(d, fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intOrNull(c.Tokens), intOrNull(c.Blocks), floatOrNull(c.KVMiB, 1), orNull(c.Source)))
 	}
 	d = append(d, workloadDetails(r)...)
 	if r.StartedAt != "" {
@@ -305,6 +252,111 @@ func sweepDetails(r *document.Run) []string {
 		d = append(d, intervalNotes(r.Levels)...)
 	}
 	return d
+}
+
+// runDetails say one thing each of a run, in the order the report lists
+// them, "" when the run does not record it: the requests sent, the
+// method and API, the connection, the KV cache, the GPU, the runtime, the
+// server, the launch profile and the KV capacity from the server's log.
+var runDetails = []func(r *document.Run) string{
+	requestsDetail,
+	func(r *document.Run) string {
+		if r.Method == "" && r.API == "" {
+			return ""
+		}
+		return strings.TrimSpace("method " + r.Method + " " + apiPart(r.API))
+	},
+	func(r *document.Run) string { return connectionDetail(r.Connection) },
+	kvCacheDetail,
+	gpuDetail,
+	func(r *document.Run) string {
+		if r.Runtime == nil {
+			return ""
+		}
+		return "runtime: " + *r.Runtime
+	},
+	serverDetail,
+	func(r *document.Run) string {
+		if r.Profile == nil {
+			return ""
+		}
+		return "profile: " + profileString(r.Profile)
+	},
+	func(r *document.Run) string {
+		c := r.Capacity
+		if c == nil {
+			return ""
+		}
+		return fmt.Sprintf("KV capacity from server log: %s tokens, %s blocks, %s MiB (%s)", intOrNull(c.Tokens), intOrNull(c.Blocks), floatOrNull(c.KVMiB, 1), orNull(c.Source))
+	},
+}
+
+// requestsDetail is what the run sent: a trace, a mix of classes, or one
+// prompt and output length.
+func requestsDetail(r *document.Run) string {
+	switch {
+	case r.Trace != nil:
+		return traceDetails(r.Trace)
+	case len(r.Mix) > 0:
+		return mixDetails(r.Mix, r.MaxTokens)
+	}
+	return fmt.Sprintf("prompt %d tok, max %d output tok", r.PromptTokens, r.MaxTokens)
+}
+
+// kvCacheDetail is the server's KV cache as the run recorded it.
+func kvCacheDetail(r *document.Run) string {
+	kv := r.KVCache
+	if kv.Dtype == nil && kv.Blocks == nil && kv.BlockSize == nil && kv.GPUMemoryUtilization == nil {
+		return ""
+	}
+	return fmt.Sprintf("KV cache: dtype %s, %s blocks × %s tok, gpu_memory_utilization %s",
+		strOrNull(kv.Dtype), intOrNull(kv.Blocks), intOrNull(kv.BlockSize), floatOrNull(kv.GPUMemoryUtilization, -1))
+}
+
+// gpuDetail is the GPU, with its memory when known.
+func gpuDetail(r *document.Run) string {
+	if r.GPU == nil {
+		return ""
+	}
+	g := *r.GPU
+	if r.GPUGiB != nil {
+		g += " (" + num(*r.GPUGiB, 2) + " GiB)"
+	}
+	return "GPU: " + g
+}
+
+// serverDetail is what the server said of itself: version, model,
+// context, slots, then its other details by name.
+func serverDetail(r *document.Run) string {
+	s := r.Server
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	if s.Version != nil {
+		parts = append(parts, "version "+*s.Version)
+	}
+	if s.Model != nil {
+		parts = append(parts, "model "+*s.Model)
+	}
+	if s.ContextLength != nil {
+		parts = append(parts, "context "+strconv.Itoa(*s.ContextLength))
+	}
+	if s.Slots != nil {
+		parts = append(parts, "slots "+strconv.Itoa(*s.Slots))
+	}
+	keys := make([]string, 0, len(s.Details))
+	for k := range s.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+" "+s.Details[k])
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "server: " + strings.Join(parts, ", ")
 }
 
 // traceDetails describes a replayed trace in words.
