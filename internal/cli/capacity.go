@@ -40,9 +40,6 @@ Flags`
 func runCapacity(ctx context.Context, deps Deps, args []string, stdout, stderr io.Writer) error {
 	cfg, fs, err := parseSearchFlags(args, stdout, true)
 	if err != nil {
-		if ue, ok := err.(*UsageError); ok {
-			ue.Msg = strings.Replace(ue.Msg, "find: ", "capacity: ", 1)
-		}
 		return err
 	}
 	return search(ctx, deps, cfg, fs, stdout, stderr)

@@ -24,14 +24,56 @@ import (
 
 // UsageError is a bad flag, argument or input file named on the command
 // line. It maps to exit status 2.
-type UsageError struct{ Msg string }
+//
+// Cmd is the command whose usage was bad: a step several commands share
+// (run's configuration, which find and capacity check too) builds its
+// error with configf, without a command, and the command that ran the
+// step names itself with named; Error then reads "cmd: msg". An error
+// built with usagef says its command in Msg itself.
+type UsageError struct {
+	Cmd string
+	Msg string
+	// unnamed: built by configf, its Cmd still to be set by named.
+	unnamed bool
+}
 
-// Error is the message, which names the flag, argument or file.
-func (e *UsageError) Error() string { return e.Msg }
+// Error is the message, which names the flag, argument or file, after
+// the command when Cmd is set.
+func (e *UsageError) Error() string {
+	if e.Cmd == "" {
+		return e.Msg
+	}
+	return e.Cmd + ": " + e.Msg
+}
 
-// usagef returns a *UsageError with a formatted message.
+// usagef returns a *UsageError with a formatted message that names its
+// command itself.
 func usagef(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// configf returns the *UsageError of a shared configuration step: its
+// Cmd is left to the command running the step (named).
+func configf(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...), unnamed: true}
+}
+
+// usageOf returns a *UsageError of command cmd; "" leaves it to the
+// command running the step to name (configf).
+func usageOf(cmd, format string, args ...any) error {
+	return &UsageError{Cmd: cmd, Msg: fmt.Sprintf(format, args...), unnamed: cmd == ""}
+}
+
+// named gives err, when it is a usage error from a shared step not named
+// yet, the command cmd; any other error is returned as it is. The command
+// that runs a shared step names it; Deps.Run names what is left with the
+// command line's command.
+func named(err error, cmd string) error {
+	var ue *UsageError
+	if errors.As(err, &ue) && ue.unnamed {
+		ue.Cmd, ue.unnamed = cmd, false
+	}
+	return err
 }
 
 // errHelp is returned after help was printed on request; it exits 0.
@@ -165,7 +207,7 @@ func (d Deps) Run(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if errors.Is(err, errHelp) {
 		return nil
 	}
-	return err
+	return named(err, name)
 }
 
 // quickstart is the five lines servebench with no arguments (or --help)

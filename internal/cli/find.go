@@ -43,6 +43,15 @@ type findSettings struct {
 	Capacity bool
 }
 
+// command is the name of the command searching, which its usage errors
+// begin with: capacity, or find.
+func (f findSettings) command() string {
+	if f.Capacity {
+		return "capacity"
+	}
+	return "find"
+}
+
 // config is the search's configuration for the SLO bounds.
 func (f findSettings) config(bounds []slo.Bound) find.Config {
 	return find.Config{By: f.By, Bounds: bounds, Start: f.Start, Max: f.Max, MaxRepeats: find.Repeats(f.MaxRepeats)}
@@ -66,12 +75,12 @@ func search(ctx context.Context, deps Deps, cfg runConfig, fs findSettings, stdo
 	logs, doneLogs := libraryLog(deps, cfg, stderr)
 	defer doneLogs()
 	if err := findServer(ctx, deps, &cfg, stderr); err != nil {
-		return renameUsage(err)
+		return named(err, fs.command())
 	}
 	cfg.Out, cfg.Table = resultOutput(cfg.Out, deps.IsTerminal(stdout), deps.Clock.Now())
 	targets, err := runTargets(deps, cfg)
 	if err != nil {
-		return renameUsage(err)
+		return named(err, fs.command())
 	}
 	f := &finder{deps: deps, cfg: fs, started: deps.Clock.Now(), lines: stdout, sentence: fs.Capacity}
 	if cfg.Out == "-" {
@@ -87,15 +96,15 @@ func search(ctx context.Context, deps Deps, cfg runConfig, fs findSettings, stdo
 // the loads.
 func findShapeFlags(set map[string]bool, arrival string) error {
 	if set["trace"] {
-		return usagef("find: --trace does not apply to find (a trace brings its own schedule; find chooses the loads): replay it with servebench run")
+		return configf("--trace does not apply to find (a trace brings its own schedule; find chooses the loads): replay it with servebench run")
 	}
 	for _, name := range []string{"ramp", "rate-start", "burstiness", "duration"} {
 		if set[name] {
-			return usagef("find: --%s does not apply to find (each probe is one steady load); sweep ramps, bursts and durations with servebench run", name)
+			return configf("--%s does not apply to find (each probe is one steady load); sweep ramps, bursts and durations with servebench run", name)
 		}
 	}
 	if set["arrival"] && arrival != string(load.Poisson) && arrival != string(load.Constant) {
-		return usagef("find: --arrival %s does not apply to find: want poisson or constant (each probe is one steady load)", arrival)
+		return configf("--arrival %s does not apply to find: want poisson or constant (each probe is one steady load)", arrival)
 	}
 	return nil
 }
@@ -110,9 +119,17 @@ func parseFindFlags(args []string, stdout io.Writer) (runConfig, findSettings, e
 // (capacity) the same flags but --by, which is users, with the default
 // SLO unless --slo says otherwise.
 func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig, findSettings, error) {
-	name, synopsis := "find", findSynopsis
+	name := findSettings{Capacity: capacity}.command()
+	cfg, fsets, err := searchFlags(name, args, stdout, capacity)
+	return cfg, fsets, named(err, name)
+}
+
+// searchFlags parses and checks find's or capacity's flags; its usage
+// errors from the shared steps are named by parseSearchFlags.
+func searchFlags(name string, args []string, stdout io.Writer, capacity bool) (runConfig, findSettings, error) {
+	synopsis := findSynopsis
 	if capacity {
-		name, synopsis = "capacity", capacitySynopsis
+		synopsis = capacitySynopsis
 	}
 	fs := newFlagSet(name, synopsis, stdout)
 	rf := defineTargetFlags(fs)
@@ -130,7 +147,7 @@ func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig
 		return runConfig{}, fsets, err
 	}
 	if fs.NArg() > 0 {
-		return runConfig{}, fsets, usagef("find: unexpected argument %q", fs.Arg(0))
+		return runConfig{}, fsets, configf("unexpected argument %q", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -145,19 +162,19 @@ func parseSearchFlags(args []string, stdout io.Writer, capacity bool) (runConfig
 	}
 	cfg, err := rf.config(set)
 	if err != nil {
-		return cfg, fsets, renameUsage(err)
+		return cfg, fsets, err
 	}
 	if len(cfg.SLO) == 0 {
-		return cfg, fsets, usagef("find: --slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
+		return cfg, fsets, configf("--slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
 	}
 	// A probe is a level of single requests (issue 14's sessions are
 	// run's): find cannot probe sessions, a replayed trace's included.
 	if cfg.Scenario == workload.Multiturn || cfg.TraceSessions > 0 {
-		return cfg, fsets, usagef("find: sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")
+		return cfg, fsets, configf("sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")
 	}
 	fsets = findSettings{By: slo.Load(*by), Start: *start, Max: *maxLoad, MaxTime: *maxTime, MaxRepeats: *maxRepeats, Capacity: capacity}
 	if fsets.MaxRepeats < 0 || fsets.MaxRepeats > find.DefaultMaxRepeats {
-		return cfg, fsets, usagef("find: --max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
+		return cfg, fsets, configf("--max-repeats %d: want 0 to %d", fsets.MaxRepeats, find.DefaultMaxRepeats)
 	}
 	if err := searchLoad(&cfg, &fsets, set); err != nil {
 		return cfg, fsets, err
@@ -175,20 +192,20 @@ func searchLoad(cfg *runConfig, fsets *findSettings, set map[string]bool) error 
 	case slo.ByConcurrency:
 		cfg.Method = load.Pool
 		if set["arrival"] || set["max-concurrency"] {
-			return usagef("find: --arrival and --max-concurrency apply only to --by rate")
+			return configf("--arrival and --max-concurrency apply only to --by rate")
 		}
 	case slo.ByRate:
 		cfg.Method = load.Rate
 	case slo.ByUsers:
 		// usersConfig made the people's load (findUsers asked it to)
 	default:
-		return usagef("find: --by %q: want concurrency, rate or users", fsets.By)
+		return configf("--by %q: want concurrency, rate or users", fsets.By)
 	}
 	if fsets.MaxTime < 0 {
-		return usagef("find: --max-time %v: must not be negative", fsets.MaxTime)
+		return configf("--max-time %v: must not be negative", fsets.MaxTime)
 	}
 	if _, err := find.New(fsets.config(cfg.SLO)); err != nil {
-		return usagef("find: --start/--max-load: %v", err)
+		return configf("--start/--max-load: %v", err)
 	}
 	need := slo.MinRequests(cfg.SLO)
 	if fsets.By == slo.ByUsers {
@@ -198,7 +215,7 @@ func searchLoad(cfg *runConfig, fsets *findSettings, set map[string]bool) error 
 	}
 	switch {
 	case set["requests"] && cfg.Requests < need:
-		return usagef("find: --requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
+		return configf("--requests %d: the SLO's percentiles need at least %d requests per probe (20 beyond the highest percentile)", cfg.Requests, need)
 	case !set["requests"] && need > 0:
 		cfg.Requests = need
 	}
@@ -213,23 +230,15 @@ func findUsers(rf *runFlags, set map[string]bool, by string) error {
 		return nil
 	}
 	if set["users"] {
-		return usagef("find: --by users and --users do not go together (the search chooses the number of people; --start and --max-load bound it)")
+		return configf("--by users and --users do not go together (the search chooses the number of people; --start and --max-load bound it)")
 	}
 	for _, name := range usersExcludes {
 		if set[name] {
-			return usagef("find: --by users and --%s do not go together (the load is people who think between turns)", name)
+			return configf("--by users and --%s do not go together (the load is people who think between turns)", name)
 		}
 	}
 	set["users"], *rf.people.users = true, "1"
 	return nil
-}
-
-// renameUsage makes the shared flags' "run: …" messages find's.
-func renameUsage(err error) error {
-	if ue, ok := err.(*UsageError); ok && len(ue.Msg) > 5 && ue.Msg[:5] == "run: " {
-		return &UsageError{Msg: "find: " + ue.Msg[5:]}
-	}
-	return err
 }
 
 // finder runs the searches of one find invocation, one per target, and

@@ -458,7 +458,7 @@ func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, 
 	}
 	client, err := deps.NewClient(cfg.clientConfig())
 	if err != nil {
-		return nil, nil, nil, &UsageError{Msg: "run: " + err.Error()}
+		return nil, nil, nil, configf("%v", err)
 	}
 	if ls != nil {
 		client = launch.Guard(client, ls.proc)
@@ -657,7 +657,7 @@ func (cfg *runConfig) planDuration(l *load.Level) error {
 	}
 	n, ok := load.Count(load.NewPacer(arrivals, cfg.Seed), maxPlannedRequests+1)
 	if !ok || n > maxPlannedRequests {
-		return usagef("run: --duration %v at %g %s/s plans more than %d %s per level", cfg.Duration, l.Rate, unit, maxPlannedRequests, unit)
+		return configf("--duration %v at %g %s/s plans more than %d %s per level", cfg.Duration, l.Rate, unit, maxPlannedRequests, unit)
 	}
 	if l.Sessions > 0 {
 		l.Sessions, l.Requests = n, n*l.Turns
@@ -735,7 +735,7 @@ func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	cfg, err := f.config(set)
 	if err != nil {
-		return cfg, err
+		return cfg, named(err, "run")
 	}
 	cfg.defaultLabel()
 	return cfg, nil
@@ -891,7 +891,7 @@ func redactKey(err error, key string) error {
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		return &UsageError{Msg: msg}
+		return &UsageError{Cmd: ue.Cmd, Msg: backend.Redact(ue.Msg, key), unnamed: ue.unnamed}
 	}
 	return errors.New(msg)
 }
@@ -903,13 +903,13 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if b := strings.TrimSpace(*f.backend); b != backendAuto && b != "" && b != backendSim {
 		k, err := backend.ParseKind(b)
 		if err != nil {
-			return usagef("run: --backend: %v (or auto)", err)
+			return configf("--backend: %v (or auto)", err)
 		}
 		cfg.Backend = k
 	}
 	if cfg.URL != "" {
 		if err := checkURL(cfg.URL); err != nil {
-			return usagef("run: --url: %v", err)
+			return configf("--url: %v", err)
 		}
 	}
 	cfg.API = backend.API(*f.api)
@@ -917,7 +917,7 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 		return err
 	}
 	if cfg.Timeout < 0 {
-		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+		return configf("--timeout %v: must not be negative", cfg.Timeout)
 	}
 	return nil
 }
@@ -926,7 +926,7 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 func (f *runFlags) connectionMode(cfg *runConfig, _ map[string]bool) error {
 	c, err := backend.ParseConnection(*f.connection)
 	if err != nil {
-		return usagef("run: --connection: %v", err)
+		return configf("--connection: %v", err)
 	}
 	cfg.Connection = c
 	return nil
@@ -942,9 +942,9 @@ func checkAPI(k backend.Kind, api backend.API) error {
 	apis := k.Describe().APIs
 	switch {
 	case k == "" && api != backend.Chat && api != backend.Completions && api != backend.Generate:
-		return usagef("run: --api %q: want chat, completions or generate", api)
+		return configf("--api %q: want chat, completions or generate", api)
 	case len(apis) >= 2 && !slices.Contains(apis, api):
-		return usagef("run: --api %q: backend %s takes %s or %s", api, k, apis[0], apis[1])
+		return configf("--api %q: backend %s takes %s or %s", api, k, apis[0], apis[1])
 	}
 	return nil
 }
@@ -960,17 +960,17 @@ func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
 		}
 		dir := filepath.Dir(o.path)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return usagef("run: %s %s: folder %s does not exist", o.flag, o.path, dir)
+			return configf("%s %s: folder %s does not exist", o.flag, o.path, dir)
 		}
 	}
 	if *f.slo != "" {
 		bounds, err := slo.Parse(*f.slo)
 		if err != nil {
-			return usagef("run: --slo: %v", err)
+			return configf("--slo: %v", err)
 		}
 		cfg.SLO = bounds
 	}
-	choice, err := f.table.choice("run")
+	choice, err := f.table.choice("")
 	cfg.TableChoice = choice
 	return err
 }
@@ -1010,31 +1010,31 @@ func checkURLShape(raw string) (*url.URL, error) {
 func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	sc, err := workload.ParseScenario(*f.scenario)
 	if err != nil {
-		return usagef("run: --scenario: %v", err)
+		return configf("--scenario: %v", err)
 	}
 	cfg.Scenario = sc
 	def := sc.Defaults()
 	cfg.PromptTokens, cfg.MaxTokens = def.PromptTokens, def.MaxTokens
 	if set["prompt-tokens"] {
 		if *f.promptTokens < 0 || *f.promptTokens > limits.MaxTokens {
-			return usagef("run: --prompt-tokens %d: want 0 to %d", *f.promptTokens, limits.MaxTokens)
+			return configf("--prompt-tokens %d: want 0 to %d", *f.promptTokens, limits.MaxTokens)
 		}
 		cfg.PromptTokens = *f.promptTokens
 	}
 	if set["max-tokens"] {
 		if *f.maxTokens < 1 || *f.maxTokens > limits.MaxTokens {
-			return usagef("run: --max-tokens %d: want 1 to %d", *f.maxTokens, limits.MaxTokens)
+			return configf("--max-tokens %d: want 1 to %d", *f.maxTokens, limits.MaxTokens)
 		}
 		cfg.MaxTokens = *f.maxTokens
 	}
 	if cfg.ImageWidth, cfg.ImageHeight, err = workload.ParseImageSize(*f.imageSize); err != nil {
-		return usagef("run: --image-size: %v", err)
+		return configf("--image-size: %v", err)
 	}
 	if cfg.ImageFormat, err = workload.ParseImageFormat(*f.imageFormat); err != nil {
-		return usagef("run: --image-format: %v", err)
+		return configf("--image-format: %v", err)
 	}
 	if sc == workload.Image && cfg.API == backend.Completions {
-		return usagef("run: --api completions cannot carry images; use --api chat with --scenario image")
+		return configf("--api completions cannot carry images; use --api chat with --scenario image")
 	}
 	return nil
 }
@@ -1044,19 +1044,19 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	var err error
 	if cfg.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
-		return usagef("run: --arrival: %v", err)
+		return configf("--arrival: %v", err)
 	}
 	switch {
 	case cfg.Requests < 1:
-		return usagef("run: --requests %d: must be at least 1", cfg.Requests)
+		return configf("--requests %d: must be at least 1", cfg.Requests)
 	case cfg.Requests > limits.MaxRequests:
-		return usagef("run: --requests %d: at most %d per level", cfg.Requests, limits.MaxRequests)
+		return configf("--requests %d: at most %d per level", cfg.Requests, limits.MaxRequests)
 	case cfg.Warmup < 0:
-		return usagef("run: --warmup %d: must not be negative", cfg.Warmup)
+		return configf("--warmup %d: must not be negative", cfg.Warmup)
 	case cfg.Warmup > limits.MaxRequests:
-		return usagef("run: --warmup %d: at most %d per level", cfg.Warmup, limits.MaxRequests)
+		return configf("--warmup %d: at most %d per level", cfg.Warmup, limits.MaxRequests)
 	case cfg.MaxConcurrency < 1:
-		return usagef("run: --max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
+		return configf("--max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
 	}
 	if f.method == nil {
 		return nil
@@ -1064,33 +1064,33 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	cfg.Repeats, cfg.StopWhenSaturated = *f.repeats, *f.stopWhenSaturated
 	m, err := load.ParseMethod(*f.method)
 	if err != nil {
-		return usagef("run: --method: %v", err)
+		return configf("--method: %v", err)
 	}
 	cfg.Method = m
 	if cfg.Repeats < 1 || cfg.Repeats > limits.MaxRepeats {
-		return usagef("run: --repeats %d: want 1 to %d", cfg.Repeats, limits.MaxRepeats)
+		return configf("--repeats %d: want 1 to %d", cfg.Repeats, limits.MaxRepeats)
 	}
 	if m == load.Rate {
 		if set["concurrency"] {
-			return usagef("run: --concurrency does not apply to --method rate (use --rate and --max-concurrency)")
+			return configf("--concurrency does not apply to --method rate (use --rate and --max-concurrency)")
 		}
 		if set["trace"] {
 			return nil // the trace is the schedule (f.shapes.config)
 		}
 		if *f.rate == "" {
-			return usagef("run: --rate is required with --method rate (requests/s, e.g. 1,2,4)")
+			return configf("--rate is required with --method rate (requests/s, e.g. 1,2,4)")
 		}
 		cfg.Rates, err = parseRates(*f.rate)
 		if err != nil {
-			return usagef("run: --rate: %v", err)
+			return configf("--rate: %v", err)
 		}
 		return checkRateSpan(cfg)
 	}
 	if set["rate"] || set["arrival"] || set["max-concurrency"] {
-		return usagef("run: --rate, --arrival and --max-concurrency apply only to --method rate")
+		return configf("--rate, --arrival and --max-concurrency apply only to --method rate")
 	}
 	if cfg.Concurrency, err = parseLevels(*f.concurrency); err != nil {
-		return usagef("run: --concurrency: %v", err)
+		return configf("--concurrency: %v", err)
 	}
 	return nil
 }
@@ -1134,7 +1134,7 @@ func checkRateSpan(cfg *runConfig) error {
 	n := float64(cfg.Requests + cfg.Warmup)
 	for _, r := range cfg.Rates {
 		if wait := n / r; wait > limits.MaxSpan.Seconds() {
-			return usagef("run: --rate %g: %d requests would take %s, more than the %s a level may take; give a higher --rate or fewer --requests",
+			return configf("--rate %g: %d requests would take %s, more than the %s a level may take; give a higher --rate or fewer --requests",
 				r, cfg.Requests+cfg.Warmup, fmtSeconds(wait), fmtSeconds(limits.MaxSpan.Seconds()))
 		}
 	}

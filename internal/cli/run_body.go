@@ -53,7 +53,7 @@ func (f *runFlags) bodyConfig(cfg *runConfig, set map[string]bool) error {
 	bf := f.body
 	mode, err := backend.ParseIgnoreEOS(*bf.ignoreEOS)
 	if err != nil {
-		return usagef("run: --ignore-eos %v", err)
+		return configf("--ignore-eos %v", err)
 	}
 	cfg.Sampling.IgnoreEOS = mode
 	if err := bf.sampling(&cfg.Sampling, set); err != nil {
@@ -63,17 +63,17 @@ func (f *runFlags) bodyConfig(cfg *runConfig, set map[string]bool) error {
 		hd, err := backend.ParseHeader(h)
 		if err != nil {
 			name, _, _ := strings.Cut(h, ":")
-			return usagef("run: --header %q: %v", strings.TrimSpace(name), err)
+			return configf("--header %q: %v", strings.TrimSpace(name), err)
 		}
 		cfg.Headers = append(cfg.Headers, hd)
 	}
 	if *bf.extraBody != "" {
 		eb, err := backend.ParseExtraBody(*bf.extraBody)
 		if err != nil {
-			return usagef("run: --extra-body: %v", err)
+			return configf("--extra-body: %v", err)
 		}
 		if err := eb.Conflicts(); err != nil {
-			return usagef("run: --extra-body %v", err)
+			return configf("--extra-body %v", err)
 		}
 		cfg.ExtraBody = eb
 	}
@@ -84,11 +84,11 @@ func (f *runFlags) bodyConfig(cfg *runConfig, set map[string]bool) error {
 func (bf bodyFlags) sampling(sp *backend.Sampling, set map[string]bool) error {
 	switch {
 	case set["temperature"] && (*bf.temperature < 0 || *bf.temperature > 100 || math.IsNaN(*bf.temperature)):
-		return usagef("run: --temperature %g: want 0 or more", *bf.temperature)
+		return configf("--temperature %g: want 0 or more", *bf.temperature)
 	case set["top-p"] && !(*bf.topP > 0 && *bf.topP <= 1):
-		return usagef("run: --top-p %g: want a value in (0, 1]", *bf.topP)
+		return configf("--top-p %g: want a value in (0, 1]", *bf.topP)
 	case set["top-k"] && *bf.topK < 1:
-		return usagef("run: --top-k %d: must be at least 1", *bf.topK)
+		return configf("--top-k %d: must be at least 1", *bf.topK)
 	}
 	if set["temperature"] {
 		sp.Temperature = bf.temperature
@@ -104,7 +104,7 @@ func (bf bodyFlags) sampling(sp *backend.Sampling, set map[string]bool) error {
 	}
 	for _, s := range *bf.stop {
 		if s == "" {
-			return usagef("run: --stop: empty stop sequence")
+			return configf("--stop: empty stop sequence")
 		}
 	}
 	sp.Stop = *bf.stop

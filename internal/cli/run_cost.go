@@ -30,11 +30,11 @@ func (f *runFlags) costConfig(cfg *runConfig, set map[string]bool) error {
 		v    float64
 	}{{"price-per-hour", *cf.perHour}, {"price-per-kwh", *cf.perKWh}} {
 		if set[p.name] && !(p.v > 0 && p.v < 1e6) || math.IsNaN(p.v) {
-			return usagef("run: --%s %g: want a positive price in USD", p.name, p.v)
+			return configf("--%s %g: want a positive price in USD", p.name, p.v)
 		}
 	}
 	if set["price-per-hour"] && set["price-per-kwh"] {
-		return usagef("run: --price-per-hour and --price-per-kwh are alternatives (a rented GPU, or your own): give one")
+		return configf("--price-per-hour and --price-per-kwh are alternatives (a rented GPU, or your own): give one")
 	}
 	cfg.PricePerHour, cfg.PricePerKWh = *cf.perHour, *cf.perKWh
 	return nil

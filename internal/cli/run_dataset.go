@@ -47,26 +47,26 @@ func (f *runFlags) datasetConfig(cfg *runConfig, set map[string]bool) error {
 	if *df.file == "" {
 		for _, name := range []string{"dataset-format", "dataset-shuffle", "skip-bad-rows"} {
 			if set[name] {
-				return usagef("run: --%s applies only with --dataset", name)
+				return configf("--%s applies only with --dataset", name)
 			}
 		}
 		return nil
 	}
 	for _, name := range datasetExcludes {
 		if set[name] {
-			return usagef("run: --%s does not apply with --dataset (the dataset's rows are the prompts)", name)
+			return configf("--%s does not apply with --dataset (the dataset's rows are the prompts)", name)
 		}
 	}
 	if cfg.Scenario == workload.Multiturn {
-		return usagef("run: --scenario multiturn does not apply with --dataset (each row is one request with its own messages)")
+		return configf("--scenario multiturn does not apply with --dataset (each row is one request with its own messages)")
 	}
 	format, err := workload.ParseDatasetFormat(*df.format)
 	if err != nil {
-		return usagef("run: --dataset-format: %v", err)
+		return configf("--dataset-format: %v", err)
 	}
 	d, err := workload.ReadDataset(*df.file, workload.DatasetOptions{Format: format, SkipBad: *df.skipBad})
 	if err != nil {
-		return usagef("run: --dataset: %v", err)
+		return configf("--dataset: %v", err)
 	}
 	cfg.Dataset, cfg.DatasetShuffle = d, *df.shuffle
 	// The scenario's prompt length is not a filter: only an explicit

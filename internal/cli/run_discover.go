@@ -96,7 +96,7 @@ func lookForServer(ctx context.Context, deps Deps, cfg *runConfig) (backend.Foun
 	for _, f := range found {
 		names = append(names, f.Name()+" at "+f.URL)
 	}
-	return backend.Found{}, scanned, usagef("run: found %d servers on this machine: %s; choose one with --url", len(found), strings.Join(names, ", "))
+	return backend.Found{}, scanned, configf("found %d servers on this machine: %s; choose one with --url", len(found), strings.Join(names, ", "))
 }
 
 // adoptServer takes from found what the flags left open, checks the rest
@@ -131,7 +131,7 @@ func adoptServer(cfg *runConfig, found backend.Found, scanned []string) (string,
 		}
 		cfg.Model, d.Model, d.ModelBy = m, m, found.ModelsBy
 	} else if ok, known := found.Serves(cfg.Backend, cfg.Model); known && !ok {
-		return "", usagef("run: --model %q: %s does not serve it; it serves %s", cfg.Model, server, servedList(found.Models))
+		return "", configf("--model %q: %s does not serve it; it serves %s", cfg.Model, server, servedList(found.Models))
 	}
 	cfg.defaultLabel()
 	if d.URL == "" && d.Backend == "" && d.Model == "" {
@@ -146,11 +146,11 @@ func adoptServer(cfg *runConfig, found backend.Found, scanned []string) (string,
 func onlyModel(found backend.Found, server string) (string, error) {
 	switch {
 	case found.Models == nil:
-		return "", usagef("run: --model is required: the models of %s could not be listed (%v)", server, found.ModelsErr)
+		return "", configf("--model is required: the models of %s could not be listed (%v)", server, found.ModelsErr)
 	case len(found.Models) == 0:
-		return "", usagef("run: --model is required: %s lists no model", server)
+		return "", configf("--model is required: %s lists no model", server)
 	case len(found.Models) > 1:
-		return "", usagef("run: --model is required: %s serves %d models: %s", server, len(found.Models), servedList(found.Models))
+		return "", configf("--model is required: %s serves %d models: %s", server, len(found.Models), servedList(found.Models))
 	}
 	return found.Models[0], nil
 }
@@ -179,7 +179,7 @@ func identifyError(cfg *runConfig, err error) error {
 	case errors.As(err, &ue):
 		return fmt.Errorf("run: no server at %s (%s): looked there for %s; start the server or check --url", cfg.URL, reason(ue.Err), lookedFor(cfg.Backend))
 	case errors.As(err, &re):
-		return usagef("run: --url %s answered, but not as %s (%s); give --backend if it is one", cfg.URL, lookedFor(cfg.Backend), strings.Join(re.Answers, "; "))
+		return configf("--url %s answered, but not as %s (%s); give --backend if it is one", cfg.URL, lookedFor(cfg.Backend), strings.Join(re.Answers, "; "))
 	}
 	return fmt.Errorf("run: --url %s: %w", cfg.URL, err)
 }
@@ -247,9 +247,9 @@ func reason(err error) string {
 // authError tells how the key is given, never the key.
 func authError(ae *backend.AuthError) error {
 	if ae.KeyGiven {
-		return usagef("run: %s refused the API key given (%s answered %s); check --api-key or OPENAI_API_KEY", ae.URL, ae.Request, ae.Status)
+		return configf("%s refused the API key given (%s answered %s); check --api-key or OPENAI_API_KEY", ae.URL, ae.Request, ae.Status)
 	}
-	return usagef("run: %s wants an API key (%s answered %s); give it with --api-key or in OPENAI_API_KEY", ae.URL, ae.Request, ae.Status)
+	return configf("%s wants an API key (%s answered %s); give it with --api-key or in OPENAI_API_KEY", ae.URL, ae.Request, ae.Status)
 }
 
 // lookedFor names the families Identify looks for: the one given, or all.

@@ -74,14 +74,14 @@ func (f *runFlags) profile(cfg *runConfig, set map[string]bool) error {
 	}
 	for _, n := range []string{"backend", "url", "model", "label"} {
 		if set[n] {
-			return usagef("run: --%s cannot be combined with --profile (each profile names its server, model and label)", n)
+			return configf("--%s cannot be combined with --profile (each profile names its server, model and label)", n)
 		}
 	}
 	// f.server's checks are skipped with --profile; do the ones that
 	// still apply here.
 	cfg.API = backend.API(*f.api)
 	if cfg.Timeout < 0 {
-		return usagef("run: --timeout %v: must not be negative", cfg.Timeout)
+		return configf("--timeout %v: must not be negative", cfg.Timeout)
 	}
 	profiles, err := loadProfiles(files)
 	if err != nil {
@@ -103,10 +103,10 @@ func loadProfiles(files []string) ([]*launch.Profile, error) {
 	for _, f := range files {
 		p, err := launch.Load(f)
 		if err != nil {
-			return nil, usagef("run: --profile: %v", err)
+			return nil, configf("--profile: %v", err)
 		}
 		if p.Model == "" {
-			return nil, usagef("run: --profile: profile %s: model: missing (the model the run requests)", f)
+			return nil, configf("--profile: profile %s: model: missing (the model the run requests)", f)
 		}
 		ps = append(ps, p)
 	}
@@ -119,7 +119,7 @@ func checkProfileAPI(p *launch.Profile, api backend.API) error {
 		ok = api == backend.Chat || api == backend.Generate
 	}
 	if !ok {
-		return usagef("run: --api %q: profile %s is backend %s, which does not take it", api, p.Path, p.Backend)
+		return configf("--api %q: profile %s is backend %s, which does not take it", api, p.Path, p.Backend)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func profileTargets(deps Deps, cfg runConfig) ([]runTarget, error) {
 	for i, p := range profiles {
 		spec, err := launch.Build(p, labels[i])
 		if err != nil {
-			return nil, usagef("run: --profile: %v", err)
+			return nil, configf("--profile: %v", err)
 		}
 		tc := cfg
 		tc.Backend, tc.Model, tc.URL = p.Backend, p.Model, spec.BaseURL

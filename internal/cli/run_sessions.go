@@ -47,7 +47,7 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 	}
 	if cfg.Scenario != workload.Multiturn {
 		if set["turns"] || set["think-time"] || set["followup-tokens"] {
-			return usagef("run: --turns, --followup-tokens and --think-time apply only to --scenario multiturn")
+			return configf("--turns, --followup-tokens and --think-time apply only to --scenario multiturn")
 		}
 		return nil
 	}
@@ -55,14 +55,14 @@ func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
 		return err
 	}
 	if *sf.followupTokens < 0 {
-		return usagef("run: --followup-tokens %d: must not be negative", *sf.followupTokens)
+		return configf("--followup-tokens %d: must not be negative", *sf.followupTokens)
 	}
 	think, err := load.ParseThinkTime(*sf.thinkTime)
 	if err != nil {
-		return usagef("run: --think-time: %v", err)
+		return configf("--think-time: %v", err)
 	}
 	if f.method != nil && *f.method == string(load.Batch) { // find has no --method
-		return usagef("run: --scenario multiturn runs under --method pool or rate, not batch")
+		return configf("--scenario multiturn runs under --method pool or rate, not batch")
 	}
 	cfg.Turns, cfg.FollowupTokens, cfg.Think = *sf.turns, *sf.followupTokens, think
 	return nil
@@ -75,16 +75,16 @@ func (f *runFlags) prefixConfig(cfg *runConfig, set map[string]bool) error {
 	cfg.SharedPrefixTokens, cfg.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
 	switch {
 	case cfg.SharedPrefixTokens < 0:
-		return usagef("run: --shared-prefix-tokens %d: must not be negative", cfg.SharedPrefixTokens)
+		return configf("--shared-prefix-tokens %d: must not be negative", cfg.SharedPrefixTokens)
 	case cfg.PrefixGroups < 1:
-		return usagef("run: --prefix-groups %d: must be at least 1", cfg.PrefixGroups)
+		return configf("--prefix-groups %d: must be at least 1", cfg.PrefixGroups)
 	case set["prefix-groups"] && cfg.SharedPrefixTokens == 0:
-		return usagef("run: --prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
+		return configf("--prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
 	case cfg.SharedPrefixTokens > 0 && cfg.PromptTokens > 0 && cfg.SharedPrefixTokens >= cfg.PromptTokens && !set["trace"] && !set["mix"]:
 		// A trace's rows and a mix's classes have prompts of their own
 		// lengths: traceConfig checks the trace's, each class's Builder
 		// its own.
-		return usagef("run: --shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", cfg.SharedPrefixTokens, cfg.PromptTokens)
+		return configf("--shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", cfg.SharedPrefixTokens, cfg.PromptTokens)
 	}
 	if cfg.SharedPrefixTokens == 0 {
 		cfg.PrefixGroups = 0
@@ -96,7 +96,7 @@ func (f *runFlags) prefixConfig(cfg *runConfig, set map[string]bool) error {
 // conversation so far.
 func checkTurns(n int) error {
 	if n < 1 || n > limits.MaxTurns {
-		return usagef("run: --turns %d: want 1 to %d", n, limits.MaxTurns)
+		return configf("--turns %d: want 1 to %d", n, limits.MaxTurns)
 	}
 	return nil
 }

@@ -31,28 +31,28 @@ func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 	if set["trace"] { // find refuses --trace before this (findShapeFlags)
 		for _, name := range traceExcludes {
 			if set[name] {
-				return usagef("run: --%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
+				return configf("--%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
 			}
 		}
 		if set["method"] && *f.method != string(load.Rate) {
-			return usagef("run: --method %s does not apply with --trace (a trace is an open-loop schedule: --method rate)", *f.method)
+			return configf("--method %s does not apply with --trace (a trace is an open-loop schedule: --method rate)", *f.method)
 		}
 		*f.method = string(load.Rate)
 	} else {
 		for _, name := range []string{"trace-format", "trace-speed", "trace-window"} {
 			if set[name] {
-				return usagef("run: --%s applies only with --trace", name)
+				return configf("--%s applies only with --trace", name)
 			}
 		}
 	}
 	if set["mix"] {
 		for _, name := range []string{"scenario", "prompt-tokens"} {
 			if set[name] {
-				return usagef("run: --%s does not apply with --mix (each class takes its scenario's prompt)", name)
+				return configf("--%s does not apply with --mix (each class takes its scenario's prompt)", name)
 			}
 		}
 		if f.method != nil && *f.method == string(load.Batch) { // find has no --method
-			return usagef("run: --mix does not apply to --method batch (its records compare one workload at a time); use pool or rate")
+			return configf("--mix does not apply to --method batch (its records compare one workload at a time); use pool or rate")
 		}
 	}
 	return nil
@@ -67,15 +67,15 @@ func (sf shapeFlags) config(cfg *runConfig, set map[string]bool) error {
 	if set["mix"] {
 		m, err := workload.ParseMix(*sf.mix)
 		if err != nil {
-			return usagef("run: --mix: %v", err)
+			return configf("--mix: %v", err)
 		}
 		for _, c := range m {
 			if c.Scenario == workload.Multiturn {
-				return usagef("run: --mix: class multiturn is a session, not a request; run sessions with --scenario multiturn")
+				return configf("--mix: class multiturn is a session, not a request; run sessions with --scenario multiturn")
 			}
 		}
 		if hasImages(m) && cfg.API == backend.Completions {
-			return usagef("run: --mix has an image class but --api completions cannot carry images; use --api chat")
+			return configf("--mix has an image class but --api completions cannot carry images; use --api chat")
 		}
 		cfg.Mix, cfg.PromptTokens = m, 0
 		if !set["max-tokens"] {
@@ -103,7 +103,7 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 	if cfg.Method != load.Rate {
 		for _, name := range []string{"burstiness", "rate-start", "ramp", "duration"} {
 			if set[name] {
-				return usagef("run: --%s applies only to --method rate", name)
+				return configf("--%s applies only to --method rate", name)
 			}
 		}
 		return nil
@@ -111,10 +111,10 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 	cfg.RequestsSet = set["requests"]
 	if set["burstiness"] {
 		if cfg.Arrival != load.Gamma && cfg.Arrival != load.Ramp {
-			return usagef("run: --burstiness applies only to --arrival gamma or ramp")
+			return configf("--burstiness applies only to --arrival gamma or ramp")
 		}
 		if !(*sf.burstiness > 0) || *sf.burstiness > 1e6 {
-			return usagef("run: --burstiness %v: must be positive (1 is poisson)", *sf.burstiness)
+			return configf("--burstiness %v: must be positive (1 is poisson)", *sf.burstiness)
 		}
 		cfg.Burstiness = *sf.burstiness
 	}
@@ -123,15 +123,15 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 	}
 	if set["rate-start"] || set["ramp"] {
 		if cfg.Arrival != load.Ramp {
-			return usagef("run: --rate-start and --ramp apply only to --arrival ramp")
+			return configf("--rate-start and --ramp apply only to --arrival ramp")
 		}
 	}
 	if cfg.Arrival == load.Ramp {
 		switch {
 		case *sf.ramp <= 0:
-			return usagef("run: --arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
+			return configf("--arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
 		case *sf.rateStart < 0 || math.IsInf(*sf.rateStart, 0) || math.IsNaN(*sf.rateStart):
-			return usagef("run: --rate-start %v: must not be negative", *sf.rateStart)
+			return configf("--rate-start %v: must not be negative", *sf.rateStart)
 		}
 		cfg.RateStart, cfg.Ramp = *sf.rateStart, *sf.ramp
 		if cfg.Burstiness == 0 {
@@ -140,7 +140,7 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 	}
 	if set["duration"] {
 		if *sf.duration <= 0 {
-			return usagef("run: --duration %v: must be positive", *sf.duration)
+			return configf("--duration %v: must be positive", *sf.duration)
 		}
 		cfg.Duration = *sf.duration
 		if _, err := cfg.planLevels(); err != nil {
@@ -154,22 +154,22 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 	format, err := trace.ParseFormat(*sf.traceFormat)
 	if err != nil {
-		return usagef("run: --trace-format: %v", err)
+		return configf("--trace-format: %v", err)
 	}
 	if !(*sf.traceSpeed > 0) || math.IsInf(*sf.traceSpeed, 0) {
-		return usagef("run: --trace-speed %v: must be positive (1: as recorded)", *sf.traceSpeed)
+		return configf("--trace-speed %v: must be positive (1: as recorded)", *sf.traceSpeed)
 	}
 	start, length, err := parseWindow(*sf.traceWindow)
 	if err != nil {
-		return usagef("run: --trace-window: %v", err)
+		return configf("--trace-window: %v", err)
 	}
 	t, err := trace.ReadFile(*sf.trace, format)
 	if err != nil {
-		return usagef("run: --trace: %v", err)
+		return configf("--trace: %v", err)
 	}
 	if start > 0 || length > 0 {
 		if t, err = t.Window(start, length); err != nil {
-			return usagef("run: --trace-window: %v", err)
+			return configf("--trace-window: %v", err)
 		}
 	}
 	if err := checkTraceSpan(t, *sf.traceSpeed); err != nil {
@@ -187,13 +187,13 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 		}
 	}
 	if images > 0 && cfg.API == backend.Completions {
-		return usagef("run: --trace: %d rows carry images but --api completions cannot; use --api chat", images)
+		return configf("--trace: %d rows carry images but --api completions cannot; use --api chat", images)
 	}
 	spec := workload.TraceSpec(t, workload.Spec{})
 	cfg.Trace, cfg.TraceInfo = t, info
 	cfg.PromptTokens, cfg.MaxTokens = spec.PromptTokens, spec.MaxTokens
 	if cfg.TraceSessions, cfg.TraceRate, err = workload.TraceLevel(t); err != nil {
-		return usagef("run: --trace: %v", err)
+		return configf("--trace: %v", err)
 	}
 	return traceGroups(cfg, t)
 }
@@ -217,7 +217,7 @@ func traceGroups(cfg *runConfig, t *trace.Trace) error {
 			cfg.PrefixGroups, cfg.SharedPrefixTokens, shortest.Line, shortest.InputTokens))
 	}
 	if room := shortest.InputTokens - cfg.SharedPrefixTokens; room < workload.MinUserTokens {
-		return usagef("run: --shared-prefix-tokens %d leaves %d tokens for the user message of %s:%d (input_tokens %d), want at least %d",
+		return configf("--shared-prefix-tokens %d leaves %d tokens for the user message of %s:%d (input_tokens %d), want at least %d",
 			cfg.SharedPrefixTokens, max(room, 0), t.File, shortest.Line, shortest.InputTokens, workload.MinUserTokens)
 	}
 	return nil
@@ -275,7 +275,7 @@ func checkTraceSpan(t *trace.Trace, speed float64) error {
 		}
 	}
 	if wait := longest / speed; wait > limits.MaxSpan.Seconds() {
-		return usagef("run: --trace %s: %s %s at --trace-speed %v, more than the %s a run may take; use --trace-window or a higher --trace-speed",
+		return configf("--trace %s: %s %s at --trace-speed %v, more than the %s a run may take; use --trace-window or a higher --trace-speed",
 			t.File, what, fmtSeconds(wait), speed, fmtSeconds(limits.MaxSpan.Seconds()))
 	}
 	return nil

@@ -75,7 +75,7 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 	if f.scheduler != "" {
 		var err error
 		if spec.Backend, err = sim.ParseKind(f.scheduler); err != nil {
-			return spec, usagef("%s: --scheduler %q: want %s", cmd, f.scheduler, backend.Or(sim.Kinds))
+			return spec, usageOf(cmd, "--scheduler %q: want %s", f.scheduler, backend.Or(sim.Kinds))
 		}
 	}
 	// The upper bounds are the simulator's own (sim.Config's check), here
@@ -87,18 +87,18 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 		{"--block-size", f.blockSize, 1 << 16}, {"--kv-blocks", f.kvBlocks, 1 << 31}, {"--parallel", f.parallel, 1 << 16},
 		{"--n-batch", f.nBatch, 1 << 24}, {"--ubatch", f.ubatch, 1 << 24}} {
 		if n.v < 0 || n.v > n.max {
-			return spec, usagef("%s: %s %d: want 0 to %d", cmd, n.flag, n.v, n.max)
+			return spec, usageOf(cmd, "%s %d: want 0 to %d", n.flag, n.v, n.max)
 		}
 	}
 	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {
-		return spec, usagef("%s: --gpu-gib must be >= 0 and --gpu-memory-utilization in (0, 1]", cmd)
+		return spec, usageOf(cmd, "--gpu-gib must be >= 0 and --gpu-memory-utilization in (0, 1]")
 	}
 	for _, v := range []struct {
 		flag string
 		v    float64
 	}{{"--gpu-gib", f.gpuGiB}, {"--gpu-bandwidth", f.gpuBandwidth}, {"--gpu-tflops", f.gpuTFLOPS}} {
 		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || v.v < 0 || v.v > 1e6 {
-			return spec, usagef("%s: %s %g: want a number from 0 to 1000000", cmd, v.flag, v.v)
+			return spec, usageOf(cmd, "%s %g: want a number from 0 to 1000000", v.flag, v.v)
 		}
 	}
 	fam := spec.Backend
@@ -160,14 +160,14 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	if strings.TrimSpace(*f.backend) != backendSim {
 		for _, n := range f.sim.engine.names {
 			if set[n] {
-				return usagef("run: --%s applies only to --backend sim", n)
+				return configf("--%s applies only to --backend sim", n)
 			}
 		}
 		return nil
 	}
 	for _, n := range notWithSim {
 		if set[n] {
-			return usagef("run: --%s does not apply to --backend sim (no server is measured)", n)
+			return configf("--%s does not apply to --backend sim (no server is measured)", n)
 		}
 	}
 	gpu, model := strings.TrimSpace(*f.telemetry.gpu), strings.TrimSpace(*f.model)
@@ -175,12 +175,12 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 		gpu = "" // telemetry's default, auto, names no board to simulate
 	}
 	if gpu == "" && !(set["gpu-gib"] && set["gpu-bandwidth"] && set["gpu-tflops"]) {
-		return usagef("run: --backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\"), or a custom board: " + customBoardFlags)
+		return configf("--backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\"), or a custom board: " + customBoardFlags)
 	}
 	if model == "" {
-		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
+		return configf("--backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
 	}
-	spec, err := f.sim.engine.spec("run", gpu, model, backend.VLLM)
+	spec, err := f.sim.engine.spec("", gpu, model, backend.VLLM)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	}
 	c, err := spec.Config()
 	if err != nil {
-		return simSpecError("run", err)
+		return simSpecError("", err)
 	}
 	info := record.SimInfo{Scheduler: string(c.Backend), GPU: gpu, Model: model, Quant: spec.Quant, KVDtype: spec.KVDtype,
 		Seed: cfg.Seed, JitterMeanMS: float64(sim.DefaultJitter) / 1e6}
@@ -198,7 +198,7 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 			return err
 		}
 	} else if set["sim-profile-run"] {
-		return usagef("run: --sim-profile-run needs --sim-profile")
+		return configf("--sim-profile-run needs --sim-profile")
 	}
 	if info.Engine, err = json.Marshal(c); err != nil {
 		return fmt.Errorf("run: --backend sim: %w", err)
@@ -211,12 +211,12 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 // applySimProfile applies the fitted run label (or the file's only run)
 // of the sim profile in path to c, and names what it applied.
 func applySimProfile(c *sim.Config, path, label string) (string, error) {
-	rp, err := loadSimProfile("run", path, label)
+	rp, err := loadSimProfile("", path, label)
 	if err != nil {
 		return "", err
 	}
 	if rp.Backend != c.Backend {
-		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Backend, rp.Backend)
+		return "", configf("--sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Backend, rp.Backend)
 	}
 	rp.Apply(c)
 	return path + "#" + rp.Label, nil
@@ -226,18 +226,23 @@ func applySimProfile(c *sim.Config, path, label string) (string, error) {
 const customBoardFlags = "--gpu-gib N --gpu-bandwidth GB/s --gpu-tflops N"
 
 // simSpecError turns an error of package sim into one line naming the
-// flag at fault: a usage error (exit 2) for an unknown GPU or model, a
+// flag at fault (cmd's, or "" for a shared step's, see usageOf): a usage error (exit 2) for an unknown GPU or model, a
 // model that does not fit, or a setting out of range.
 func simSpecError(cmd string, err error) error {
 	switch {
 	case errors.Is(err, sim.ErrUnknownGPU):
-		return usagef("%s: --gpu: %v; or describe a custom board: %s", cmd, err, customBoardFlags)
+		return usageOf(cmd, "--gpu: %v; or describe a custom board: %s", err, customBoardFlags)
 	case errors.Is(err, sim.ErrUnknownModel):
-		return usagef("%s: --model: %v", cmd, err)
+		return usageOf(cmd, "--model: %v", err)
 	case errors.Is(err, sim.ErrDoesNotFit):
-		return usagef("%s: --model/--gpu: %v", cmd, err)
+		return usageOf(cmd, "--model/--gpu: %v", err)
 	case errors.Is(err, sim.ErrBadInput):
-		return usagef("%s: %v", cmd, err)
+		return usageOf(cmd, "%v", err)
+	}
+	if cmd == "" {
+		// a failure, not a usage error: no command names it later, and
+		// run's steps fail as run
+		cmd = "run"
 	}
 	return fmt.Errorf("%s: %w", cmd, err)
 }
@@ -248,7 +253,7 @@ func simSpecError(cmd string, err error) error {
 func newSimServer(cfg runConfig) (*simrun.Sim, error) {
 	s, err := simrun.New(cfg.Sim.Config, simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout})
 	if err != nil {
-		return nil, simSpecError("run", err)
+		return nil, simSpecError("", err)
 	}
 	return s, nil
 }

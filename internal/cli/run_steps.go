@@ -108,7 +108,7 @@ func markSaturated(env *runEnv, label string, level int, f saturation.Finding) {
 func (f *runFlags) intervals(cfg *runConfig, set map[string]bool) error {
 	c := *f.confidence
 	if !(c >= 0.5 && c <= 0.999) {
-		return usagef("run: --confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", c)
+		return configf("--confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", c)
 	}
 	if set["confidence"] {
 		cfg.Confidence = c

@@ -59,20 +59,20 @@ func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 	t := telemetrySettings{MetricsURL: *tf.metricsURL, ScrapeInterval: *tf.interval, GPUIndex: *tf.gpuIndex, ServerPID: *tf.serverPID}
 	mode, err := telemetry.ParseGPUMode(*tf.gpu)
 	if err != nil {
-		return usagef("run: --gpu: %v", err)
+		return configf("--gpu: %v", err)
 	}
 	t.GPU = mode
 	switch {
 	case t.ScrapeInterval < minScrapeInterval:
-		return usagef("run: --scrape-interval %v: must be at least %v", t.ScrapeInterval, minScrapeInterval)
+		return configf("--scrape-interval %v: must be at least %v", t.ScrapeInterval, minScrapeInterval)
 	case t.GPUIndex < 0:
-		return usagef("run: --gpu-index %d: must not be negative", t.GPUIndex)
+		return configf("--gpu-index %d: must not be negative", t.GPUIndex)
 	case t.ServerPID < 0:
-		return usagef("run: --server-pid %d: must not be negative", t.ServerPID)
+		return configf("--server-pid %d: must not be negative", t.ServerPID)
 	}
 	if t.MetricsURL != "" && t.MetricsURL != telemetry.MetricsOff {
 		if err := checkURL(t.MetricsURL); err != nil {
-			return usagef("run: --metrics-url: %v", err)
+			return configf("--metrics-url: %v", err)
 		}
 	}
 	cfg.Telemetry = t

@@ -33,20 +33,20 @@ var usersExcludes = []string{"concurrency", "rate", "trace", "scenario", "mix", 
 func (f *runFlags) usersConflicts(_ *runConfig, set map[string]bool) error {
 	if !set["users"] {
 		if set["user-profile"] {
-			return usagef("run: --user-profile applies only with --users")
+			return configf("--user-profile applies only with --users")
 		}
 		if f.method != nil && *f.method == string(load.Users) {
-			return usagef("run: --method users: give --users N (the numbers of people) instead")
+			return configf("--method users: give --users N (the numbers of people) instead")
 		}
 		return nil
 	}
 	for _, name := range usersExcludes {
 		if set[name] {
-			return usagef("run: --users and --%s do not go together (--users is the load: people who think between turns)", name)
+			return configf("--users and --%s do not go together (--users is the load: people who think between turns)", name)
 		}
 	}
 	if set["method"] {
-		return usagef("run: --users and --method %s do not go together (--users is its own load method)", *f.method)
+		return configf("--users and --method %s do not go together (--users is its own load method)", *f.method)
 	}
 	return nil
 }
@@ -61,11 +61,11 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 	}
 	levels, err := parseLevels(*f.people.users)
 	if err != nil {
-		return usagef("run: --users: %v", err)
+		return configf("--users: %v", err)
 	}
 	p, err := workload.LookupProfile(*f.people.profile)
 	if err != nil {
-		return usagef("run: --user-profile: %v", err)
+		return configf("--user-profile: %v", err)
 	}
 	sf := f.sessions
 	fixed := func(name string, v int, min int, l *workload.Length) error {
@@ -73,7 +73,7 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 			return nil
 		}
 		if v < min {
-			return usagef("run: --%s %d: must be at least %d", name, v, min)
+			return configf("--%s %d: must be at least %d", name, v, min)
 		}
 		*l = workload.Length{Mean: float64(v), Fixed: true}
 		return nil
@@ -92,7 +92,7 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 	}
 	if set["think-time"] {
 		if cfg.Think, err = load.ParseThinkTime(*sf.thinkTime); err != nil {
-			return usagef("run: --think-time: %v", err)
+			return configf("--think-time: %v", err)
 		}
 	}
 	cfg.Method, cfg.Users, cfg.UserProfile, cfg.Concurrency = load.Users, levels, p, nil

@@ -193,15 +193,15 @@ func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
 		if errors.As(err, &pe) {
 			msg = pe.Err.Error()
 		}
-		return nil, usagef("%s: --sim-profile %s: cannot read: %s", cmd, path, msg)
+		return nil, usageOf(cmd, "--sim-profile %s: cannot read: %s", path, msg)
 	}
 	p, err := sim.ReadProfile(bytes.NewReader(data))
 	if err != nil {
-		return nil, usagef("%s: --sim-profile %s: %v", cmd, path, err)
+		return nil, usageOf(cmd, "--sim-profile %s: %v", path, err)
 	}
 	rp, err := p.Select(label)
 	if err != nil {
-		return nil, usagef("%s: --sim-profile-run: %s: %v", cmd, path, err)
+		return nil, usageOf(cmd, "--sim-profile-run: %s: %v", path, err)
 	}
 	return rp, nil
 }

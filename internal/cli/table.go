@@ -51,11 +51,11 @@ func (f tableFlags) choice(cmd string) (tableChoice, error) {
 		return c, nil
 	}
 	if c.Wide {
-		return c, usagef("%s: --columns and --wide: give one (--wide shows every column)", cmd)
+		return c, usageOf(cmd, "--columns and --wide: give one (--wide shows every column)")
 	}
 	figs, err := report.ParseColumns(*f.columns)
 	if err != nil {
-		return c, usagef("%s: --columns: %v", cmd, err)
+		return c, usageOf(cmd, "--columns: %v", err)
 	}
 	c.Columns = figs
 	return c, nil
