@@ -128,115 +128,20 @@ func commonShortfall(r *plan.Result) (float64, bool) {
 func WriteText(out io.Writer, r *plan.Result) error {
 	w := &errWriter{w: out}
 	in := r.Inputs
-	fmt.Fprintf(w, "%s on %s (%s) with %s", r.Model.Name, gpuTitle(r), gpuMemory(&in), modelTitle(&in))
-	if in.VLLMVersion != "" {
-		fmt.Fprintf(w, " %s", in.VLLMVersion)
-		if in.EnforceEager {
-			fmt.Fprint(w, " --enforce-eager")
-		}
-	}
-	if in.GPUMemoryUtilization > 0 {
-		fmt.Fprintf(w, ", gpu_memory_utilization %.2f", in.GPUMemoryUtilization)
-	}
-	if in.TensorParallel > 1 || in.PipelineParallel > 1 {
-		fmt.Fprintf(w, ", tensor parallel %d × pipeline parallel %d", max(in.TensorParallel, 1), max(in.PipelineParallel, 1))
-	}
-	fmt.Fprintln(w)
-	if len(r.Predictions) > 0 {
-		perGPU := ""
-		if !cellsSized(&in) && len(r.Predictions[0].Devices) > 1 {
-			perGPU = " per GPU"
-		}
-		fmt.Fprintf(w, "weights %.3f GiB%s (%s)", r.Predictions[0].WeightsGiB, perGPU, in.WeightsSource)
-		if r.Model.IsMoE() {
-			fmt.Fprintf(w, "; %.1fB parameters, %.1fB active per token", float64(r.TotalParams)/1e9, float64(r.ActiveParams)/1e9)
-		}
-		fmt.Fprint(w, "\n\n")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(label string, f func(p *plan.Prediction) string) {
-		fmt.Fprint(tw, label+"\t")
-		for i := range r.Predictions {
-			fmt.Fprint(tw, f(&r.Predictions[i])+"\t")
-		}
-		fmt.Fprintln(tw)
-	}
-	row("KV dtype", func(p *plan.Prediction) string { return p.KVCacheDtype })
-	row("bytes/token", func(p *plan.Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
-	someP := func(f func(p *plan.Prediction) bool) bool {
-		for i := range r.Predictions {
-			if f(&r.Predictions[i]) {
-				return true
-			}
-		}
-		return false
-	}
+	writeTitle(w, r)
+	t := predTable{tw: tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight), r: r}
+	t.row("KV dtype", func(p *plan.Prediction) string { return p.KVCacheDtype })
+	t.row("bytes/token", func(p *plan.Prediction) string { return thousands(int(p.BytesPerToken + 0.5)) })
 	switch {
 	case cellsSized(&in):
-		row("cells", func(p *plan.Prediction) string { return thousands(p.Cells) })
-		row("KV MiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
-		row("compute buffer MiB (est.)", func(p *plan.Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
-		if someP(func(p *plan.Prediction) bool {
-			return p.ModelLayers > 0 && p.GPULayers != p.ModelLayers || len(p.Devices) > 1
-		}) {
-			row("layers on GPUs", func(p *plan.Prediction) string { return fmt.Sprintf("%d/%d", p.GPULayers, p.ModelLayers) })
-		}
-		row("max cells that fit", func(p *plan.Prediction) string { return thousands(p.FitTokens) })
-		row(fmt.Sprintf("slots of %s", thousands(r.Predictions[0].Context)), func(p *plan.Prediction) string { return trim1(p.MaxConcurrency) })
+		t.cellRows()
 	case in.Backend == backend.SGLang:
-		row("mem_fraction_static", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.SGLang.MemFractionStatic) })
-		row("weights + KV pool GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.RequestedGiB) })
-		row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
-		row("max_total_num_tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
-		row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+		t.sglangRows()
 	default:
-		if in.CapacityModel != plan.SeedFormula {
-			row("activation peak GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
-			row("non-torch GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.NonTorchGiB) })
-			for _, p := range r.Predictions {
-				if p.AttentionBackendGiB > 0 {
-					row("FlashInfer buffers GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.AttentionBackendGiB) })
-					break
-				}
-			}
-			if someP(func(p *plan.Prediction) bool { return p.VisionGiB > 0 }) {
-				row("vision encoder peak GiB", func(p *plan.Prediction) string {
-					return fmt.Sprintf("%.3f (%d×%s)", p.VisionGiB, p.ImageItems, shortTokens(p.ImageTokens))
-				})
-			}
-			if someP(func(p *plan.Prediction) bool { return p.LoRAGiB > 0 }) {
-				row("LoRA weights GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.LoRAGiB) })
-			}
-			if someP(func(p *plan.Prediction) bool { return p.KVGroups > 0 }) {
-				row("KV groups (hybrid)", func(p *plan.Prediction) string { return fmt.Sprint(p.KVGroups) })
-			}
-		} else {
-			row("overhead GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
-		}
-		row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
-		row(fmt.Sprintf("blocks of %d", in.BlockSize), func(p *plan.Prediction) string { return thousands(p.Blocks) })
-		row("tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
-		row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+		t.blockRows()
 	}
-	var corrected bool
-	for _, p := range r.Predictions {
-		corrected = corrected || p.Correction != nil
-	}
-	if corrected {
-		row("calibration factor", func(p *plan.Prediction) string {
-			if p.Correction == nil {
-				return "-"
-			}
-			return fmt.Sprintf("×%.4f", p.Correction.Factor)
-		})
-		row("uncorrected tokens", func(p *plan.Prediction) string {
-			if p.Correction == nil {
-				return "-"
-			}
-			return thousands(p.UncorrectedTokens)
-		})
-	}
-	if err := tw.Flush(); err != nil {
+	corrected := t.calibrationRows()
+	if err := t.tw.Flush(); err != nil {
 		return err
 	}
 	if err := writeDevices(w, r); err != nil {
@@ -251,6 +156,152 @@ func WriteText(out io.Writer, r *plan.Result) error {
 		fmt.Fprintln(w, "warning: "+warn)
 	}
 	return w.err
+}
+
+// writeTitle writes the plan's first lines: the model, GPU and settings,
+// then the weights (per GPU when split) and an MoE's parameters.
+func writeTitle(w io.Writer, r *plan.Result) {
+	in := r.Inputs
+	fmt.Fprintf(w, "%s on %s (%s) with %s", r.Model.Name, gpuTitle(r), gpuMemory(&in), modelTitle(&in))
+	if in.VLLMVersion != "" {
+		fmt.Fprintf(w, " %s", in.VLLMVersion)
+		if in.EnforceEager {
+			fmt.Fprint(w, " --enforce-eager")
+		}
+	}
+	if in.GPUMemoryUtilization > 0 {
+		fmt.Fprintf(w, ", gpu_memory_utilization %.2f", in.GPUMemoryUtilization)
+	}
+	if in.TensorParallel > 1 || in.PipelineParallel > 1 {
+		fmt.Fprintf(w, ", tensor parallel %d × pipeline parallel %d", max(in.TensorParallel, 1), max(in.PipelineParallel, 1))
+	}
+	fmt.Fprintln(w)
+	if len(r.Predictions) == 0 {
+		return
+	}
+	perGPU := ""
+	if !cellsSized(&in) && len(r.Predictions[0].Devices) > 1 {
+		perGPU = " per GPU"
+	}
+	fmt.Fprintf(w, "weights %.3f GiB%s (%s)", r.Predictions[0].WeightsGiB, perGPU, in.WeightsSource)
+	if r.Model.IsMoE() {
+		fmt.Fprintf(w, "; %.1fB parameters, %.1fB active per token", float64(r.TotalParams)/1e9, float64(r.ActiveParams)/1e9)
+	}
+	fmt.Fprint(w, "\n\n")
+}
+
+// predTable is the plan's table: one row per figure, one column per
+// prediction (KV dtype).
+type predTable struct {
+	tw *tabwriter.Writer
+	r  *plan.Result
+}
+
+// row writes a row: the label, then f of each prediction.
+func (t predTable) row(label string, f func(p *plan.Prediction) string) {
+	fmt.Fprint(t.tw, label+"\t")
+	for i := range t.r.Predictions {
+		fmt.Fprint(t.tw, f(&t.r.Predictions[i])+"\t")
+	}
+	fmt.Fprintln(t.tw)
+}
+
+// some tells whether f holds for any prediction.
+func (t predTable) some(f func(p *plan.Prediction) bool) bool {
+	for i := range t.r.Predictions {
+		if f(&t.r.Predictions[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// rowIf writes the row when when holds for some prediction.
+func (t predTable) rowIf(when func(p *plan.Prediction) bool, label string, f func(p *plan.Prediction) string) {
+	if t.some(when) {
+		t.row(label, f)
+	}
+}
+
+// cellRows are the rows of a server sized in cells (llama.cpp, Ollama):
+// cells, KV and compute buffer, the layers on GPUs when not all are,
+// and the cells and slots that fit.
+func (t predTable) cellRows() {
+	t.row("cells", func(p *plan.Prediction) string { return thousands(p.Cells) })
+	t.row("KV MiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.KVMiB) })
+	t.row("compute buffer MiB (est.)", func(p *plan.Prediction) string { return fmt.Sprintf("%.0f", p.ComputeBufferMiB) })
+	t.rowIf(func(p *plan.Prediction) bool {
+		return p.ModelLayers > 0 && p.GPULayers != p.ModelLayers || len(p.Devices) > 1
+	},
+		"layers on GPUs", func(p *plan.Prediction) string { return fmt.Sprintf("%d/%d", p.GPULayers, p.ModelLayers) })
+	t.row("max cells that fit", func(p *plan.Prediction) string { return thousands(p.FitTokens) })
+	t.row(fmt.Sprintf("slots of %s", thousands(t.r.Predictions[0].Context)), func(p *plan.Prediction) string { return trim1(p.MaxConcurrency) })
+}
+
+// sglangRows are SGLang's rows: its static memory fraction, the pool
+// and KV cache, its token pool and the sequences it holds.
+func (t predTable) sglangRows() {
+	in := &t.r.Inputs
+	t.row("mem_fraction_static", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.SGLang.MemFractionStatic) })
+	t.row("weights + KV pool GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.RequestedGiB) })
+	t.row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
+	t.row("max_total_num_tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
+	t.row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+}
+
+// blockRows are the rows of a server sized in KV blocks (vLLM, TGI):
+// what the memory profile takes (or the seed formula's overhead), then
+// the KV cache, blocks, tokens and sequences.
+func (t predTable) blockRows() {
+	in := &t.r.Inputs
+	if in.CapacityModel != plan.SeedFormula {
+		t.profileRows()
+	} else {
+		t.row("overhead GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.OverheadGiB) })
+	}
+	t.row("KV cache GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.KVGiB) })
+	t.row(fmt.Sprintf("blocks of %d", in.BlockSize), func(p *plan.Prediction) string { return thousands(p.Blocks) })
+	t.row("tokens", func(p *plan.Prediction) string { return thousands(p.PredictedTokens) })
+	t.row(fmt.Sprintf("sequences of %s", thousands(in.Context)), func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.MaxConcurrency) })
+}
+
+// profileRows are what vLLM's memory profile takes besides the weights:
+// the activation peak and non-torch memory, then the attention backend's
+// buffers, vision encoder, LoRA weights and hybrid KV groups where some
+// prediction has them.
+func (t predTable) profileRows() {
+	t.row("activation peak GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.ActivationGiB) })
+	t.row("non-torch GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.2f", p.NonTorchGiB) })
+	t.rowIf(func(p *plan.Prediction) bool { return p.AttentionBackendGiB > 0 },
+		"FlashInfer buffers GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.AttentionBackendGiB) })
+	t.rowIf(func(p *plan.Prediction) bool { return p.VisionGiB > 0 }, "vision encoder peak GiB", func(p *plan.Prediction) string {
+		return fmt.Sprintf("%.3f (%d×%s)", p.VisionGiB, p.ImageItems, shortTokens(p.ImageTokens))
+	})
+	t.rowIf(func(p *plan.Prediction) bool { return p.LoRAGiB > 0 },
+		"LoRA weights GiB", func(p *plan.Prediction) string { return fmt.Sprintf("%.3f", p.LoRAGiB) })
+	t.rowIf(func(p *plan.Prediction) bool { return p.KVGroups > 0 },
+		"KV groups (hybrid)", func(p *plan.Prediction) string { return fmt.Sprint(p.KVGroups) })
+}
+
+// calibrationRows writes the calibration factor and the uncorrected
+// tokens when some prediction was corrected, and says whether one was.
+func (t predTable) calibrationRows() bool {
+	if !t.some(func(p *plan.Prediction) bool { return p.Correction != nil }) {
+		return false
+	}
+	t.row("calibration factor", func(p *plan.Prediction) string {
+		if p.Correction == nil {
+			return "-"
+		}
+		return fmt.Sprintf("×%.4f", p.Correction.Factor)
+	})
+	t.row("uncorrected tokens", func(p *plan.Prediction) string {
+		if p.Correction == nil {
+			return "-"
+		}
+		return thousands(p.UncorrectedTokens)
+	})
+	return true
 }
 
 // writeDevices writes, for a plan on several GPUs or with layers on the
