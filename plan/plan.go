@@ -431,8 +431,28 @@ func (in *Inputs) validate() error {
 }
 
 // validateBreadth checks the inputs of several GPUs, offload, LoRA,
-// images and SGLang.
+// images and SGLang, each group by its own check.
 func (in *Inputs) validateBreadth() error {
+	if err := in.validateParallel(); err != nil {
+		return err
+	}
+	if err := in.validateOffload(); err != nil {
+		return err
+	}
+	if err := in.LoRA.validate(); err != nil {
+		return err
+	}
+	if in.ImagesPerPrompt != nil && (*in.ImagesPerPrompt < 0 || *in.ImagesPerPrompt > MaxImages) {
+		return &InputError{FieldImagesPerPrompt, *in.ImagesPerPrompt, fmt.Sprintf("must be in 0..%d", MaxImages)}
+	}
+	return in.SGLang.validate()
+}
+
+// validateParallel checks how the model is split over GPUs: tensor and
+// pipeline parallelism in range and only for the families that split so
+// (with as many GPUs as ranks, and no more stages than layers), and each
+// GPU's memory.
+func (in *Inputs) validateParallel() error {
 	tp, pp := in.TensorParallel, in.PipelineParallel
 	switch {
 	case tp < 1 || tp > MaxGPUs:
@@ -457,6 +477,13 @@ func (in *Inputs) validateBreadth() error {
 	if pp > in.Model.Layers {
 		return &InputError{FieldPipelineParallel, pp, fmt.Sprintf("is more than the model's %d layers", in.Model.Layers)}
 	}
+	return nil
+}
+
+// validateOffload checks llama.cpp's and Ollama's placement: the layers
+// on GPUs, the tensor split (one share per GPU, not all zero) and the
+// host memory.
+func (in *Inputs) validateOffload() error {
 	if in.NGPULayers != nil && (*in.NGPULayers < 0 || *in.NGPULayers > MaxGPULayers) {
 		return &InputError{FieldNGPULayers, *in.NGPULayers, fmt.Sprintf("must be in 0..%d", MaxGPULayers)}
 	}
@@ -478,13 +505,12 @@ func (in *Inputs) validateBreadth() error {
 	if !(in.RAMGiB >= 0) || in.RAMGiB > MaxRAMGiB {
 		return &InputError{FieldRAMGiB, in.RAMGiB, fmt.Sprintf("must be >= 0 and at most %d", MaxRAMGiB)}
 	}
-	if err := in.LoRA.validate(); err != nil {
-		return err
-	}
-	if in.ImagesPerPrompt != nil && (*in.ImagesPerPrompt < 0 || *in.ImagesPerPrompt > MaxImages) {
-		return &InputError{FieldImagesPerPrompt, *in.ImagesPerPrompt, fmt.Sprintf("must be in 0..%d", MaxImages)}
-	}
-	s := in.SGLang
+	return nil
+}
+
+// validate checks SGLang's settings against their ranges (zero: its
+// default).
+func (s SGLangSettings) validate() error {
 	switch {
 	case !(s.MemFractionStatic >= 0 && s.MemFractionStatic <= 1):
 		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in (0, 1]"}
