@@ -143,53 +143,71 @@ func (in *Inputs) takeStated(obs *Observed) ([]string, error) {
 		in.GPUGiB = *c.TotalGPUGiB
 		note("total_gpu_memory %.2f GiB", in.GPUGiB)
 	}
-	switch in.Server.Describe().Log {
-	case backend.LlamaCpp:
-		if c.NSeq != nil && *c.NSeq > 0 && !in.Given.Parallel {
-			in.Parallel = *c.NSeq
-			note("%d slots (n_seq_max)", in.Parallel)
-		}
-		nctx := c.NCtx
-		if nctx == nil {
-			nctx = c.Cells
-		}
-		if nctx != nil && *nctx > 0 && !in.Given.Context {
-			in.Context = *nctx
-			if in.Server == backend.Ollama {
-				// n_ctx is the total over the slots; Ollama's num_ctx is per slot
-				in.Context = *nctx / max(in.slots(), 1)
-			}
-			note("n_ctx %d", *nctx)
-		}
-		if c.TypeK != "" && !in.Given.KVDtypes {
-			if d, err := ParseKVDtype(c.TypeK); err == nil {
-				in.KVDtypes = []KVDtype{d}
-				note("KV type %s", c.TypeK)
-				if d.isGGMLQuant() {
-					in.FlashAttention = true
-				}
-			}
-		}
-	case backend.VLLM:
-		if c.Utilization != nil && !in.Given.Utilization {
-			in.Utilization = *c.Utilization
-			note("gpu_memory_utilization %.2f", in.Utilization)
-		}
-		if c.VLLMVersion != "" && !in.Given.VLLMVersion {
-			if v, err := ParseVLLMVersion(c.VLLMVersion); err == nil {
-				in.VLLMVersion = v
-				note("vLLM %s", v)
-			}
-		}
-		if c.CUDAGraphEstimateApplied != nil && !in.Given.GraphEstimate && !in.Given.EnforceEager {
-			in.GraphEstimate = GraphEstimateOff
-			if *c.CUDAGraphEstimateApplied {
-				in.GraphEstimate = GraphEstimateOn
-			}
-			note("CUDA-graph estimate charged to the KV cache: %v", *c.CUDAGraphEstimateApplied)
-		}
+	if take, ok := statedByLog[in.Server.Describe().Log]; ok {
+		take(in, c, note)
 	}
 	return notes, nil
+}
+
+// statedByLog takes the inputs a server's log states, one reader per log
+// format (backend.Descriptor.Log): llama.cpp's (Ollama's runner writes
+// it too) and vLLM's. note records each input taken.
+var statedByLog = map[backend.Kind]func(in *Inputs, c *serverlog.Capacity, note func(format string, a ...any)){
+	backend.LlamaCpp: (*Inputs).takeLlamaLog,
+	backend.VLLM:     (*Inputs).takeVLLMLog,
+}
+
+// takeLlamaLog takes the slots, the context (per slot for Ollama) and
+// the KV type from a llama.cpp log; a quantized KV type means flash
+// attention was on.
+func (in *Inputs) takeLlamaLog(c *serverlog.Capacity, note func(format string, a ...any)) {
+	if c.NSeq != nil && *c.NSeq > 0 && !in.Given.Parallel {
+		in.Parallel = *c.NSeq
+		note("%d slots (n_seq_max)", in.Parallel)
+	}
+	nctx := c.NCtx
+	if nctx == nil {
+		nctx = c.Cells
+	}
+	if nctx != nil && *nctx > 0 && !in.Given.Context {
+		in.Context = *nctx
+		if in.Server == backend.Ollama {
+			// n_ctx is the total over the slots; Ollama's num_ctx is per slot
+			in.Context = *nctx / max(in.slots(), 1)
+		}
+		note("n_ctx %d", *nctx)
+	}
+	if c.TypeK != "" && !in.Given.KVDtypes {
+		if d, err := ParseKVDtype(c.TypeK); err == nil {
+			in.KVDtypes = []KVDtype{d}
+			note("KV type %s", c.TypeK)
+			if d.isGGMLQuant() {
+				in.FlashAttention = true
+			}
+		}
+	}
+}
+
+// takeVLLMLog takes gpu_memory_utilization, the version and whether the
+// CUDA-graph estimate was charged to the KV cache from a vLLM log.
+func (in *Inputs) takeVLLMLog(c *serverlog.Capacity, note func(format string, a ...any)) {
+	if c.Utilization != nil && !in.Given.Utilization {
+		in.Utilization = *c.Utilization
+		note("gpu_memory_utilization %.2f", in.Utilization)
+	}
+	if c.VLLMVersion != "" && !in.Given.VLLMVersion {
+		if v, err := ParseVLLMVersion(c.VLLMVersion); err == nil {
+			in.VLLMVersion = v
+			note("vLLM %s", v)
+		}
+	}
+	if c.CUDAGraphEstimateApplied != nil && !in.Given.GraphEstimate && !in.Given.EnforceEager {
+		in.GraphEstimate = GraphEstimateOff
+		if *c.CUDAGraphEstimateApplied {
+			in.GraphEstimate = GraphEstimateOn
+		}
+		note("CUDA-graph estimate charged to the KV cache: %v", *c.CUDAGraphEstimateApplied)
+	}
 }
 
 // takeLive sets the inputs not given from what a live server reports.
