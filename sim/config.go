@@ -193,11 +193,25 @@ type Config struct {
 	Params  Params       `json:"params"`
 }
 
-// check validates a complete Config.
+// check validates a complete Config: its family, the costs of the GPU
+// and model, the parameters, and the server's settings.
 func (c *Config) check() error {
 	if _, err := ParseKind(string(c.Backend)); err != nil {
 		return err
 	}
+	if err := c.checkCosts(); err != nil {
+		return err
+	}
+	if err := c.Params.Validate(); err != nil {
+		return err
+	}
+	return c.Server.validate(c.Backend)
+}
+
+// checkCosts checks the GPU's and model's costs: a bandwidth and a
+// throughput, a step's bytes and a token's FLOPs, each costBounds figure
+// and the image tokens in range.
+func (c *Config) checkCosts() error {
 	if !(c.GPU.BandwidthBytesPerS > 0) || !(c.GPU.PeakFLOPS > 0) {
 		return fmt.Errorf("%w: GPU %q has no bandwidth or FP16 throughput", ErrBadInput, c.GPU.Name)
 	}
@@ -213,10 +227,13 @@ func (c *Config) check() error {
 	if m.ImageTokens < 0 || m.ImageTokens > 1<<20 {
 		return fmt.Errorf("%w: model %q: image_tokens %d out of range", ErrBadInput, m.Name, m.ImageTokens)
 	}
-	if err := c.Params.Validate(); err != nil {
-		return err
-	}
-	s := c.Server
+	return nil
+}
+
+// validate checks the server's settings: each in range, and those family
+// k schedules by set (a batching server's sequences, tokens and KV
+// blocks; a slot server's slots, context and batches).
+func (s Server) validate(k backend.Kind) error {
 	for _, b := range []struct {
 		name   string
 		v, max int
@@ -230,16 +247,16 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
 		}
 	}
-	if batched(c.Backend) {
+	if batched(k) {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",
-				ErrBadInput, c.Backend, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
+				ErrBadInput, k, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
 		}
 		return nil
 	}
 	if s.Slots <= 0 || s.SlotContext <= 0 || s.NBatch <= 0 || s.NUBatch <= 0 {
 		return fmt.Errorf("%w: %s needs slots, slot context, n_batch and n_ubatch > 0 (have %d, %d, %d, %d)",
-			ErrBadInput, c.Backend, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
+			ErrBadInput, k, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
 	}
 	return nil
 }
