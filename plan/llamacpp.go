@@ -256,14 +256,7 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 	if in.NGPULayers != nil {
 		ngl = *in.NGPULayers
 	}
-	split := in.TensorSplit
-	if len(split) == 0 {
-		split = make([]float64, len(devs))
-		for i, d := range devs {
-			split[i] = d.MemoryGiB
-		}
-	}
-	where := llamaLayerDevices(m.Layers, ngl, split)
+	where := llamaLayerDevices(m.Layers, ngl, llamaSplit(in, devs))
 	layerW, outW, embW := llamaLayerWeights(m, in.Quant, weightsBytes)
 	kvLayer := func(i int) int64 {
 		cells := int64(kv.Cells)
@@ -275,32 +268,25 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 	var pl llamaPlacement
 	shares := make([]DeviceShare, len(devs))
 	kvPerCell := make([]float64, len(devs))
-	var hostW, hostKV int64
-	hostW = embW
 	host := &HostShare{}
+	hostW, hostKV := embW, int64(0)
 	for i, d := range devs {
 		shares[i] = DeviceShare{Device: d, Rank: i, FirstLayer: -1}
 	}
 	for il, dev := range where {
-		var wb, kb int64
-		if il < m.Layers {
+		wb, kb, isLayer := outW, int64(0), il < m.Layers
+		if isLayer {
 			wb, kb = layerW[il], kvLayer(il)
-		} else {
-			wb = outW
 		}
 		if dev < 0 {
 			hostW += wb
 			hostKV += kb
-			if il < m.Layers {
-				host.Layers++
-			} else {
-				host.Output = true
-			}
+			host.Layers, host.Output = host.Layers+btoi(isLayer), host.Output || !isLayer
 			continue
 		}
 		pl.gpuLayers++
 		s := &shares[dev]
-		if il < m.Layers {
+		if isLayer {
 			if s.FirstLayer < 0 {
 				s.FirstLayer = il
 			}
@@ -311,7 +297,40 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 		s.KVGiB += float64(kb) / GiB
 		s.KVMiB += float64(kb) / MiB
 	}
-	pl.fitCells = math.MaxInt
+	pl.fitCells = finishShares(shares, kvPerCell, compMiB)
+	pl.devices = shares
+	pl.host = llamaHost(in, host, hostW, hostKV)
+	return pl
+}
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// llamaSplit is the share of the layers each GPU gets: the tensor split
+// given, else each GPU's memory (llama.cpp's default split by free
+// memory).
+func llamaSplit(in *Inputs, devs []Device) []float64 {
+	if len(in.TensorSplit) > 0 {
+		return in.TensorSplit
+	}
+	split := make([]float64, len(devs))
+	for i, d := range devs {
+		split[i] = d.MemoryGiB
+	}
+	return split
+}
+
+// finishShares gives each GPU holding layers its compute buffer, rounds
+// its figures and works out its free memory, and returns the KV cells
+// that fit on every GPU holding KV (kvPerCell: its KV bytes per cell), 0
+// when none does.
+func finishShares(shares []DeviceShare, kvPerCell []float64, compMiB float64) int {
+	fit := math.MaxInt
 	for i := range shares {
 		s := &shares[i]
 		if s.Layers > 0 || s.WeightsGiB > 0 {
@@ -321,25 +340,31 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 		s.FreeGiB = round(free, 3)
 		if kvPerCell[i] > 0 {
 			room := (s.MemoryGiB - s.WeightsGiB - s.ComputeBufferMiB/1024) * GiB / kvPerCell[i]
-			pl.fitCells = min(pl.fitCells, int(math.Max(0, math.Floor(room))))
+			fit = min(fit, int(math.Max(0, math.Floor(room))))
 		}
 		s.WeightsGiB, s.KVGiB, s.KVMiB = round(s.WeightsGiB, 3), round(s.KVGiB, 3), round(s.KVMiB, 2)
 		if s.FirstLayer < 0 {
 			s.FirstLayer = 0
 		}
 	}
-	if pl.fitCells == math.MaxInt {
-		pl.fitCells = 0
+	if fit == math.MaxInt {
+		return 0
 	}
-	pl.devices = shares
-	if host.Layers > 0 || host.Output || in.RAMGiB > 0 {
-		host.WeightsGiB, host.KVGiB, host.KVMiB, host.RAMGiB = round(float64(hostW)/GiB, 3), round(float64(hostKV)/GiB, 3), round(float64(hostKV)/MiB, 2), in.RAMGiB
-		host.Fits = in.RAMGiB == 0 || float64(hostW+hostKV) <= in.RAMGiB*GiB
-		if host.Layers > 0 || host.Output {
-			pl.host = host
-		} else if !host.Fits {
-			pl.host = host
-		}
+	return fit
+}
+
+// llamaHost is the CPU's share of the placement, with the weights and KV
+// bytes on it: there when it holds layers or the output, or when the
+// host memory given is too small for what it holds; nil otherwise.
+func llamaHost(in *Inputs, host *HostShare, hostW, hostKV int64) *HostShare {
+	holds := host.Layers > 0 || host.Output
+	if !holds && in.RAMGiB <= 0 {
+		return nil
 	}
-	return pl
+	host.WeightsGiB, host.KVGiB, host.KVMiB, host.RAMGiB = round(float64(hostW)/GiB, 3), round(float64(hostKV)/GiB, 3), round(float64(hostKV)/MiB, 2), in.RAMGiB
+	host.Fits = in.RAMGiB == 0 || float64(hostW+hostKV) <= in.RAMGiB*GiB
+	if holds || !host.Fits {
+		return host
+	}
+	return nil
 }
