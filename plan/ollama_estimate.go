@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/modelspec"
@@ -58,68 +59,136 @@ const ollamaBatch = 512
 // partial offload, per architecture. Architectures without a formula
 // there get 0 and EstimateGPULayers falls back to GQA × kv / 6.
 func ollamaGraphSize(m *modelspec.Spec, ctx, batch, parallel int, kvType KVDtype) (kv []int64, partial, full int64) {
-	emb, heads, headsKV := int64(m.Hidden), int64(m.Heads), int64(m.KVHeads)
-	vocab := int64(m.Vocab)
-	headK, headV := int64(m.HeadDim), int64(m.HeadDim)
+	d := ollamaDims{m: m, emb: int64(m.Hidden), heads: int64(m.Heads), headsKV: int64(m.KVHeads), vocab: int64(m.Vocab),
+		headK: int64(m.HeadDim), headV: int64(m.HeadDim), c: int64(ctx), b: int64(batch)}
 	if m.IsMLA() {
-		headK, headV = int64(m.KVLoraRank+m.QKRopeHeadDim), int64(m.KVLoraRank)
+		d.headK, d.headV = int64(m.KVLoraRank+m.QKRopeHeadDim), int64(m.KVLoraRank)
 	}
-	embHead := emb / max(heads, 1)
-	bpe := 2.0
-	switch kvType {
-	case KVQ8_0:
-		bpe = 1
-	case KVQ4_0:
-		bpe = 0.5
+	d.embHead = d.emb / max(d.heads, 1)
+	bpe := ollamaKVBytes[kvType]
+	if bpe == 0 {
+		bpe = 2
 	}
-	c, b := int64(ctx), int64(batch)
 	kv = make([]int64, m.Layers)
 	for i := range kv {
-		kv[i] = int64(float64(c*(headK+headV)*headsKV) * bpe)
+		kv[i] = int64(float64(d.c*(d.headK+d.headV)*d.headsKV) * bpe)
 	}
-	switch arch := strings.ToLower(m.Arch); {
-	case arch == "llama" || arch == "mistral" || arch == "mixtral":
-		full = max(4*b*(1+4*emb+c*(1+heads)), 4*b*(emb+vocab))
-		partial = 4*b*emb + max(4*b*(1+emb+max(c, emb))+emb*emb*9/16+4*c*(b*heads+embHead*headsKV),
+	arch := strings.ToLower(m.Arch)
+	if arch == "gemma3" && m.SlidingWindow > 0 {
+		window := int64(parallel)*int64(m.SlidingWindow) + d.b
+		for i := range kv {
+			if (i+1)%6 != 0 {
+				kv[i] = int64(float64(window*(d.headK+d.headV)*d.headsKV) * bpe)
+			}
+		}
+	}
+	for _, g := range ollamaGraphFormulas {
+		if g.arch(arch) {
+			partial, full = g.size(d)
+			break
+		}
+	}
+	return kv, partial, full
+}
+
+// ollamaKVBytes is Ollama's bytes per KV element by KV type (f16: 2).
+var ollamaKVBytes = map[KVDtype]float64{KVQ8_0: 1, KVQ4_0: 0.5}
+
+// ollamaDims are the model's dimensions Ollama's graph formulas read:
+// embedding, heads, KV heads, vocabulary, K and V head widths, embedding
+// per head, context and batch.
+type ollamaDims struct {
+	m                           *modelspec.Spec
+	emb, heads, headsKV, vocab  int64
+	headK, headV, embHead, c, b int64
+}
+
+// ollamaGraphFormula is one architecture's graph sizes in GraphSize
+// (fs/ggml/ggml.go): which architectures it is for, and the partial and
+// full graph bytes.
+type ollamaGraphFormula struct {
+	arch func(arch string) bool
+	size func(d ollamaDims) (partial, full int64)
+}
+
+// archIn matches any of the architectures names.
+func archIn(names ...string) func(string) bool {
+	return func(a string) bool { return slices.Contains(names, a) }
+}
+
+// ollamaGraphFormulas are GraphSize's formulas, in its order.
+var ollamaGraphFormulas = []ollamaGraphFormula{
+	{archIn("llama", "mistral", "mixtral"), func(d ollamaDims) (int64, int64) {
+		emb, heads, headsKV, vocab, embHead, c, b := d.emb, d.heads, d.headsKV, d.vocab, d.embHead, d.c, d.b
+		full := max(4*b*(1+4*emb+c*(1+heads)), 4*b*(emb+vocab))
+		partial := 4*b*emb + max(4*b*(1+emb+max(c, emb))+emb*emb*9/16+4*c*(b*heads+embHead*headsKV),
 			4*b*(emb+vocab)+emb*vocab*105/128)
-		if m.IsMoE() {
+		if d.m.IsMoE() {
 			// Mixtral 8x22b-style files (ffn_gate_exps): the expert gate
 			// tensor's size enters the partial graph
-			gateExps := int64(float64(int64(m.Experts)*emb*int64(m.MoEIntermediate)) * 34 / 32)
-			ff := int64(m.MoEIntermediate)
+			gateExps := int64(float64(int64(d.m.Experts)*emb*int64(d.m.MoEIntermediate)) * 34 / 32)
+			ff := int64(d.m.MoEIntermediate)
 			partial = max(3*gateExps+4*b*(2*ff+headsKV+emb+c+embHead*headsKV),
 				4*(c*b*heads+c*embHead*headsKV+b*1024+embHead*headsKV*b))
 		}
-	case strings.HasPrefix(arch, "gemma"):
-		full = max(4*b*(emb+vocab), 4*b*(2+c+c*heads+2*emb+2*headK*heads))
-		partial = max(4*emb*b+emb*vocab*105/128+4*vocab*b,
+		return partial, full
+	}},
+	{func(a string) bool { return strings.HasPrefix(a, "gemma") }, func(d ollamaDims) (int64, int64) {
+		emb, heads, vocab, headK, c, b := d.emb, d.heads, d.vocab, d.headK, d.c, d.b
+		full := max(4*b*(emb+vocab), 4*b*(2+c+c*heads+2*emb+2*headK*heads))
+		partial := max(4*emb*b+emb*vocab*105/128+4*vocab*b,
 			4*b*(2*emb+1+2*headK*heads+c+c*heads)+4*headK*c*8+emb*headK*heads*9/16)
-		if arch == "gemma3" && m.SlidingWindow > 0 {
-			window := int64(parallel)*int64(m.SlidingWindow) + b
-			for i := range kv {
-				if (i+1)%6 != 0 {
-					kv[i] = int64(float64(window*(headK+headV)*headsKV) * bpe)
-				}
-			}
-		}
-	case arch == "command-r" || arch == "cohere":
-		full = max(4*b*(emb+vocab), 4*b*(2+4*emb+c*(1+heads)))
-		partial = max(4*b*(emb+vocab)+emb*vocab*105/128, 4*b*(1+2*emb+c*(1+heads))+4*emb*c+emb*emb*9/16)
-	case arch == "qwen2":
-		full = max(4*b*(emb+vocab), 4*b*(1+2*emb+c+c*heads))
-		partial = max(4*b*(emb+vocab)+emb*vocab*105/128, 4*(b*(1+2*emb+c*(1+heads))+emb*(1+c)))
-	case arch == "phi2":
-		full = max(4*b*(emb+vocab), 4*b*(1+4*emb+c+c*heads))
-		partial = max(4*b*(2*emb+vocab)+emb*vocab*105/128, 4*b*(2+3*emb+c+c*heads))
-	case arch == "stablelm":
-		full = 4 * b * (c*(1+heads) + 3*emb + 2)
-		partial = max(4*b*(vocab+2*emb), full)
-	case arch == "deepseek2" || arch == "deepseek_v3" || arch == "deepseek_v2":
-		full = max(4*b*(3*emb+vocab), 4*b*(3*emb+2+c*(1+headsKV)+2*headK*headsKV))
-		partial = max(4*b*(3*emb+vocab)+emb*vocab*105/128,
+		return partial, full
+	}},
+	{archIn("command-r", "cohere"), func(d ollamaDims) (int64, int64) {
+		emb, heads, vocab, c, b := d.emb, d.heads, d.vocab, d.c, d.b
+		full := max(4*b*(emb+vocab), 4*b*(2+4*emb+c*(1+heads)))
+		partial := max(4*b*(emb+vocab)+emb*vocab*105/128, 4*b*(1+2*emb+c*(1+heads))+4*emb*c+emb*emb*9/16)
+		return partial, full
+	}},
+	{archIn("qwen2"), func(d ollamaDims) (int64, int64) {
+		emb, heads, vocab, c, b := d.emb, d.heads, d.vocab, d.c, d.b
+		full := max(4*b*(emb+vocab), 4*b*(1+2*emb+c+c*heads))
+		partial := max(4*b*(emb+vocab)+emb*vocab*105/128, 4*(b*(1+2*emb+c*(1+heads))+emb*(1+c)))
+		return partial, full
+	}},
+	{archIn("phi2"), func(d ollamaDims) (int64, int64) {
+		emb, heads, vocab, c, b := d.emb, d.heads, d.vocab, d.c, d.b
+		full := max(4*b*(emb+vocab), 4*b*(1+4*emb+c+c*heads))
+		partial := max(4*b*(2*emb+vocab)+emb*vocab*105/128, 4*b*(2+3*emb+c+c*heads))
+		return partial, full
+	}},
+	{archIn("stablelm"), func(d ollamaDims) (int64, int64) {
+		emb, heads, vocab, c, b := d.emb, d.heads, d.vocab, d.c, d.b
+		full := 4 * b * (c*(1+heads) + 3*emb + 2)
+		return max(4*b*(vocab+2*emb), full), full
+	}},
+	{archIn("deepseek2", "deepseek_v3", "deepseek_v2"), func(d ollamaDims) (int64, int64) {
+		emb, headsKV, vocab, headK, c, b := d.emb, d.headsKV, d.vocab, d.headK, d.c, d.b
+		full := max(4*b*(3*emb+vocab), 4*b*(3*emb+2+c*(1+headsKV)+2*headK*headsKV))
+		partial := max(4*b*(3*emb+vocab)+emb*vocab*105/128,
 			4*b*(2*emb+1+2*headK*headsKV+c+c*headsKV)+4*headK*c*headsKV+emb*headK*headsKV*9/16)
+		return partial, full
+	}},
+}
+
+// ollamaGraphs are the KV bytes per layer and in all, and the partial
+// and full graph sizes as EstimateGPULayers takes them: an architecture
+// without a graph formula gets heads/kv_heads × KV / 6 as its partial
+// graph, the full graph defaults to the partial one, and on several GPUs
+// (gpus > 1) the full graph is the partial one.
+func ollamaGraphs(m *modelspec.Spec, ctx, parallel int, kvType KVDtype, gpus int) (kv []int64, kvTotal, partial, full int64) {
+	kv, partial, full = ollamaGraphSize(m, ctx, min(ctx, ollamaBatch), parallel, kvType)
+	for _, k := range kv {
+		kvTotal += k
 	}
-	return kv, partial, full
+	if partial == 0 {
+		partial = int64(m.Heads/max(m.KVHeads, 1)) * kvTotal / 6
+	}
+	if full == 0 || gpus > 1 {
+		full = partial
+	}
+	return kv, kvTotal, partial, full
 }
 
 // ollamaEstimate is EstimateGPULayers (llm/memory.go, v0.6.5) for one
@@ -131,20 +200,7 @@ func ollamaGraphSize(m *modelspec.Spec, ctx, batch, parallel int, kvType KVDtype
 // everything fits, else the partial one (always the partial one on
 // several GPUs). numGPU ≥ 0 is a num_gpu limit; < 0 is none.
 func ollamaEstimate(m *modelspec.Spec, layerW []int64, outputW int64, ctx, parallel int, kvType KVDtype, free []int64, minimum int64, numGPU int) OllamaEstimate {
-	kv, partial, full := ollamaGraphSize(m, ctx, min(ctx, ollamaBatch), parallel, kvType)
-	var kvTotal int64
-	for _, k := range kv {
-		kvTotal += k
-	}
-	if partial == 0 {
-		partial = int64(m.Heads/max(m.KVHeads, 1)) * kvTotal / 6
-	}
-	if full == 0 {
-		full = partial
-	}
-	if len(free) > 1 {
-		full = partial
-	}
+	kv, kvTotal, partial, full := ollamaGraphs(m, ctx, parallel, kvType, len(free))
 	e := OllamaEstimate{Parallel: parallel, Ctx: ctx, ModelLayers: m.Layers + 1, KVBytes: kvTotal, GraphFullBytes: full, GraphPartialBytes: partial, WeightsNonRepeatingBytes: outputW}
 	graph := max(partial, full)
 	layerSize := int64(0)
