@@ -71,45 +71,8 @@ func ollamaPredict(in *Inputs, weightsBytes int64, d KVDtype, autoParallel bool)
 		}
 		return e.Layers > 0 && e.Layers >= numGPU
 	}
-	byMemory := append([]Device(nil), devs...)
-	slices.SortStableFunc(byMemory, func(a, b Device) int { return cmp.Compare(b.MemoryGiB, a.MemoryGiB) })
-	var chosen []Device
-	var est OllamaEstimate
-	for _, p := range tries {
-		for _, dv := range byMemory {
-			if e := estimate(p, []Device{dv}); fits(e) {
-				chosen, est = []Device{dv}, e
-				break
-			}
-		}
-		if chosen != nil {
-			break
-		}
-	}
-	if chosen == nil && len(devs) > 1 {
-		for _, p := range tries {
-			if e := estimate(p, byMemory); fits(e) {
-				chosen, est = byMemory, e
-				break
-			}
-		}
-	}
-	if chosen == nil {
-		p := tries[len(tries)-1]
-		chosen, est = byMemory, estimate(p, byMemory)
-	}
-	run := *in
-	run.Parallel, run.GPUs = est.Parallel, chosen
-	layers := est.Layers
-	run.NGPULayers = &layers
-	if len(est.TensorSplit) > 0 {
-		run.TensorSplit = make([]float64, len(est.TensorSplit))
-		for i, c := range est.TensorSplit {
-			run.TensorSplit[i] = float64(c)
-		}
-	} else {
-		run.TensorSplit = nil
-	}
+	chosen, est := ollamaChoose(devs, tries, estimate, fits)
+	run := ollamaRunner(in, chosen, est)
 	p, warns := llamaPredict(&run, weightsBytes, d)
 	p.Ollama = &est
 	if autoParallel {
@@ -119,4 +82,45 @@ func ollamaPredict(in *Inputs, weightsBytes int64, d KVDtype, autoParallel bool)
 		warns = append(warns, fmt.Sprintf("Ollama's estimate offloads %d of %d layers (num_ctx %d × %d slots)", est.Layers, m.Layers+1, in.Context, est.Parallel))
 	}
 	return p, warns
+}
+
+// ollamaChoose is Ollama's scheduler's pick of GPUs and its estimate:
+// the first single GPU, by most memory, that takes the whole model (at
+// each parallelism tried in turn), else all the GPUs when several take it
+// together, else all of them at the last parallelism tried.
+func ollamaChoose(devs []Device, tries []int, estimate func(p int, ds []Device) OllamaEstimate, fits func(OllamaEstimate) bool) ([]Device, OllamaEstimate) {
+	byMemory := append([]Device(nil), devs...)
+	slices.SortStableFunc(byMemory, func(a, b Device) int { return cmp.Compare(b.MemoryGiB, a.MemoryGiB) })
+	for _, p := range tries {
+		for _, dv := range byMemory {
+			if e := estimate(p, []Device{dv}); fits(e) {
+				return []Device{dv}, e
+			}
+		}
+	}
+	if len(devs) > 1 {
+		for _, p := range tries {
+			if e := estimate(p, byMemory); fits(e) {
+				return byMemory, e
+			}
+		}
+	}
+	return byMemory, estimate(tries[len(tries)-1], byMemory)
+}
+
+// ollamaRunner is what Ollama starts its llama.cpp runner with: the
+// parallelism, GPUs, layers and tensor split of its estimate.
+func ollamaRunner(in *Inputs, chosen []Device, est OllamaEstimate) Inputs {
+	run := *in
+	run.Parallel, run.GPUs = est.Parallel, chosen
+	layers := est.Layers
+	run.NGPULayers = &layers
+	run.TensorSplit = nil
+	if len(est.TensorSplit) > 0 {
+		run.TensorSplit = make([]float64, len(est.TensorSplit))
+		for i, c := range est.TensorSplit {
+			run.TensorSplit[i] = float64(c)
+		}
+	}
+	return run
 }
