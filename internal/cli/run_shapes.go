@@ -109,6 +109,26 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 		return nil
 	}
 	cfg.RequestsSet = set["requests"]
+	if err := sf.burstinessShape(cfg, set); err != nil {
+		return err
+	}
+	if err := sf.rampShape(cfg, set); err != nil {
+		return err
+	}
+	if !set["duration"] {
+		return nil
+	}
+	if *sf.duration <= 0 {
+		return configf("--duration %v: must be positive", *sf.duration)
+	}
+	cfg.Duration = *sf.duration
+	_, err := cfg.planLevels()
+	return err
+}
+
+// burstinessShape checks --burstiness, which shapes gamma and ramp arrivals,
+// into cfg; gamma's default is 1 (poisson).
+func (sf shapeFlags) burstinessShape(cfg *runConfig, set map[string]bool) error {
 	if set["burstiness"] {
 		if cfg.Arrival != load.Gamma && cfg.Arrival != load.Ramp {
 			return configf("--burstiness applies only to --arrival gamma or ramp")
@@ -121,31 +141,27 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 	if cfg.Arrival == load.Gamma && cfg.Burstiness == 0 {
 		cfg.Burstiness = 1
 	}
-	if set["rate-start"] || set["ramp"] {
-		if cfg.Arrival != load.Ramp {
-			return configf("--rate-start and --ramp apply only to --arrival ramp")
-		}
+	return nil
+}
+
+// rampShape checks --rate-start and --ramp, which only a ramp takes (and
+// it needs --ramp), into cfg; a ramp's default burstiness is 1.
+func (sf shapeFlags) rampShape(cfg *runConfig, set map[string]bool) error {
+	if (set["rate-start"] || set["ramp"]) && cfg.Arrival != load.Ramp {
+		return configf("--rate-start and --ramp apply only to --arrival ramp")
 	}
-	if cfg.Arrival == load.Ramp {
-		switch {
-		case *sf.ramp <= 0:
-			return configf("--arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
-		case *sf.rateStart < 0 || math.IsInf(*sf.rateStart, 0) || math.IsNaN(*sf.rateStart):
-			return configf("--rate-start %v: must not be negative", *sf.rateStart)
-		}
-		cfg.RateStart, cfg.Ramp = *sf.rateStart, *sf.ramp
-		if cfg.Burstiness == 0 {
-			cfg.Burstiness = 1
-		}
+	if cfg.Arrival != load.Ramp {
+		return nil
 	}
-	if set["duration"] {
-		if *sf.duration <= 0 {
-			return configf("--duration %v: must be positive", *sf.duration)
-		}
-		cfg.Duration = *sf.duration
-		if _, err := cfg.planLevels(); err != nil {
-			return err
-		}
+	switch {
+	case *sf.ramp <= 0:
+		return configf("--arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
+	case *sf.rateStart < 0 || math.IsInf(*sf.rateStart, 0) || math.IsNaN(*sf.rateStart):
+		return configf("--rate-start %v: must not be negative", *sf.rateStart)
+	}
+	cfg.RateStart, cfg.Ramp = *sf.rateStart, *sf.ramp
+	if cfg.Burstiness == 0 {
+		cfg.Burstiness = 1
 	}
 	return nil
 }
