@@ -131,30 +131,8 @@ func checkLimit(cmd, name string, v float64) error {
 // (a catalog name, a comma-separated list of them, or ""), gpuGiB
 // --gpu-gib.
 func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Inputs) error {
-	if strings.Contains(gpuFlag, ",") {
-		if f.gpus != 0 {
-			return usagef("%s: give --gpus N with one --gpu name, or a list in --gpu, not both", cmd)
-		}
-		for _, name := range strings.Split(gpuFlag, ",") {
-			g, err := hardware.Lookup(strings.TrimSpace(name))
-			var unknown *hardware.UnknownGPUError
-			if errors.As(err, &unknown) {
-				return gpuLookupError(cmd, unknown)
-			}
-			if err != nil {
-				return usagef("%s: --gpu: %v", cmd, err)
-			}
-			mem := g.MemoryGiB
-			if gpuGiB > 0 {
-				mem = gpuGiB
-			}
-			in.GPUs = append(in.GPUs, plan.Device{Name: g.Name, MemoryGiB: mem})
-		}
-		in.GPUName, in.GPUGiB = in.GPUs[0].Name, in.GPUs[0].MemoryGiB
-	} else if f.gpus > 1 {
-		for i := 0; i < f.gpus; i++ {
-			in.GPUs = append(in.GPUs, plan.Device{Name: in.GPUName, MemoryGiB: in.GPUGiB})
-		}
+	if err := f.applyGPUs(cmd, gpuFlag, gpuGiB, in); err != nil {
+		return err
 	}
 	in.TensorParallel, in.PipelineParallel = f.tp, f.pp
 	if f.nGPULayers >= 0 {
@@ -172,19 +150,9 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 	}
 	in.RAMGiB = f.ramGiB
 	if f.enableLoRA {
-		l := &plan.LoRA{MaxLoRAs: f.maxLoRAs, MaxRank: f.maxLoRARank}
-		if l.MaxLoRAs == 0 {
-			l.MaxLoRAs = plan.LoRADefaultMaxLoRAs
-		}
-		if l.MaxRank == 0 {
-			l.MaxRank = plan.LoRADefaultMaxRank
-		}
-		if f.loraTargets != "" {
-			t, err := plan.ParseLoRATargets(f.loraTargets)
-			if err != nil {
-				return usagef("%s: --lora-target-modules: %v", cmd, err)
-			}
-			l.TargetModules = t
+		l, err := f.lora(cmd)
+		if err != nil {
+			return err
 		}
 		in.LoRA = l
 	}
@@ -196,6 +164,57 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 	in.SGLang = plan.SGLangSettings{MemFractionStatic: f.memFractionStatic, MaxTotalTokens: f.maxTotalTokens,
 		ChunkedPrefillSize: f.chunkedPrefill, CUDAGraphMaxBS: f.cudaGraphMaxBS}
 	return nil
+}
+
+// applyGPUs sets the GPUs of in: a list of catalog names in --gpu (each
+// of --gpu-gib's memory when given), or --gpus N of the one --gpu.
+func (f *breadthFlags) applyGPUs(cmd, gpuFlag string, gpuGiB float64, in *plan.Inputs) error {
+	if !strings.Contains(gpuFlag, ",") {
+		for i := 0; f.gpus > 1 && i < f.gpus; i++ {
+			in.GPUs = append(in.GPUs, plan.Device{Name: in.GPUName, MemoryGiB: in.GPUGiB})
+		}
+		return nil
+	}
+	if f.gpus != 0 {
+		return usagef("%s: give --gpus N with one --gpu name, or a list in --gpu, not both", cmd)
+	}
+	for _, name := range strings.Split(gpuFlag, ",") {
+		g, err := hardware.Lookup(strings.TrimSpace(name))
+		var unknown *hardware.UnknownGPUError
+		if errors.As(err, &unknown) {
+			return gpuLookupError(cmd, unknown)
+		}
+		if err != nil {
+			return usagef("%s: --gpu: %v", cmd, err)
+		}
+		mem := g.MemoryGiB
+		if gpuGiB > 0 {
+			mem = gpuGiB
+		}
+		in.GPUs = append(in.GPUs, plan.Device{Name: g.Name, MemoryGiB: mem})
+	}
+	in.GPUName, in.GPUGiB = in.GPUs[0].Name, in.GPUs[0].MemoryGiB
+	return nil
+}
+
+// lora is vLLM's LoRA settings from the flags: --max-loras and
+// --max-lora-rank (vLLM's defaults when 0) and the target modules.
+func (f *breadthFlags) lora(cmd string) (*plan.LoRA, error) {
+	l := &plan.LoRA{MaxLoRAs: f.maxLoRAs, MaxRank: f.maxLoRARank}
+	if l.MaxLoRAs == 0 {
+		l.MaxLoRAs = plan.LoRADefaultMaxLoRAs
+	}
+	if l.MaxRank == 0 {
+		l.MaxRank = plan.LoRADefaultMaxRank
+	}
+	if f.loraTargets != "" {
+		t, err := plan.ParseLoRATargets(f.loraTargets)
+		if err != nil {
+			return nil, usagef("%s: --lora-target-modules: %v", cmd, err)
+		}
+		l.TargetModules = t
+	}
+	return l, nil
 }
 
 // breadthFlagOf is the flag that sets a breadth input ("" for none).
