@@ -312,7 +312,7 @@ func (in *Inputs) Defaults() {
 	if len(in.KVDtypes) == 0 {
 		in.KVDtypes = hfKV
 		if m, ok := capacityModels[in.Server]; ok {
-			in.KVDtypes = m.kvDtypes
+			in.KVDtypes = m.kvDtypes()
 		}
 	}
 	if in.BlockSize == 0 {
@@ -598,12 +598,13 @@ func Plan(in Inputs) (*Result, error) {
 		res.Inputs.KVDtypes = append(res.Inputs.KVDtypes, string(d))
 	}
 	var p func(KVDtype) (Prediction, []string)
+	m, ok := capacityModels[in.Server]
 	switch {
 	case in.CapacityModel == SeedFormula:
 		res.Inputs.GPUMemoryUtilization, res.Inputs.BlockSize = in.Utilization, in.BlockSize
 		p = func(d KVDtype) (Prediction, []string) { return seedPredict(&in, wb, d) }
-	case capacityModels[in.Server].predictor != nil:
-		p = capacityModels[in.Server].predictor(&in, wb, &res.Inputs, autoParallel)
+	case ok:
+		p = m.predictor(&in, wb, &res.Inputs, autoParallel)
 	default:
 		return nil, &InputError{FieldServer, in.Server, "has no capacity model"}
 	}

@@ -178,7 +178,7 @@ func kvLoss(d KVDtype) int {
 // with flash attention, which their quantized caches need).
 func recommendKV(k backend.Kind) []KVDtype {
 	if m, ok := capacityModels[k]; ok {
-		return m.kvDtypes
+		return m.kvDtypes()
 	}
 	return hfKV
 }
