@@ -157,8 +157,8 @@ func searchFlags(name string, args []string, stdout io.Writer, capacity bool) (r
 	if err := findUsers(rf, set, *by); err != nil {
 		return runConfig{}, fsets, err
 	}
-	if capacity && !set["slo"] {
-		*rf.slo = DefaultCapacitySLO
+	if capacity {
+		rf.sloDefault = DefaultCapacitySLO
 	}
 	cfg, err := rf.config(set)
 	if err != nil {

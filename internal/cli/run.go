@@ -754,11 +754,14 @@ func (cfg *runConfig) defaultLabel() {
 
 // runFlags holds the raw flag values.
 type runFlags struct {
-	backend, url, model, api, apiKey        *string
-	connection                              *string
-	scenario, concurrency, method, rate     *string
-	arrival, label, imageSize, imageFormat  *string
-	out, records, slo                       *string
+	backend, url, model, api, apiKey       *string
+	connection                             *string
+	scenario, concurrency, method, rate    *string
+	arrival, label, imageSize, imageFormat *string
+	out, records, slo                      *string
+	// sloDefault is the SLO when --slo is not given (capacity's); the
+	// flag itself stays as parsed.
+	sloDefault                              string
 	requests, repeats, warmup, promptTokens *int
 	maxTokens, maxConcurrency               *int
 	seed                                    *int64
@@ -882,6 +885,16 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	return cfg, nil
 }
 
+// methodName is the load method the flags name: --method's, or rate
+// with --trace (an open-loop schedule), which shapeConflicts allows with
+// no other --method. No step rewrites the flag for the steps after it.
+func (f *runFlags) methodName(set map[string]bool) string {
+	if set["trace"] {
+		return string(load.Rate)
+	}
+	return *f.method
+}
+
 // redactKey removes the API key from an error about the input (a trace or
 // profile line it quotes may hold it), keeping a usage error one.
 func redactKey(err error, key string) error {
@@ -953,7 +966,7 @@ func checkAPI(k backend.Kind, api backend.API) error {
 // file in a folder that does not exist, or a bad SLO, is a usage error at
 // once, not after the benchmark (the files are created once the server
 // is found).
-func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
+func (f *runFlags) outputs(cfg *runConfig, set map[string]bool) error {
 	for _, o := range []struct{ flag, path string }{{"--out", cfg.Out}, {"--records", cfg.Records}} {
 		if o.path == "" || o.path == "-" {
 			continue
@@ -963,8 +976,12 @@ func (f *runFlags) outputs(cfg *runConfig, _ map[string]bool) error {
 			return configf("%s %s: folder %s does not exist", o.flag, o.path, dir)
 		}
 	}
-	if *f.slo != "" {
-		bounds, err := slo.Parse(*f.slo)
+	text := *f.slo
+	if !set["slo"] && f.sloDefault != "" {
+		text = f.sloDefault
+	}
+	if text != "" {
+		bounds, err := slo.Parse(text)
 		if err != nil {
 			return configf("--slo: %v", err)
 		}
@@ -1062,7 +1079,7 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 		return nil
 	}
 	cfg.Repeats, cfg.StopWhenSaturated = *f.repeats, *f.stopWhenSaturated
-	m, err := load.ParseMethod(*f.method)
+	m, err := load.ParseMethod(f.methodName(set))
 	if err != nil {
 		return configf("--method: %v", err)
 	}

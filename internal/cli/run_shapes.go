@@ -26,7 +26,7 @@ var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ram
 	"turns", "followup-tokens", "think-time", "prefix-groups"}
 
 // shapeConflicts rejects flags that do not go together, before the other
-// steps read them, and makes --trace imply --method rate.
+// steps read them (--trace implies --method rate: see methodName).
 func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 	if set["trace"] { // find refuses --trace before this (findShapeFlags)
 		for _, name := range traceExcludes {
@@ -37,7 +37,6 @@ func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
 		if set["method"] && *f.method != string(load.Rate) {
 			return configf("--method %s does not apply with --trace (a trace is an open-loop schedule: --method rate)", *f.method)
 		}
-		*f.method = string(load.Rate)
 	} else {
 		for _, name := range []string{"trace-format", "trace-speed", "trace-window"} {
 			if set[name] {
