@@ -312,3 +312,10 @@ func rankShare(m *modelspec.Spec, q Quant, tp, first, n int, firstStage, lastSta
 	}
 	return float64(parts(m, q, tp).sum(first, n, firstStage, lastStage, m.TiedEmbeddings)) / float64(whole)
 }
+
+// ExpertBytesPerParam is the bytes a Hugging Face format gives a routed
+// expert's parameter (MXFP4: 4.25 bits; else the linear width).
+func ExpertBytesPerParam(q Quant) float64 {
+	_, e, _, _ := bytesPerParam(q)
+	return e
+}

@@ -119,3 +119,7 @@ func ggufFallback(t gguf.Type, ncols int64) gguf.Type {
 	}
 	return t
 }
+
+// IsGGUFQuant reports whether q is one of llama.cpp's quantizations
+// (whose matrix products run ggml's MMQ/MMVQ kernels, not cuBLAS).
+func IsGGUFQuant(q Quant) bool { return isGGUFQuant(q) }

@@ -98,7 +98,8 @@ func LookupGPU(name string) (GPU, error) {
 		}
 		return GPU{}, fmt.Errorf("%w %s", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
-	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
+	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS(),
+		INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12}, nil
 }
 
 // quantWords are weight-format names as they appear in model names and
@@ -197,11 +198,30 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
 		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
 	}
+	if m.Experts > 0 && m.MoEIntermediate > 0 && p.Experts > 0 {
+		c.Experts, c.ExpertsPerToken = m.Experts, max(m.ExpertsPerToken, 1)
+		c.ExpertBytes = expertBytes(&m, q, p, float64(step))
+	}
 	if vision > 0 {
 		c.ImageTokens = 256
 		c.ImageFLOPs = 2 * vision * 4 * 256
 	}
 	return c
+}
+
+// expertBytes is the routed experts' part of step, the bytes one forward
+// pass reads: their parameters at the format's expert bytes (MXFP4 stores
+// only the experts at 4.25 bits), or for llama.cpp's quantizations, whose
+// tensor types mostly share one width, their share of the parameters read.
+func expertBytes(m *modelspec.Spec, q plan.Quant, p modelspec.ParamSplit, step float64) float64 {
+	if plan.IsGGUFQuant(q) {
+		read := float64(p.Linear + p.LMHead + p.Other)
+		if m.TiedEmbeddings {
+			read += float64(p.Embedding)
+		}
+		return step * float64(p.Experts) / read
+	}
+	return min(step, float64(p.Experts)*plan.ExpertBytesPerParam(q))
 }
 
 // textParams is the parameter count of the text stack from the
