@@ -198,6 +198,12 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
 		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
 	}
+	switch {
+	case plan.IsGGUFQuant(q):
+		c.Kernel = KernelMMQ
+	case q == "fp8":
+		c.Kernel = KernelFP8
+	}
 	if m.Experts > 0 && m.MoEIntermediate > 0 && p.Experts > 0 {
 		c.Experts, c.ExpertsPerToken = m.Experts, max(m.ExpertsPerToken, 1)
 		c.ExpertBytes = expertBytes(&m, q, p, float64(step))
