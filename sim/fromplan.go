@@ -349,9 +349,13 @@ func RecommendPerformance(seed uint64) plan.ThroughputFunc {
 		if !ok1 || !ok2 || !ok3 {
 			return plan.Performance{}, fmt.Errorf("%w: the simulated level finished no request", errNoPrediction)
 		}
+		regime := "closed_loop"
+		if users == 1 {
+			regime = "single_stream"
+		}
 		return plan.Performance{TokPerS: tok, TTFTP50Ms: ttft, TPOTP50Ms: tpot, Source: fmt.Sprintf(
-			"simulated (servebench's simulator, documented defaults, no fit: within ±50%% of measured throughput on the reference sweep), %d users in a closed loop, each sending %d prompt tokens for %d output tokens",
-			users, w.PromptTokens, w.OutputTokens)}, nil
+			"simulated (servebench's simulator, documented defaults, no fit; %s), %d users in a closed loop, each sending %d prompt tokens for %d output tokens",
+			AccuracyClaim(cfg.GPU.Name, regime), users, w.PromptTokens, w.OutputTokens)}, nil
 	}
 }
 
