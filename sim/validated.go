@@ -75,7 +75,7 @@ func AccuracyClaim(gpu, regime string) string {
 		return "accuracy unknown (sim/accuracy_cv.json: " + err.Error() + "): outside the validated range"
 	}
 	for _, g := range f.Groups {
-		if g.Class != class || g.Regime != regime {
+		if g.Class != class || g.Regime != regime || g.Cases == 0 {
 			continue
 		}
 		s := fmt.Sprintf("cross-validated on %d published %s-GPU %s cases (docs/accuracy.md): throughput %s, TPOT %s, TTFT %s",
@@ -85,7 +85,7 @@ func AccuracyClaim(gpu, regime string) string {
 		}
 		return s
 	}
-	return fmt.Sprintf("no published %s-GPU %s case: outside the validated range", class, strings.ReplaceAll(regime, "_", " "))
+	return fmt.Sprintf("no published %s-GPU %s case in docs/accuracy.md: outside the validated range", class, strings.ReplaceAll(regime, "_", " "))
 }
 
 // claimCell is a metric as "median |error| 22%, bias +18%", or "–".
