@@ -104,7 +104,7 @@ func LookupGPU(name string) (GPU, error) {
 
 // quantWords are weight-format names as they appear in model names and
 // files, longest first.
-var quantWords = []string{"q4_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
+var quantWords = []string{"q4_k_m", "q5_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
 
 // resolveModel finds the preset a model name refers to and the weight
 // format its name implies: "Qwen/Qwen2.5-7B-Instruct-AWQ" is qwen2.5-7b
