@@ -41,7 +41,32 @@ type GPU struct {
 	// second (0 = unknown), what ggml's small-batch vector kernels run
 	// on.
 	DP4AOPS float64 `json:"dp4a_ops,omitempty"`
+	// INT8OPS is dense INT8 tensor throughput in operations per second
+	// (0 = unknown or none), what ggml's MMQ kernels run on; FP8FLOPS
+	// dense FP8 tensor throughput (0 = no FP8 tensor cores), what vLLM's
+	// CUTLASS scaled_mm runs FP8 checkpoints on.
+	INT8OPS  float64 `json:"int8_ops,omitempty"`
+	FP8FLOPS float64 `json:"fp8_flops,omitempty"`
 }
+
+// Kernel is the matrix-multiply code path a weight format runs on: it
+// picks which of the GPU's tensor rates bounds the compute time.
+type Kernel string
+
+// Matrix-multiply kernels.
+const (
+	// KernelFP16 is cuBLAS (or Marlin's FP16 MMA for AWQ/GPTQ) on
+	// FP16/BF16 tensor cores with FP32 accumulate: GPU.PeakFLOPS.
+	KernelFP16 Kernel = ""
+	// KernelFP8 is vLLM's CUTLASS scaled_mm on FP8 tensor cores
+	// (GPU.FP8FLOPS; boards without FP8 fall back to Marlin W8A16, the
+	// FP16 rate).
+	KernelFP8 Kernel = "fp8"
+	// KernelMMQ is ggml's MMQ for llama.cpp's quantized types, which since
+	// ggml-org/llama.cpp#7676 ("CUDA: use tensor cores for MMQ") runs
+	// INT8 mma.sync on q8_1-quantized activations: GPU.INT8OPS.
+	KernelMMQ Kernel = "mmq"
+)
 
 // ModelCost is what one forward pass of a model in one weight format
 // costs. All figures are per forward pass or per token, in bytes and FLOPs.
@@ -72,6 +97,17 @@ type ModelCost struct {
 	// vision encoder's FLOPs per image.
 	ImageTokens int     `json:"image_tokens,omitempty"`
 	ImageFLOPs  float64 `json:"image_flops,omitempty"`
+	// Kernel is the matrix-multiply path of the weight format.
+	Kernel Kernel `json:"kernel,omitempty"`
+	// Experts and ExpertsPerToken are a mixture-of-experts model's routed
+	// experts per layer and those a token visits; ExpertBytes the routed
+	// experts' share of WeightBytesPerStep. A step reads only the experts
+	// its tokens visit (vLLM's fused_moe and ggml's mul_mat_id gather
+	// the selected experts' rows), so its expert bytes are ExpertBytes
+	// times the expected distinct share, 1 − (1 − k/E)^tokens.
+	Experts         int     `json:"experts,omitempty"`
+	ExpertsPerToken int     `json:"experts_per_token,omitempty"`
+	ExpertBytes     float64 `json:"expert_bytes,omitempty"`
 }
 
 // Params are the calibration of the step-time model: the efficiencies and

@@ -408,7 +408,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	var observers []load.Observer
 	serverPID := cfg.Telemetry.ServerPID
 	if simulated != nil {
-		describeSimRun(&run, cfg.Sim)
+		describeSimRun(&run, cfg.Sim, cfg.Method)
 		observers = append(observers, simulated.Observer())
 	} else if ls != nil {
 		ls.describe(&run)
