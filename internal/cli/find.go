@@ -11,7 +11,6 @@ import (
 	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/slo"
-	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -310,7 +309,7 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	if _, err := p.sweep.Do(ctx); err != nil {
 		return document.Level{}, err
 	}
-	lvl, ok := summary.LevelOf(p.env.rec.file, p.cfg.Label, key, summary.Options{})
+	lvl, ok := p.env.rec.sum.Level(p.cfg.Label, key)
 	if !ok {
 		if ctx.Err() != nil {
 			return document.Level{}, nil // interrupted: Drive stops

@@ -26,7 +26,6 @@ import (
 	"github.com/servebench/servebench/simrun"
 	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/stats"
-	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
 	"github.com/servebench/servebench/workload"
 )
@@ -309,7 +308,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if err := rec.close(); err != nil && runErr == nil {
 		runErr = err
 	}
-	doc := summary.Document(rec.file)
+	doc := rec.sum.Document()
 	doc.Tool = "servebench " + moduleVersion()
 	if stopped {
 		incomplete := false
@@ -331,7 +330,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if runErr != nil {
 		return runErr
 	}
-	if summary.Succeeded(rec.file) == 0 {
+	if rec.sum.Succeeded() == 0 {
 		if ctx.Err() != nil { // Ctrl-C, possibly before the first request
 			return fmt.Errorf("%s: interrupted before any request succeeded", hooks.command())
 		}
