@@ -40,3 +40,9 @@ const MaxRate = 1e6
 // measure, and every time.Duration the pacer computes stays far from
 // overflowing.
 const MaxSpan = 30 * 24 * time.Hour
+
+// MaxSequences bounds the sequences a server is launched to run at once
+// (a launch profile's max_num_seqs and parallel, the items per prompt of
+// limit_mm_per_prompt): 65,536, far above vLLM's default of 256 or 1,024
+// and llama.cpp's few slots.
+const MaxSequences = 1 << 16
