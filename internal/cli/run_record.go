@@ -18,6 +18,10 @@ type recorder struct {
 	enc *record.Encoder
 	err error
 	sum *summary.Builder
+	// hdr is the last header recorded; pass, when set, also gets every
+	// Result (find: one pass of a probe alone, for the drift check).
+	hdr  *record.Header
+	pass *summary.Builder
 	// secrets are redacted from the warnings of headers and run ends
 	// (the API key, extra headers' values), which may quote a server.
 	secrets []string
@@ -53,11 +57,15 @@ func (r *recorder) header(h *record.Header) {
 	redactAll(h.Run.Warnings, r.secrets)
 	kept := *h
 	r.sum.Add(record.Line{Header: &kept})
+	r.hdr = &kept
 	r.write(func(e *record.Encoder) error { return e.EncodeHeader(h) })
 }
 
 func (r *recorder) result(res *record.Result) {
 	r.sum.Add(record.Line{Result: res})
+	if r.pass != nil {
+		r.pass.Add(record.Line{Result: res})
+	}
 	r.write(func(e *record.Encoder) error { return e.Encode(res) })
 }
 
