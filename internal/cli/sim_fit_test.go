@@ -282,3 +282,21 @@ func TestSimServeWithProfile(t *testing.T) {
 		t.Errorf("family mismatch: exit %d, %q", code, errText)
 	}
 }
+
+// TestSimFitProgress: sim fit says on stderr each run it fitted, with how
+// many of the file's runs are done, before the tables at the end.
+func TestSimFitProgress(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sim-profile.json")
+	code, _, stderr := run(t, "sim", "fit", "--out", out, sweepExample, "--run", "vllm-fp16kv-chat,vllm-fp8kv-chat", "--lowest", "--max-iter", "5")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"sim fit: " + sweepExample + ": run vllm-fp16kv-chat fitted (1 of 2, ",
+		"sim fit: " + sweepExample + ": run vllm-fp8kv-chat fitted (2 of 2, ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
