@@ -276,9 +276,10 @@ func TestSimServeWithProfile(t *testing.T) {
 			}
 		})
 	}
-	// a fit of another family does not apply
+	// a fit of another family does not apply: checked first, naming the
+	// flag that would apply it
 	code, _, errText := run(t, "sim", "serve", "--as", "llamacpp", "--gpu", "RTX 5070 Ti", "--model", model, "--addr", "127.0.0.1:0", "--sim-profile", prof)
-	if code != 2 || !strings.Contains(errText, "was fitted on vllm, the simulated server is llamacpp") {
+	if code != 2 || !strings.Contains(errText, "sim serve: --sim-profile: run \"vllm-fp16kv-chat\" was fitted to vllm, not the llamacpp being simulated (--as vllm)") {
 		t.Errorf("family mismatch: exit %d, %q", code, errText)
 	}
 }
