@@ -229,8 +229,18 @@ type Config struct {
 	Params  Params       `json:"params"`
 }
 
-// check validates a complete Config.
+// check validates a complete Config: its bounds (checkBounds), then
+// what its server family needs to build an engine (checkNeeds).
 func (c *Config) check() error {
+	if err := c.checkBounds(); err != nil {
+		return err
+	}
+	return c.checkNeeds()
+}
+
+// checkBounds checks that every figure and setting of c is within its
+// written bound, whatever the family.
+func (c *Config) checkBounds() error {
 	if _, err := ParseKind(string(c.Backend)); err != nil {
 		return err
 	}
@@ -266,6 +276,13 @@ func (c *Config) check() error {
 			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
 		}
 	}
+	return nil
+}
+
+// checkNeeds checks that c has the settings its family's scheduler
+// needs.
+func (c *Config) checkNeeds() error {
+	s := c.Server
 	if batched(c.Backend) {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",

@@ -367,6 +367,9 @@ func chunkTokens(r *record.Result) []int {
 // Requests is the number of counted (non-warm-up) requests added so far.
 func (a *Accumulator) Requests() int { return a.requests }
 
+// Succeeded is the number of successful counted requests added so far.
+func (a *Accumulator) Succeeded() int { return a.requests - a.errors }
+
 // Level summarizes what was added, by the docs/metrics.md definitions:
 //
 //   - Concurrency: the Level field of the Results (callers of rate levels

@@ -212,12 +212,9 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 // applySimProfile applies the fitted run label (or the file's only run)
 // of the sim profile in path to c, and names what it applied.
 func applySimProfile(c *sim.Config, path, label string) (string, error) {
-	rp, err := loadSimProfile("run", path, label)
+	rp, err := loadSimProfile("run", path, label, c.Backend, "--scheduler")
 	if err != nil {
 		return "", err
-	}
-	if rp.Backend != c.Backend {
-		return "", usagef("run: --sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Backend, rp.Backend)
 	}
 	rp.Apply(c)
 	return path + "#" + rp.Label, nil
