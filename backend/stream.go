@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,10 @@ type base struct {
 	hc   *http.Client
 	root string
 	auth string // "Bearer <key>" or ""
+	// authValue is auth as a header value, shared by every request.
+	authValue []string
+	// posts holds the parsed request URLs (newRequest).
+	posts *postTemplates
 }
 
 func newBase(cfg Config) base {
@@ -28,9 +33,10 @@ func newBase(cfg Config) base {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL)}
+	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL), posts: &postTemplates{}}
 	if cfg.APIKey != "" {
 		b.auth = "Bearer " + cfg.APIKey
+		b.authValue = []string{b.auth}
 	}
 	return b
 }
@@ -134,19 +140,10 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
 		wrote.Store(int64(time.Since(t0)) + 1)
 	}}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(scope.ctx, trace),
-		http.MethodPost, b.root+x.path, bytes.NewReader(body))
+	hreq, err := b.newRequest(httptrace.WithClientTrace(scope.ctx, trace), x, body)
 	if err != nil {
 		st.t0 = time.Now()
 		return failf(record.ReasonInvalidRequest, "building request: %v", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", x.fr.accept())
-	if b.auth != "" {
-		hreq.Header.Set("Authorization", b.auth)
-	}
-	for _, h := range b.cfg.Headers {
-		hreq.Header.Set(h.Name, h.Value)
 	}
 	perRequest := b.cfg.Connection == PerRequest
 	hreq.Close = perRequest // a new connection for every request
@@ -186,6 +183,78 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 		return f
 	}
 	return nil
+}
+
+// newRequest is the POST of body to x's path under ctx, with the request
+// headers. It is what http.NewRequestWithContext and Header.Set would make,
+// built for less per request: the URL is parsed once per path (posts
+// holds a template request for each, shared read-only), and the fixed
+// headers are assigned under their canonical names with value slices
+// shared between requests (net/http only reads them). The extra headers
+// (Config.Headers) are set last, as before, so they override the fixed
+// ones.
+func (b *base) newRequest(ctx context.Context, x exchange, body []byte) (*http.Request, error) {
+	tmpl, err := b.posts.get(b.root + x.path)
+	if err != nil {
+		return nil, err
+	}
+	hreq := tmpl.WithContext(ctx)
+	h := make(http.Header, 3+len(b.cfg.Headers))
+	h["Content-Type"] = headerJSON
+	h["Accept"] = acceptValue(x.fr.accept())
+	if b.auth != "" {
+		h["Authorization"] = b.authValue
+	}
+	for _, eh := range b.cfg.Headers {
+		h.Set(eh.Name, eh.Value)
+	}
+	hreq.Header = h
+	hreq.Body = io.NopCloser(bytes.NewReader(body))
+	hreq.ContentLength = int64(len(body))
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	if len(body) == 0 {
+		hreq.Body = http.NoBody
+		hreq.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return hreq, nil
+}
+
+var (
+	headerJSON   = []string{"application/json"}
+	headerSSE    = []string{"text/event-stream"}
+	headerNDJSON = []string{"application/x-ndjson"}
+)
+
+// acceptValue is the shared header value for a framing's Accept header.
+func acceptValue(a string) []string {
+	switch a {
+	case headerSSE[0]:
+		return headerSSE
+	case headerNDJSON[0]:
+		return headerNDJSON
+	}
+	return []string{a}
+}
+
+// postTemplates caches, per URL, a bodiless POST request made by
+// http.NewRequest (so the URL is parsed, and checked, as it would be for
+// every request); newRequest copies it with WithContext. Host is cleared:
+// the Host header then comes from the URL's host (the same value), and
+// http.Client does not copy the URL to read it.
+type postTemplates struct{ m sync.Map } // string -> *http.Request
+
+func (p *postTemplates) get(u string) (*http.Request, error) {
+	if r, ok := p.m.Load(u); ok {
+		return r.(*http.Request), nil
+	}
+	r, err := http.NewRequest(http.MethodPost, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.Host = ""
+	r.Header = nil
+	p.m.Store(u, r)
+	return r, nil
 }
 
 // notAStream tells from a 2xx response's headers that its body cannot be
