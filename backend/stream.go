@@ -26,6 +26,9 @@ type base struct {
 	authValue []string
 	// posts holds the parsed request URLs (newRequest).
 	posts *postTemplates
+	// secrets is cfg.secrets(), computed once: every request's stream
+	// redacts them (read-only).
+	secrets []string
 }
 
 func newBase(cfg Config) base {
@@ -33,7 +36,7 @@ func newBase(cfg Config) base {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL), posts: &postTemplates{}}
+	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL), posts: &postTemplates{}, secrets: cfg.secrets()}
 	if cfg.APIKey != "" {
 		b.auth = "Bearer " + cfg.APIKey
 		b.authValue = []string{b.auth}
@@ -111,7 +114,7 @@ func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Re
 
 	st := newStream(res, x.rq.MaxTokens)
 	st.apiKey = b.cfg.APIKey
-	st.secrets = b.cfg.secrets()
+	st.secrets = b.secrets
 	if x.rq.Answer != nil {
 		x.rq.Answer.Reset()
 		st.answer = x.rq.Answer
@@ -135,23 +138,20 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	// written (WroteRequest); until then, and when writing fails, at the
 	// call. Per request (Config.Connection), it starts at the call, before
 	// the connection is opened.
-	var wrote atomic.Int64
-	var t0 time.Time
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		wrote.Store(int64(time.Since(t0)) + 1)
-	}}
-	hreq, err := b.newRequest(httptrace.WithClientTrace(scope.ctx, trace), x, body)
+	wt := &writeTrace{}
+	wt.trace.WroteRequest = wt.wroteRequest
+	hreq, err := b.newRequest(httptrace.WithClientTrace(scope.ctx, &wt.trace), x, body)
 	if err != nil {
 		st.t0 = time.Now()
 		return failf(record.ReasonInvalidRequest, "building request: %v", err)
 	}
 	perRequest := b.cfg.Connection == PerRequest
 	hreq.Close = perRequest // a new connection for every request
-	t0 = time.Now()
+	wt.t0 = time.Now()
 	resp, err := b.hc.Do(hreq)
-	st.t0 = t0
-	if d := wrote.Load(); d > 0 && !perRequest {
-		st.t0 = t0.Add(time.Duration(d - 1))
+	st.t0 = wt.t0
+	if d := wt.wrote.Load(); d > 0 && !perRequest {
+		st.t0 = wt.t0.Add(time.Duration(d - 1))
 	}
 	if x.rq.RunStart != (time.Time{}) {
 		st.res.StartNS = int64(st.t0.Sub(x.rq.RunStart))
@@ -183,6 +183,19 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 		return f
 	}
 	return nil
+}
+
+// writeTrace stamps when a request was written (httptrace WroteRequest),
+// as an offset from t0 plus one (0: not written yet). The trace, its
+// callback's state and the stamp are one allocation per request.
+type writeTrace struct {
+	trace httptrace.ClientTrace
+	t0    time.Time // set before the request is sent
+	wrote atomic.Int64
+}
+
+func (w *writeTrace) wroteRequest(httptrace.WroteRequestInfo) {
+	w.wrote.Store(int64(time.Since(w.t0)) + 1)
 }
 
 // newRequest is the POST of body to x's path under ctx, with the request
