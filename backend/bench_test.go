@@ -178,3 +178,24 @@ func TestStreamLoopAllocationsPerChunk(t *testing.T) {
 			long, short, (long-short)/990)
 	}
 }
+
+// TestSmallUint checks the fast path of token counts against
+// strconv.ParseInt, and that it leaves to ParseInt what it cannot read.
+func TestSmallUint(t *testing.T) {
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{
+		{"0", true}, {"7", true}, {"0042", true}, {"123456789012345678", true},
+		{"1234567890123456789", false}, {"", false}, {"-1", false}, {"1.5", false}, {"1e3", false}, {"12a", false},
+	} {
+		v, ok := smallUint([]byte(tt.in))
+		if ok != tt.ok {
+			t.Errorf("smallUint(%q) ok=%v, want %v", tt.in, ok, tt.ok)
+			continue
+		}
+		if want, _ := strconv.ParseInt(tt.in, 10, 64); ok && v != want {
+			t.Errorf("smallUint(%q) = %d, want %d", tt.in, v, want)
+		}
+	}
+}
