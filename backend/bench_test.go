@@ -136,3 +136,66 @@ func BenchmarkDoLoopback(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
+
+// sseStream is an in-memory vLLM-shaped stream of n content chunks with
+// cumulative usage on each (as the harness server sends), then [DONE].
+func sseStream(n int) []byte {
+	var buf bytes.Buffer
+	for i := 1; i <= n; i++ {
+		buf.WriteString(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764400000,"model":"bench","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":8,"total_tokens":` + strconv.Itoa(8+i) + `,"completion_tokens":` + strconv.Itoa(i) + "}}\n\n")
+	}
+	buf.WriteString("data: [DONE]\n\n")
+	return buf.Bytes()
+}
+
+// TestStreamLoopAllocationsPerChunk pins the whole per-chunk loop (line
+// reading, SSE framing, decoding, stamping, per-chunk token counts) at
+// zero allocations per chunk: a stream of 1,000 chunks must allocate no
+// more than one of 10 under the same max_tokens, so anything that
+// allocates per chunk, or grows a slice as chunks arrive, fails.
+func TestStreamLoopAllocationsPerChunk(t *testing.T) {
+	const maxTokens = 1000
+	allocs := func(n int) float64 {
+		data := sseStream(n)
+		r := bytes.NewReader(data)
+		return testing.AllocsPerRun(20, func() {
+			r.Reset(data)
+			lr := newLineReader(io.Reader(r))
+			st := newStream(&record.Result{}, maxTokens)
+			st.t0 = time.Now()
+			if err := readStream(lr, &sseFrame{}, &openAIDecoder{}, st); err != nil {
+				t.Fatal(err)
+			}
+			if len(st.offsets) != n || len(st.tokens) != n {
+				t.Fatalf("%d chunks: %d offsets, %d token counts", n, len(st.offsets), len(st.tokens))
+			}
+			lr.release()
+		})
+	}
+	short, long := allocs(10), allocs(1000)
+	if long > short {
+		t.Errorf("a 1000-chunk stream allocates %v times, a 10-chunk one %v: %.4f allocations per chunk, want 0",
+			long, short, (long-short)/990)
+	}
+}
+
+// TestSmallUint checks the fast path of token counts against
+// strconv.ParseInt, and that it leaves to ParseInt what it cannot read.
+func TestSmallUint(t *testing.T) {
+	for _, tt := range []struct {
+		in string
+		ok bool
+	}{
+		{"0", true}, {"7", true}, {"0042", true}, {"123456789012345678", true},
+		{"1234567890123456789", false}, {"", false}, {"-1", false}, {"1.5", false}, {"1e3", false}, {"12a", false},
+	} {
+		v, ok := smallUint([]byte(tt.in))
+		if ok != tt.ok {
+			t.Errorf("smallUint(%q) ok=%v, want %v", tt.in, ok, tt.ok)
+			continue
+		}
+		if want, _ := strconv.ParseInt(tt.in, 10, 64); ok && v != want {
+			t.Errorf("smallUint(%q) = %d, want %d", tt.in, v, want)
+		}
+	}
+}

@@ -180,6 +180,11 @@ func (s *jsonScan) str() ([]byte, error) {
 	start := s.i + 1
 	j := start
 	for {
+		// Four bytes a step while none ends the plain run (most strings
+		// are keys and short texts), then byte by byte.
+		for j+4 <= len(b) && !strStop[b[j]] && !strStop[b[j+1]] && !strStop[b[j+2]] && !strStop[b[j+3]] {
+			j += 4
+		}
 		for j < len(b) && !strStop[b[j]] {
 			j++
 		}
@@ -401,6 +406,12 @@ func (s *jsonScan) count() (v int64, raw []byte, err error) {
 	if err != nil {
 		return -1, nil, err
 	}
+	if v, ok := smallUint(num); ok {
+		if v > record.MaxTokenCount {
+			return countInvalid, num, nil
+		}
+		return v, nil, nil
+	}
 	if v, err := strconv.ParseInt(string(num), 10, 64); err == nil {
 		if v < 0 || v > record.MaxTokenCount {
 			return countInvalid, num, nil
@@ -412,6 +423,24 @@ func (s *jsonScan) count() (v int64, raw []byte, err error) {
 		return countInvalid, num, nil
 	}
 	return int64(f), nil, nil
+}
+
+// smallUint is the value of b when it is 1 to 18 decimal digits (so it
+// fits an int64 without overflow checks), as strconv.ParseInt would read
+// it; ok is false for anything else (a sign, a fraction, an exponent, a
+// longer number), which the caller parses the slow way. Token counts take
+// this path on every chunk.
+func smallUint(b []byte) (v int64, ok bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	return v, true
 }
 
 // float reads a number; null gives -1.

@@ -174,6 +174,11 @@ func (st *stream) chunkTokens(cum int) int {
 	// content) are attributed to this chunk, as assigned lags behind.
 	st.sawCount = true
 	n := cum - st.assigned
+	if st.tokens == nil {
+		// Sized as offsets is, so that it does not grow chunk by chunk
+		// (reserved only once the server counts per chunk).
+		st.tokens = make([]int, 0, cap(st.offsets))
+	}
 	st.tokens = append(st.tokens, n)
 	st.assigned = cum
 	return n

@@ -25,7 +25,15 @@ func newOpenAIClient(b base) Client { return &openAIClient{base: b} }
 // Do implements Client.
 func (c *openAIClient) Do(ctx context.Context, rq *Request, res *record.Result) {
 	path := c.cfg.Kind.Describe().Paths[c.cfg.API]
-	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: &sseFrame{}, dec: &openAIDecoder{}}, res)
+	sd := &sseOpenAI{}
+	c.do(ctx, exchange{rq: rq, path: path, build: c.body, fr: &sd.fr, dec: &sd.dec}, res)
+}
+
+// sseOpenAI is the per-request state of an OpenAI-compatible stream, its
+// SSE framing and chunk decoder, allocated together.
+type sseOpenAI struct {
+	fr  sseFrame
+	dec openAIDecoder
 }
 
 // Warnings implements Client: a family without its own ignore-EOS field

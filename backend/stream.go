@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,13 @@ type base struct {
 	hc   *http.Client
 	root string
 	auth string // "Bearer <key>" or ""
+	// authValue is auth as a header value, shared by every request.
+	authValue []string
+	// posts holds the parsed request URLs (newRequest).
+	posts *postTemplates
+	// secrets is cfg.secrets(), computed once: every request's stream
+	// redacts them (read-only).
+	secrets []string
 }
 
 func newBase(cfg Config) base {
@@ -28,9 +36,10 @@ func newBase(cfg Config) base {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL)}
+	b := base{cfg: cfg, hc: noRedirects(hc), root: rootURL(cfg.BaseURL), posts: &postTemplates{}, secrets: cfg.secrets()}
 	if cfg.APIKey != "" {
 		b.auth = "Bearer " + cfg.APIKey
+		b.authValue = []string{b.auth}
 	}
 	return b
 }
@@ -105,7 +114,7 @@ func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Re
 
 	st := newStream(res, x.rq.MaxTokens)
 	st.apiKey = b.cfg.APIKey
-	st.secrets = b.cfg.secrets()
+	st.secrets = b.secrets
 	if x.rq.Answer != nil {
 		x.rq.Answer.Reset()
 		st.answer = x.rq.Answer
@@ -129,32 +138,20 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	// written (WroteRequest); until then, and when writing fails, at the
 	// call. Per request (Config.Connection), it starts at the call, before
 	// the connection is opened.
-	var wrote atomic.Int64
-	var t0 time.Time
-	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		wrote.Store(int64(time.Since(t0)) + 1)
-	}}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(scope.ctx, trace),
-		http.MethodPost, b.root+x.path, bytes.NewReader(body))
+	wt := &writeTrace{}
+	wt.trace.WroteRequest = wt.wroteRequest
+	hreq, err := b.newRequest(httptrace.WithClientTrace(scope.ctx, &wt.trace), x, body)
 	if err != nil {
 		st.t0 = time.Now()
 		return failf(record.ReasonInvalidRequest, "building request: %v", err)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", x.fr.accept())
-	if b.auth != "" {
-		hreq.Header.Set("Authorization", b.auth)
-	}
-	for _, h := range b.cfg.Headers {
-		hreq.Header.Set(h.Name, h.Value)
-	}
 	perRequest := b.cfg.Connection == PerRequest
 	hreq.Close = perRequest // a new connection for every request
-	t0 = time.Now()
+	wt.t0 = time.Now()
 	resp, err := b.hc.Do(hreq)
-	st.t0 = t0
-	if d := wrote.Load(); d > 0 && !perRequest {
-		st.t0 = t0.Add(time.Duration(d - 1))
+	st.t0 = wt.t0
+	if d := wt.wrote.Load(); d > 0 && !perRequest {
+		st.t0 = wt.t0.Add(time.Duration(d - 1))
 	}
 	if x.rq.RunStart != (time.Time{}) {
 		st.res.StartNS = int64(st.t0.Sub(x.rq.RunStart))
@@ -186,6 +183,91 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 		return f
 	}
 	return nil
+}
+
+// writeTrace stamps when a request was written (httptrace WroteRequest),
+// as an offset from t0 plus one (0: not written yet). The trace, its
+// callback's state and the stamp are one allocation per request.
+type writeTrace struct {
+	trace httptrace.ClientTrace
+	t0    time.Time // set before the request is sent
+	wrote atomic.Int64
+}
+
+func (w *writeTrace) wroteRequest(httptrace.WroteRequestInfo) {
+	w.wrote.Store(int64(time.Since(w.t0)) + 1)
+}
+
+// newRequest is the POST of body to x's path under ctx, with the request
+// headers. It is what http.NewRequestWithContext and Header.Set would make,
+// built for less per request: the URL is parsed once per path (posts
+// holds a template request for each, shared read-only), and the fixed
+// headers are assigned under their canonical names with value slices
+// shared between requests (net/http only reads them). The extra headers
+// (Config.Headers) are set last, as before, so they override the fixed
+// ones.
+func (b *base) newRequest(ctx context.Context, x exchange, body []byte) (*http.Request, error) {
+	tmpl, err := b.posts.get(b.root + x.path)
+	if err != nil {
+		return nil, err
+	}
+	hreq := tmpl.WithContext(ctx)
+	h := make(http.Header, 3+len(b.cfg.Headers))
+	h["Content-Type"] = headerJSON
+	h["Accept"] = acceptValue(x.fr.accept())
+	if b.auth != "" {
+		h["Authorization"] = b.authValue
+	}
+	for _, eh := range b.cfg.Headers {
+		h.Set(eh.Name, eh.Value)
+	}
+	hreq.Header = h
+	hreq.Body = io.NopCloser(bytes.NewReader(body))
+	hreq.ContentLength = int64(len(body))
+	hreq.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	if len(body) == 0 {
+		hreq.Body = http.NoBody
+		hreq.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+	}
+	return hreq, nil
+}
+
+var (
+	headerJSON   = []string{"application/json"}
+	headerSSE    = []string{"text/event-stream"}
+	headerNDJSON = []string{"application/x-ndjson"}
+)
+
+// acceptValue is the shared header value for a framing's Accept header.
+func acceptValue(a string) []string {
+	switch a {
+	case headerSSE[0]:
+		return headerSSE
+	case headerNDJSON[0]:
+		return headerNDJSON
+	}
+	return []string{a}
+}
+
+// postTemplates caches, per URL, a bodiless POST request made by
+// http.NewRequest (so the URL is parsed, and checked, as it would be for
+// every request); newRequest copies it with WithContext. Host is cleared:
+// the Host header then comes from the URL's host (the same value), and
+// http.Client does not copy the URL to read it.
+type postTemplates struct{ m sync.Map } // string -> *http.Request
+
+func (p *postTemplates) get(u string) (*http.Request, error) {
+	if r, ok := p.m.Load(u); ok {
+		return r.(*http.Request), nil
+	}
+	r, err := http.NewRequest(http.MethodPost, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.Host = ""
+	r.Header = nil
+	p.m.Store(u, r)
+	return r, nil
 }
 
 // notAStream tells from a 2xx response's headers that its body cannot be

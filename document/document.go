@@ -118,7 +118,7 @@ type Level struct {
 	// ScheduleLagP99Ms is how late the rate method sent, 99th percentile.
 	ScheduleLagP99Ms *float64 `json:"schedule_lag_p99_ms,omitempty"`
 
-	// Means and tails (issue 13): the mean of each latency over the same
+	// Means and tails: the mean of each latency over the same
 	// samples as its percentiles, p90 beside p95, and the p99s that were
 	// missing, so that a level compares with vLLM's benchmark output
 	// (mean, median, p99).
@@ -137,7 +137,7 @@ type Level struct {
 	// Warnings are findings about this level, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
-	// Coordinated omission (issue 14), rate method: latencies measured
+	// Coordinated omission, rate method: latencies measured
 	// from each request's scheduled send time rather than its actual one,
 	// so the time a request waited on the client (a full
 	// --max-concurrency cap, a client that fell behind) counts; the
@@ -183,7 +183,7 @@ type Level struct {
 	// rate method or for fewer than 8 requests. A warning says why.
 	ClientLimited *bool `json:"client_limited,omitempty"`
 
-	// Mixes (issue 14), run --mix: Class names a request class in a
+	// Mixes, run --mix: Class names a request class in a
 	// level's Classes; Classes summarizes the level's requests per class
 	// by the definitions of this type, each over that class's requests
 	// alone (its throughput over its own first send to last finish). The
@@ -192,7 +192,7 @@ type Level struct {
 	Classes []Level `json:"classes,omitempty"`
 
 	// Confidence intervals, goodput and saturation (servebench find,
-	// issue 15). Each *_ci_low / *_ci_high pair is the confidence interval
+	// Each *_ci_low / *_ci_high pair is the confidence interval
 	// of the figure it is named after, at CIConfidence (docs/metrics.md,
 	// "Confidence intervals"); an absent end could not be bounded at that
 	// confidence (too few samples).
@@ -241,7 +241,7 @@ type Level struct {
 	// saturation), when a sweep or search checked it and it was.
 	Saturated string `json:"saturated,omitempty"`
 
-	// Sessions, shared prefixes and the server's prefix cache (issue 14).
+	// Sessions, shared prefixes and the server's prefix cache.
 
 	// PromptTokensSent is Σ server-reported prompt tokens of the level's
 	// successful requests; PromptTokensCached the part of them the server
@@ -276,7 +276,7 @@ type Level struct {
 	Conversations *int     `json:"conversations,omitempty"`
 	MessageRate   *float64 `json:"message_rate,omitempty"`
 
-	// Reasoning models (issue 14): where requests streamed reasoning.
+	// Reasoning models: where requests streamed reasoning.
 
 	// TTFRP50Ms and TTFRP95Ms are percentiles of the time to the first
 	// reasoning token; TTFAP50Ms and TTFAP95Ms of the time to the first

@@ -3,6 +3,7 @@ package find
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,9 @@ type Answer struct {
 	Probes   []ProbeResult `json:"probes"`
 	Passes   int           `json:"passes"`
 	Requests int           `json:"requests"`
+	// Warnings say what makes the answer doubtful: a load whose passes
+	// differed beyond their intervals (the server drifted).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Answer is the search's answer so far (final once Done).
@@ -76,6 +80,7 @@ func (s *Search) Answer() Answer {
 		a.FailedBy = slo.Judge(slo.Of(&hi.level), s.cfg.Bounds).Broken
 	}
 	a.LoadCILow, a.LoadCIHigh = s.interval()
+	a.Warnings = slices.Clone(s.warnings)
 	return a
 }
 

@@ -15,6 +15,15 @@ type Prober interface {
 	Probe(ctx context.Context, p Probe) (document.Level, error)
 }
 
+// PassProber is a Prober that can also say what the latest probe's pass
+// measured alone, for the search's drift check (Search.ObservePass).
+type PassProber interface {
+	Prober
+	// PassLevel is the level summary of the latest Probe's pass alone;
+	// false when it has none.
+	PassLevel() (document.Level, bool)
+}
+
 // Drive runs the search against pr until it ends, ctx is cancelled, a
 // probe fails, or outOfTime (nil: never) says, before a probe, that no
 // time is left. It returns the answer so far in every case, with the
@@ -42,6 +51,11 @@ func Drive(ctx context.Context, s *Search, pr Prober, outOfTime func() bool) (An
 			// The level was cut short: its verdict would be on part of it.
 			s.Stop(Interrupted)
 			break
+		}
+		if pp, ok := pr.(PassProber); ok {
+			if one, ok := pp.PassLevel(); ok {
+				s.ObservePass(one)
+			}
 		}
 		s.Observe(l)
 	}

@@ -198,6 +198,9 @@ type ProbeResult struct {
 	Saturation *saturation.Finding `json:"saturation,omitempty"`
 
 	level document.Level
+	// passChecks are the bounded figures of each pass alone, where the
+	// Prober measured them (ObservePass).
+	passChecks [][]slo.Check
 }
 
 // Level is the probe's level summary, pooled over its passes.
@@ -216,6 +219,10 @@ type Search struct {
 	// next is the probe to hand out, nil when the search ended.
 	next *Probe
 	stop Stop
+	// warnings are the drift check's (checkDrift), drifted the loads it
+	// warned about.
+	warnings []string
+	drifted  map[float64]bool
 }
 
 // New starts a search.
@@ -261,6 +268,7 @@ func (s *Search) Observe(l document.Level) {
 	if j.Pass() {
 		pr.Verdict = Pass
 	}
+	s.checkDrift(pr)
 	straddles := len(j.Uncertain) > 0
 	if straddles && s.extend(pr, before, &l) {
 		pr.Uncertain = false

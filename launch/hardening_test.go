@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestExpandDollar (issue 13, item 13): $$ is a literal $, and a $ that
+// TestExpandDollar (item 13): $$ is a literal $, and a $ that
 // starts no variable is an error saying so; before, "$$" said
 // "environment variable $ is not set" and a literal $ could not be
 // written.
@@ -48,7 +48,7 @@ func TestExpandDollar(t *testing.T) {
 	}
 }
 
-// TestDryRunRedactsSecrets (issue 13, item 8): launch --dry-run prints no
+// TestDryRunRedactsSecrets (item 8): launch --dry-run prints no
 // secret however the profile passes it: a secret variable's value under a
 // plain env name, a secret flag inside an argument (sh -c "… --api-key
 // S") or an env value, a name such as HF_AUTH, and URL passwords (in the
@@ -103,7 +103,7 @@ env:
 	}
 }
 
-// TestRelativeCommandRunsTheProfilesFile (issue 13, item 9): command
+// TestRelativeCommandRunsTheProfilesFile (item 9): command
 // ["./x.sh"] in a profile given by a relative path runs the x.sh beside
 // the profile, never a same-named program on $PATH (before, it became
 // "x.sh" and exec looked it up in $PATH).

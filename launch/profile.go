@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/filecap"
+	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/record"
 )
 
@@ -214,6 +216,9 @@ func decodeYAML(data []byte, p *Profile) error {
 		if m := yamlUnknown.FindStringSubmatch(err.Error()); m != nil {
 			return fmt.Errorf("line %s: unknown key %q", m[1], m[2])
 		}
+		if te, ok := yamlTypeError(data, err); ok {
+			return te
+		}
 		return errors.New(oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	var extra yaml.Node
@@ -239,12 +244,72 @@ func decodeJSON(data []byte, p *Profile) error {
 		if errors.As(err, &se) {
 			return fmt.Errorf("JSON syntax error at byte %d: %v", se.Offset, se)
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s: %s is not %s", te.Field, te.Value, kindWords(te.Type.Kind()))
+		}
 		return errors.New(oneLine(err.Error()))
 	}
-	if dec.More() {
-		return errors.New("trailing data after the profile object")
+	// Anything but blanks after the object is an error: Decoder.More
+	// passes a stray '}' or ']'.
+	if off := dec.InputOffset(); len(bytes.TrimSpace(data[off:])) > 0 {
+		return fmt.Errorf("trailing data after the profile object at byte %d", off)
 	}
 	return nil
+}
+
+// kindWords names what a value of kind k must be, for an error that
+// names the field rather than the Go type.
+func kindWords(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "of the right type"
+}
+
+// yamlType is a YAML decoding error for a value of the wrong type or out
+// of range: its line, the value's tag and text, and the Go type.
+var yamlType = regexp.MustCompile("line (\\d+): cannot unmarshal !!(\\w+) `([^`]*)` into (\\S+)")
+
+// yamlTypeError rewrites a yamlType error as "line N: key: value is not
+// …", reading the key from the line itself; ok false when err is not one.
+func yamlTypeError(data []byte, err error) (error, bool) {
+	m := yamlType.FindStringSubmatch(err.Error())
+	if m == nil {
+		return nil, false
+	}
+	n, _ := strconv.Atoi(m[1])
+	key := "value"
+	lines := bytes.Split(data, []byte("\n"))
+	if n >= 1 && n <= len(lines) {
+		if k, _, ok := bytes.Cut(lines[n-1], []byte(":")); ok {
+			key = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(k)), "- "))
+		}
+	}
+	want := "of the right type"
+	switch {
+	case strings.HasPrefix(m[4], "int") || strings.HasPrefix(m[4], "uint"):
+		want = "an integer in range"
+	case strings.HasPrefix(m[4], "float"):
+		want = "a number"
+	case m[4] == "bool":
+		want = "true or false"
+	case m[4] == "string":
+		want = "a string"
+	}
+	return fmt.Errorf("line %d: %s: %s is not %s", n, key, m[3], want), true
 }
 
 func oneLine(s string) string {
@@ -370,22 +435,26 @@ func (p *Profile) checkKnobRanges() error {
 	ints := []struct {
 		name string
 		v    *int
+		max  int
 	}{
-		{"max_model_len", p.MaxModelLen}, {"max_num_seqs", p.MaxNumSeqs},
-		{"max_num_batched_tokens", p.MaxNumBatchedTokens}, {"parallel", p.Parallel},
-		{"context_length", p.ContextLength},
+		{"max_model_len", p.MaxModelLen, limits.MaxTokens}, {"max_num_seqs", p.MaxNumSeqs, limits.MaxSequences},
+		{"max_num_batched_tokens", p.MaxNumBatchedTokens, limits.MaxTokens}, {"parallel", p.Parallel, limits.MaxSequences},
+		{"context_length", p.ContextLength, limits.MaxTokens},
 	}
 	for _, f := range ints {
 		if f.v != nil && *f.v <= 0 {
 			return fmt.Errorf("%s: %d must be positive", f.name, *f.v)
+		}
+		if f.v != nil && *f.v > f.max {
+			return fmt.Errorf("%s: %d is above %d, the most servebench launches a server with", f.name, *f.v, f.max)
 		}
 	}
 	if u := p.GPUMemoryUtilization; u != nil && (*u <= 0 || *u > 1) {
 		return fmt.Errorf("gpu_memory_utilization: %g must be in (0, 1]", *u)
 	}
 	for k, v := range p.LimitMMPerPrompt {
-		if v < 0 {
-			return fmt.Errorf("limit_mm_per_prompt: %s: %d must not be negative", k, v)
+		if v < 0 || v > limits.MaxSequences {
+			return fmt.Errorf("limit_mm_per_prompt: %s: %d must be from 0 to %d", k, v, limits.MaxSequences)
 		}
 	}
 	// The dtype goes into the default label, which names the log file.

@@ -69,7 +69,7 @@ func checkDaemonOutside(t *testing.T, daemon, server int) {
 	}
 }
 
-// TestStopEndsSetsidDaemon (issue 13, item 10, the Ctrl-C case): a
+// TestStopEndsSetsidDaemon (the Ctrl-C case): a
 // process that the server moved into its own session by a double fork
 // through setsid, and that ignores SIGTERM, is stopped with the server.
 // Before, Stop signalled only the server's process group and it
@@ -100,7 +100,7 @@ func TestStopEndsSetsidDaemon(t *testing.T) {
 	assertNoMembers(t, srv.PID())
 }
 
-// TestParentKilledEndsSetsidDaemon (issue 13, item 10, the SIGKILL
+// TestParentKilledEndsSetsidDaemon (the SIGKILL
 // cases: `launch` and `run --profile` both call Start and can be killed
 // outright): after SIGKILL of the process that started the server, its
 // watchdog stops the whole tree, the setsid daemon included.

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/servebench/servebench/backend"
@@ -296,24 +295,17 @@ func (r *runner) deliver(done chan<- struct{}) {
 	}
 }
 
-func (r *runner) items(n int) ([]workload.Item, int, error) {
-	seq0 := r.seq
-	items, err := r.s.Source.Items(r.ctx, seq0, n)
-	r.seq += n
-	return items, seq0, err
-}
-
-// warmupItems prepares n warm-up requests: the Source's WarmupItems when
-// it has them, else its Items.
-func (r *runner) warmupItems(n int) ([]workload.Item, int, error) {
-	ws, ok := r.s.Source.(WarmupSource)
-	if !ok {
-		return r.items(n)
+// feed starts preparing the level's n counted requests (warmup: its
+// warm-up requests, from the Source's WarmupItems when it has them),
+// numbered from the next sequence number, which it advances past them.
+func (r *runner) feed(n int, warmup bool) (*feed, error) {
+	prepare := r.s.Source.Items
+	if ws, ok := r.s.Source.(WarmupSource); ok && warmup {
+		prepare = ws.WarmupItems
 	}
 	seq0 := r.seq
-	items, err := ws.WarmupItems(r.ctx, seq0, n)
 	r.seq += n
-	return items, seq0, err
+	return newFeed(r.ctx, seq0, n, prepare)
 }
 
 // level runs one level. Every level that started gets its LevelEnd, even
@@ -335,11 +327,9 @@ func (r *runner) level(l Level) error {
 		return r.poolLevel(l, end)
 	}
 	if r.s.Warmup > 0 {
-		items, seq0, err := r.warmupItems(r.s.Warmup)
-		if err != nil {
+		if err := r.warmup(l); err != nil {
 			return err
 		}
-		r.pool(l, items, seq0, min(max(l.Concurrency, 1), r.s.Warmup), true)
 	}
 	if l.Sessions > 0 && r.s.Sessions != nil {
 		if err := r.sessions(l); err != nil {
@@ -348,7 +338,8 @@ func (r *runner) level(l Level) error {
 		r.levelEnd(l, end)
 		return nil
 	}
-	items, seq0, err := r.items(r.s.Method.Total(l))
+	f, err := r.feed(r.s.Method.Total(l), false)
+	defer f.close()
 	if err != nil {
 		return err
 	}
@@ -357,14 +348,25 @@ func (r *runner) level(l Level) error {
 	}
 	switch r.s.Method {
 	case Batch:
-		end.RepeatGPUMemoryMiB = r.batch(l, items, seq0)
+		end.RepeatGPUMemoryMiB = r.batch(l, f)
 	case Rate:
-		r.rate(l, items, seq0)
+		r.rate(l, f)
 	default:
-		r.pool(l, items, seq0, l.Concurrency, false)
+		r.pool(l, f, l.Concurrency, false)
 	}
 	r.levelEnd(l, end)
-	return nil
+	return f.Err()
+}
+
+// warmup sends the Sweep's warm-up requests before level l.
+func (r *runner) warmup(l Level) error {
+	f, err := r.feed(r.s.Warmup, true)
+	defer f.close()
+	if err != nil {
+		return err
+	}
+	r.pool(l, f, min(max(l.Concurrency, 1), r.s.Warmup), true)
+	return f.Err()
 }
 
 // poolLevel runs a pool level: its warm-ups (Method.Warmups: at least
@@ -373,15 +375,34 @@ func (r *runner) level(l Level) error {
 // start where the workers left off rather than in a burst of their own.
 // The observers start as the first counted request is taken.
 func (r *runner) poolLevel(l Level, end *record.LevelEnd) error {
-	var warm []workload.Item
-	seq0 := r.seq
-	if n := r.s.Method.Warmups(l, r.s.Warmup); n > 0 {
-		var err error
-		if warm, seq0, err = r.warmupItems(n); err != nil {
-			return err
-		}
+	nw, n := r.s.Method.Warmups(l, r.s.Warmup), r.s.Method.Total(l)
+	warmPrep := r.s.Source.Items
+	if ws, ok := r.s.Source.(WarmupSource); ok {
+		warmPrep = ws.WarmupItems
 	}
-	items, _, err := r.items(r.s.Method.Total(l))
+	seq0 := r.seq
+	r.seq += nw + n
+	// the warm-ups are numbered first, the counted requests after them
+	prepare := func(ctx context.Context, s0, k int) ([]workload.Item, error) {
+		var out []workload.Item
+		if w := min(k, seq0+nw-s0); w > 0 {
+			items, err := warmPrep(ctx, s0, w)
+			if err != nil {
+				return nil, err
+			}
+			out, s0, k = append(out, items...), s0+w, k-w
+		}
+		if k > 0 {
+			items, err := r.s.Source.Items(ctx, s0, k)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, items...)
+		}
+		return out, nil
+	}
+	f, err := newFeed(r.ctx, seq0, nw+n, prepare)
+	defer f.close()
 	if err != nil {
 		return err
 	}
@@ -391,8 +412,8 @@ func (r *runner) poolLevel(l Level, end *record.LevelEnd) error {
 			o.LevelStart(r.ctx, l)
 		}
 	}
-	r.poolEach(l, append(warm, items...), seq0, l.Concurrency, func(i int) bool {
-		if i < len(warm) {
+	r.poolEach(l, f, l.Concurrency, func(i int) bool {
+		if i < nw {
 			return true
 		}
 		once.Do(start)
@@ -400,7 +421,7 @@ func (r *runner) poolLevel(l Level, end *record.LevelEnd) error {
 	})
 	once.Do(start) // a level cancelled in its warm-up still starts and ends
 	r.levelEnd(l, end)
-	return nil
+	return f.Err()
 }
 
 // levelEnd collects what the observers measured over level l into end.
@@ -459,34 +480,35 @@ func (r *runner) sendTurn(l Level, it *workload.Item, seq, repeat int, warmup bo
 	return endNS, out
 }
 
-// pool runs items with c workers, each taking the next item as its last
-// request ends, until items run out or the sweep is cancelled.
-func (r *runner) pool(l Level, items []workload.Item, seq0, c int, warmup bool) {
-	r.poolEach(l, items, seq0, c, func(int) bool { return warmup })
+// pool sends f's requests with c workers, each taking the next request
+// as its last one ends, until they run out or the sweep is cancelled.
+func (r *runner) pool(l Level, f *feed, c int, warmup bool) {
+	r.poolEach(l, f, c, func(int) bool { return warmup })
 }
 
-// poolEach is pool whose item i is a warm-up where warmup(i) says so;
-// warmup is called from the worker about to send item i.
-func (r *runner) poolEach(l Level, items []workload.Item, seq0, c int, warmup func(i int) bool) {
-	var next atomic.Int64
+// poolEach is pool whose request i (its index in the level) is a warm-up
+// where warmup(i) says so; warmup is called from the worker about to
+// send request i.
+func (r *runner) poolEach(l Level, f *feed, c int, warmup func(i int) bool) {
 	wg := newGroup(r.tr)
 	for range max(c, 1) {
 		wg.Go(func() {
 			for r.ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(items) {
+				it, i, ok := f.take()
+				if !ok {
 					return
 				}
-				r.send(l, &items[i], seq0+i, l.Pass, warmup(i), nil)
+				r.send(l, it, f.seq0+i, l.Pass, warmup(i), nil)
 			}
 		})
 	}
 	wg.Wait()
 }
 
-// batch sends l.Repeats batches of l.Concurrency simultaneous requests; it
-// returns the GPU memory after each batch that RepeatObservers measured.
-func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
+// batch sends l.Repeats batches of l.Concurrency simultaneous requests
+// from f; it returns the GPU memory after each batch that
+// RepeatObservers measured.
+func (r *runner) batch(l Level, f *feed) []*float64 {
 	var mem []*float64
 	for rep := range l.Repeats {
 		if r.ctx.Err() != nil {
@@ -494,11 +516,14 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 		}
 		gate := make(chan struct{})
 		wg := newGroup(r.tr)
-		for j := range l.Concurrency {
-			i := rep*l.Concurrency + j
+		for range l.Concurrency {
+			it, i, ok := f.take()
+			if !ok {
+				break
+			}
 			wg.Go(func() {
 				<-gate
-				r.send(l, &items[i], seq0+i, rep, false, nil)
+				r.send(l, it, f.seq0+i, rep, false, nil)
 			})
 		}
 		close(gate) // release the whole batch at once
@@ -517,14 +542,64 @@ func (r *runner) batch(l Level, items []workload.Item, seq0 int) []*float64 {
 	return mem
 }
 
-// rate sends items on the level's schedule (levelPacer), at most
+// rate sends f's requests on the level's schedule (levelPacer; a trace's
+// own times, read from each request as it is taken: feedPacer), at most
 // l.Concurrency in flight; a request whose slot is not free is sent late,
 // and its lag shows as StartNS − ScheduledNS.
-func (r *runner) rate(l Level, items []workload.Item, seq0 int) {
-	due := func(k int) time.Duration { return items[k].Due }
-	r.paced(l, levelPacer(l, len(items), due, r.s.Seed), len(items), func(k int, scheduledNS int64) {
-		r.send(l, &items[k], seq0+k, l.Pass, false, &scheduledNS)
+func (r *runner) rate(l Level, f *feed) {
+	p := &feedPacer{f: f, k: -1}
+	if Arrival(l.Arrival) != Trace {
+		l.Requests = f.n
+		p.p = NewPacer(l, r.s.Seed)
+	}
+	r.paced(l, p, f.n, func(k int) func(int64) {
+		it, i := p.it, p.i
+		return func(scheduledNS int64) { r.send(l, it, f.seq0+i, l.Pass, false, &scheduledNS) }
 	})
+}
+
+// feedPacer takes request k from its feed when the paced loop first asks
+// about k (requests are taken in order, one at a time, on the loop's
+// goroutine), stopping when the feed has none left. Its schedule is p's,
+// or, when p is nil, the requests' own due times (a trace).
+type feedPacer struct {
+	f  *feed
+	p  Pacer
+	k  int
+	it *workload.Item
+	i  int
+	ok bool
+}
+
+// at takes request k if it was not taken yet.
+func (p *feedPacer) at(k int) bool {
+	if k != p.k {
+		p.k = k
+		p.it, p.i, p.ok = p.f.take()
+	}
+	return p.ok
+}
+
+// Pace implements Pacer.
+func (p *feedPacer) Pace(elapsed time.Duration, sent int) (time.Duration, bool) {
+	if !p.at(sent) {
+		return 0, true
+	}
+	if p.p != nil {
+		return p.p.Pace(elapsed, sent)
+	}
+	return max(p.it.Due-elapsed, 0), false
+}
+
+// Due implements Pacer.
+func (p *feedPacer) Due(k int) time.Duration {
+	if p.p != nil {
+		return p.p.Due(k)
+	}
+	if !p.at(k) {
+		return 0
+	}
+	return p.it.Due
 }
 
 // levelPacer is the schedule of a rate level's n arrivals (requests, or
@@ -546,8 +621,10 @@ func levelPacer(l Level, n int, due func(k int) time.Duration, seed int64) Pacer
 // for arrivals k = 0, 1, … until p stops or n have started, it waits until
 // arrival k is due (on the Clock), takes one of l.Concurrency slots
 // (waiting for one when all are taken: that wait is the lag the records
-// show) and runs launch(k, scheduledNS) on its own goroutine, which holds
-// the slot until launch returns. scheduledNS is when arrival k was due,
+// show), calls begin(k) on the loop's goroutine (in order of k: it may
+// take the arrival's request) and runs what it returns with scheduledNS
+// on a goroutine of its own, which holds the slot until that returns.
+// scheduledNS is when arrival k was due,
 // from the run's start (Result.ScheduledNS). It returns when every launch
 // returned, or stops starting new ones when the sweep is cancelled.
 //
@@ -556,7 +633,7 @@ func levelPacer(l Level, n int, due func(k int) time.Duration, seed int64) Pacer
 // longer on the same schedule (a multi-turn session whose turns follow on
 // their own) passes a launch that runs it whole, and the slot then counts
 // those in flight.
-func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS int64)) {
+func (r *runner) paced(l Level, p Pacer, n int, begin func(k int) func(scheduledNS int64)) {
 	slots := newSemaphore(r.tr, max(l.Concurrency, 1))
 	wg := newGroup(r.tr)
 	start := r.clock.Now()
@@ -574,9 +651,10 @@ func (r *runner) paced(l Level, p Pacer, n int, launch func(k int, scheduledNS i
 		if !slots.acquire(r.ctx) || r.ctx.Err() != nil {
 			break
 		}
+		launch := begin(k)
 		wg.Go(func() {
 			defer slots.release()
-			launch(k, sched)
+			launch(sched)
 		})
 	}
 	wg.Wait()

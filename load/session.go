@@ -141,8 +141,8 @@ func (r *runner) sessions(l Level) error {
 	}
 	if r.s.Method == Rate {
 		due := func(k int) time.Duration { return arrivals[k].Due() }
-		r.paced(l, levelPacer(l, len(arrivals), due, r.s.Seed), len(arrivals), func(k int, scheduledNS int64) {
-			r.arrive(l, &arrivals[k], &scheduledNS)
+		r.paced(l, levelPacer(l, len(arrivals), due, r.s.Seed), len(arrivals), func(k int) func(int64) {
+			return func(scheduledNS int64) { r.arrive(l, &arrivals[k], &scheduledNS) }
 		})
 		return nil
 	}

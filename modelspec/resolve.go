@@ -149,7 +149,7 @@ func looksLikePath(arg string) bool {
 
 // formatWords are weight-format names as they appear in model names and
 // files, longest first (so "q4_k_m" is found before "q4_0" could be).
-var formatWords = []string{"q4_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
+var formatWords = []string{"q4_k_m", "q5_k_m", "q8_0", "q4_0", "awq", "gptq", "fp8", "bf16", "fp16", "f16", "fp32"}
 
 // dropWords are trailing name words that say nothing about the
 // architecture: the tuning ("instruct", "chat", "it"), a format's

@@ -65,7 +65,7 @@ func TestFitAndApply(t *testing.T) {
 
 func TestLoadCalibrationErrors(t *testing.T) {
 	dir := t.TempDir()
-	// A missing file is an error for plan (issue 13, item 13) and an
+	// A missing file is an error for plan (item 13) and an
 	// empty file for calibrate --fit, which creates it.
 	if _, err := LoadCalibration(filepath.Join(dir, "none.json")); err == nil || !strings.Contains(err.Error(), "none.json: no such file or directory") {
 		t.Errorf("missing file: %v", err)

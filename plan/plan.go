@@ -571,7 +571,7 @@ func (in *Inputs) weights() (int64, string) {
 
 // fileTypeQuant maps GGUF file types to the --quant formats that
 // estimate them, for specs without tensor sizes (Ollama's model_info).
-var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16", "Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_K_M": "q4_k_m"}
+var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16", "Q8_0": "q8_0", "Q4_0": "q4_0", "Q4_K_M": "q4_k_m", "Q5_K_M": "q5_k_m"}
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {

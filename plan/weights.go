@@ -18,7 +18,8 @@ type Quant string
 // AWQ/GPTQ int4 with group size 128: 4 bits per weight (0.5 byte) plus per
 // group one fp16 scale (2/128) and one packed 4-bit zero point (0.5/128).
 // GGML formats: q8_0 34/32, q4_0 18/32; q4_k_m is a mixed format whose
-// size llama.cpp reports as about 4.85 bits per weight for 7B-class models.
+// size llama.cpp reports as about 4.85 bits per weight for 7B-class models
+// (q5_k_m about 5.67: llama-quantize's table, 4.45 GiB for LLaMA-v1-7B).
 // For these three the table gives only the bits per weight a
 // recommendation shows and a vision tower's rate: SplitWeights sizes
 // every other tensor at the type llama-quantize gives it.
@@ -26,7 +27,7 @@ var linearBytes = map[Quant]float64{
 	"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1,
 	"awq":  0.5 + 2.0/128 + 0.5/128,
 	"gptq": 0.5 + 2.0/128 + 0.5/128,
-	"q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "q4_k_m": 4.85 / 8,
+	"q8_0": 34.0 / 32, "q4_0": 18.0 / 32, "q4_k_m": 4.85 / 8, "q5_k_m": 5.67 / 8,
 	QuantMXFP4: 4.25 / 8,
 }
 
@@ -311,4 +312,11 @@ func rankShare(m *modelspec.Spec, q Quant, tp, first, n int, firstStage, lastSta
 		return 1
 	}
 	return float64(parts(m, q, tp).sum(first, n, firstStage, lastStage, m.TiedEmbeddings)) / float64(whole)
+}
+
+// ExpertBytesPerParam is the bytes a Hugging Face format gives a routed
+// expert's parameter (MXFP4: 4.25 bits; else the linear width).
+func ExpertBytesPerParam(q Quant) float64 {
+	_, e, _, _ := bytesPerParam(q)
+	return e
 }

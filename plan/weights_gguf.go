@@ -7,7 +7,7 @@ import (
 
 // ggufDefault is the default tensor type of each GGUF file type --quant
 // names (llama_ftype's default_type in llama-quantize).
-var ggufDefault = map[Quant]gguf.Type{"q4_k_m": gguf.TypeQ4_K, "q4_0": gguf.TypeQ4_0, "q8_0": gguf.TypeQ8_0}
+var ggufDefault = map[Quant]gguf.Type{"q4_k_m": gguf.TypeQ4_K, "q5_k_m": gguf.TypeQ5_K, "q4_0": gguf.TypeQ4_0, "q8_0": gguf.TypeQ8_0}
 
 // isGGUFQuant reports whether q is one of llama.cpp's quantizations,
 // whose tensor types ggufTensorType gives.
@@ -50,7 +50,7 @@ const (
 func ggufTensorType(m *modelspec.Spec, q Quant, r tensorRole, i, n int, ncols int64) gguf.Type {
 	def := ggufDefault[q]
 	t := def
-	km := q == "q4_k_m"
+	km := q == "q4_k_m" || q == "q5_k_m" // the _M mixes share their upgrades
 	switch r {
 	case roleKeep:
 		return gguf.TypeF32
@@ -119,3 +119,7 @@ func ggufFallback(t gguf.Type, ncols int64) gguf.Type {
 	}
 	return t
 }
+
+// IsGGUFQuant reports whether q is one of llama.cpp's quantizations
+// (whose matrix products run ggml's MMQ/MMVQ kernels, not cuBLAS).
+func IsGGUFQuant(q Quant) bool { return isGGUFQuant(q) }

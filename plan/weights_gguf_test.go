@@ -18,8 +18,9 @@ func TestGGUFWeightsPublished(t *testing.T) {
 	}{
 		// bartowski's file listing: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf
 		// 4.92 GB (4.58 GiB; runyard.dev/blog/q4-k-m-vs-q5-k-m-vs-q6-k-vs-q8-0-quantization-quality-loss
-		// gives 4.57), -Q8_0.gguf 8.54 GB.
+		// gives 4.57), -Q5_K_M.gguf 5.73 GB, -Q8_0.gguf 8.54 GB.
 		{"llama-3.1-8b", "q4_k_m", 4.92e9, "huggingface.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF"},
+		{"llama-3.1-8b", "q5_k_m", 5.73e9, "huggingface.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF"},
 		{"llama-3.1-8b", "q8_0", 8.54e9, "huggingface.co/bartowski/Meta-Llama-3.1-8B-Instruct-GGUF"},
 	} {
 		m, err := modelspec.Preset(c.model)

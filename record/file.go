@@ -58,7 +58,7 @@ type LevelPlan struct {
 	// "constant", "gamma", "ramp", or "trace" (a replayed trace file).
 	Arrival string `json:"arrival,omitempty"`
 
-	// Arrival shapes and level length (issue 14), rate method only; zero
+	// Arrival shapes and level length, rate method only; zero
 	// where not used.
 
 	// RateStart is the rate in requests/s a ramp starts from; it rises
@@ -78,7 +78,7 @@ type LevelPlan struct {
 	// Results carry it as their Repeat, so that each pass keeps its own
 	// wall time. 0 for the first.
 	Pass int `json:"pass,omitempty"`
-	// Sessions (issue 14): a multi-turn level runs Sessions sessions of
+	// Sessions: a multi-turn level runs Sessions sessions of
 	// Turns turns each (Requests = Sessions × Turns); Concurrency then
 	// counts sessions in flight and Rate sessions started per second.
 	Sessions int `json:"sessions,omitempty"`
@@ -100,7 +100,7 @@ type LevelEnd struct {
 	// method), null where unknown.
 	RepeatGPUMemoryMiB []*float64 `json:"repeat_gpu_memory_mib,omitempty"`
 	// Plan is the level's plan when the header could not list it because
-	// the level was chosen as the run went (find's probes, issue 15).
+	// the level was chosen as the run went (find's probes).
 	Plan *LevelPlan `json:"plan,omitempty"`
 	// Saturated says why the level counts as saturated ("reason: detail",
 	// package saturation), when run --stop-when-saturated or find checked

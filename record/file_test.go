@@ -75,7 +75,7 @@ func TestDecodeFileErrors(t *testing.T) {
 	}
 }
 
-// TestDecodeFileCutLastLine (issue 13, item 11): a file whose last line
+// TestDecodeFileCutLastLine (item 11): a file whose last line
 // is cut short — no newline after it, as a crash or a full disk leaves it
 // — yields every complete line, no error, and the cut line in Cut.
 func TestDecodeFileCutLastLine(t *testing.T) {

@@ -140,7 +140,7 @@ type Result struct {
 	// negative, above MaxTokenCount, or above max_tokens + 1), left null.
 	// The level's summary counts them.
 	Warnings []string `json:"warnings,omitempty"`
-	// Sessions and shared prefixes (issue 14): which conversation turn
+	// Sessions and shared prefixes: which conversation turn
 	// the request was and which shared prefix it began with, and what the
 	// server said it served from its prefix cache.
 
@@ -158,7 +158,7 @@ type Result struct {
 	// .cached_tokens, llama.cpp timings.cache_n); nil when it did not say.
 	CachedPromptTokens *int `json:"cached_prompt_tokens,omitempty"`
 
-	// Reasoning models (issue 14): set when the stream carried reasoning
+	// Reasoning models: set when the stream carried reasoning
 	// (a reasoning field, or content inside <think>…</think>) or the
 	// server counted reasoning tokens.
 

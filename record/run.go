@@ -48,7 +48,7 @@ type Run struct {
 	// Warnings are findings about the whole run, as data.
 	Warnings []string `json:"warnings,omitempty"`
 
-	// Sessions and shared prefixes (issue 14).
+	// Sessions and shared prefixes.
 
 	// Turns is the number of turns of each session (multiturn scenario).
 	Turns int `json:"turns,omitempty"`
@@ -60,7 +60,7 @@ type Run struct {
 	SharedPrefixTokens int `json:"shared_prefix_tokens,omitempty"`
 	PrefixGroups       int `json:"prefix_groups,omitempty"`
 
-	// Workloads like real traffic (issue 14): the trace the run replayed
+	// Workloads like real traffic: the trace the run replayed
 	// (run --trace) and the request classes it mixed (run --mix); nil
 	// otherwise.
 	Trace *TraceInfo `json:"trace,omitempty"`
@@ -83,7 +83,7 @@ type Run struct {
 	PricePerKWh  float64 `json:"price_per_kwh_usd,omitempty"`
 	// SLO is the latency budget given to run or find (--slo), in its
 	// canonical spelling, and GoodputBudget its per-request bounds: the
-	// ones each level's goodput counts requests against (issue 15). Both
+	// ones each level's goodput counts requests against. Both
 	// absent without --slo.
 	SLO           string         `json:"slo,omitempty"`
 	GoodputBudget *GoodputBudget `json:"goodput_budget,omitempty"`
@@ -91,7 +91,7 @@ type Run struct {
 	// run asked for other than the default 0.95 (--confidence).
 	CIConfidence float64 `json:"ci_confidence,omitempty"`
 
-	// Simulation (issue 17, run --backend sim): Simulated is true when no
+	// Simulation (run --backend sim): Simulated is true when no
 	// server was measured — package sim's engine predicted every record
 	// in virtual time — and Sim holds the engine's inputs and constants.
 	Simulated bool     `json:"simulated,omitempty"`

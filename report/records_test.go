@@ -24,7 +24,7 @@ func realRecords(t testing.TB) []string {
 	return out
 }
 
-// TestReadRecordsCutLastLine (issue 13, item 11): `report records.jsonl`
+// TestReadRecordsCutLastLine (item 11): `report records.jsonl`
 // of a file whose last line a crash cut short uses every complete line
 // and warns about the cut one, instead of rejecting the file.
 func TestReadRecordsCutLastLine(t *testing.T) {
@@ -129,7 +129,7 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestReadRecordsBoundedMemory (issue 13, item 12): streaming a records
+// TestReadRecordsBoundedMemory (item 12): streaming a records
 // file keeps what the summaries need (per request a few figures, per
 // token one inter-token gap of 8 bytes), never the file's lines: the heap
 // a read of a 20,000-request file holds is under three quarters of the

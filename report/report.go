@@ -122,7 +122,7 @@ type Point struct {
 	// for closed-loop levels and batch records. Level is the sweep level
 	// the point was made from, for the figures a Point does not copy
 	// (the other percentiles, the confidence intervals, goodput); nil for
-	// batch records. (issue 15)
+	// batch records.
 	Rate  *float64
 	Level *document.Level
 }

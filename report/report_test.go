@@ -340,7 +340,7 @@ func TestGoBenchParses(t *testing.T) {
 }
 
 // TestMeansAndTailsInEveryFormat: a level's latency means and p90/p99
-// reach every format (issue 13): the table and Markdown latency section,
+// reach every format: the table and Markdown latency section,
 // CSV columns, JSON fields and gobench units; documents without means keep
 // their tables as they were.
 func TestMeansAndTailsInEveryFormat(t *testing.T) {

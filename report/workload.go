@@ -7,7 +7,7 @@ import (
 	"github.com/servebench/servebench/document"
 )
 
-// Layout of realistic workloads (issue 14): sessions, shared prefixes and
+// Layout of realistic workloads: sessions, shared prefixes and
 // reasoning models.
 
 // workloadDetails describes a run's sessions and shared prefixes.

@@ -41,7 +41,32 @@ type GPU struct {
 	// second (0 = unknown), what ggml's small-batch vector kernels run
 	// on.
 	DP4AOPS float64 `json:"dp4a_ops,omitempty"`
+	// INT8OPS is dense INT8 tensor throughput in operations per second
+	// (0 = unknown or none), what ggml's MMQ kernels run on; FP8FLOPS
+	// dense FP8 tensor throughput (0 = no FP8 tensor cores), what vLLM's
+	// CUTLASS scaled_mm runs FP8 checkpoints on.
+	INT8OPS  float64 `json:"int8_ops,omitempty"`
+	FP8FLOPS float64 `json:"fp8_flops,omitempty"`
 }
+
+// Kernel is the matrix-multiply code path a weight format runs on: it
+// picks which of the GPU's tensor rates bounds the compute time.
+type Kernel string
+
+// Matrix-multiply kernels.
+const (
+	// KernelFP16 is cuBLAS (or Marlin's FP16 MMA for AWQ/GPTQ) on
+	// FP16/BF16 tensor cores with FP32 accumulate: GPU.PeakFLOPS.
+	KernelFP16 Kernel = ""
+	// KernelFP8 is vLLM's CUTLASS scaled_mm on FP8 tensor cores
+	// (GPU.FP8FLOPS; boards without FP8 fall back to Marlin W8A16, the
+	// FP16 rate).
+	KernelFP8 Kernel = "fp8"
+	// KernelMMQ is ggml's MMQ for llama.cpp's quantized types, which since
+	// ggml-org/llama.cpp#7676 ("CUDA: use tensor cores for MMQ") runs
+	// INT8 mma.sync on q8_1-quantized activations: GPU.INT8OPS.
+	KernelMMQ Kernel = "mmq"
+)
 
 // ModelCost is what one forward pass of a model in one weight format
 // costs. All figures are per forward pass or per token, in bytes and FLOPs.
@@ -72,6 +97,17 @@ type ModelCost struct {
 	// vision encoder's FLOPs per image.
 	ImageTokens int     `json:"image_tokens,omitempty"`
 	ImageFLOPs  float64 `json:"image_flops,omitempty"`
+	// Kernel is the matrix-multiply path of the weight format.
+	Kernel Kernel `json:"kernel,omitempty"`
+	// Experts and ExpertsPerToken are a mixture-of-experts model's routed
+	// experts per layer and those a token visits; ExpertBytes the routed
+	// experts' share of WeightBytesPerStep. A step reads only the experts
+	// its tokens visit (vLLM's fused_moe and ggml's mul_mat_id gather
+	// the selected experts' rows), so its expert bytes are ExpertBytes
+	// times the expected distinct share, 1 − (1 − k/E)^tokens.
+	Experts         int     `json:"experts,omitempty"`
+	ExpertsPerToken int     `json:"experts_per_token,omitempty"`
+	ExpertBytes     float64 `json:"expert_bytes,omitempty"`
 }
 
 // Params are the calibration of the step-time model: the efficiencies and
@@ -193,25 +229,21 @@ type Config struct {
 	Params  Params       `json:"params"`
 }
 
-// check validates a complete Config: its family, the costs of the GPU
-// and model, the parameters, and the server's settings.
+// check validates a complete Config: its bounds (checkBounds), then
+// what its server family needs to build an engine (checkNeeds).
 func (c *Config) check() error {
+	if err := c.checkBounds(); err != nil {
+		return err
+	}
+	return c.checkNeeds()
+}
+
+// checkBounds checks that every figure and setting of c is within its
+// written bound, whatever the family.
+func (c *Config) checkBounds() error {
 	if _, err := ParseKind(string(c.Backend)); err != nil {
 		return err
 	}
-	if err := c.checkCosts(); err != nil {
-		return err
-	}
-	if err := c.Params.Validate(); err != nil {
-		return err
-	}
-	return c.Server.validate(c.Backend)
-}
-
-// checkCosts checks the GPU's and model's costs: a bandwidth and a
-// throughput, a step's bytes and a token's FLOPs, each costBounds figure
-// and the image tokens in range.
-func (c *Config) checkCosts() error {
 	if !(c.GPU.BandwidthBytesPerS > 0) || !(c.GPU.PeakFLOPS > 0) {
 		return fmt.Errorf("%w: GPU %q has no bandwidth or FP16 throughput", ErrBadInput, c.GPU.Name)
 	}
@@ -227,13 +259,10 @@ func (c *Config) checkCosts() error {
 	if m.ImageTokens < 0 || m.ImageTokens > 1<<20 {
 		return fmt.Errorf("%w: model %q: image_tokens %d out of range", ErrBadInput, m.Name, m.ImageTokens)
 	}
-	return nil
-}
-
-// validate checks the server's settings: each in range, and those family
-// k schedules by set (a batching server's sequences, tokens and KV
-// blocks; a slot server's slots, context and batches).
-func (s Server) validate(k backend.Kind) error {
+	if err := c.Params.Validate(); err != nil {
+		return err
+	}
+	s := c.Server
 	for _, b := range []struct {
 		name   string
 		v, max int
@@ -247,16 +276,23 @@ func (s Server) validate(k backend.Kind) error {
 			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
 		}
 	}
-	if batched(k) {
+	return nil
+}
+
+// checkNeeds checks that c has the settings its family's scheduler
+// needs.
+func (c *Config) checkNeeds() error {
+	s := c.Server
+	if batched(c.Backend) {
 		if s.MaxNumSeqs <= 0 || s.MaxNumBatchedTokens <= 0 || s.BlockSize <= 0 || s.KVBlocks < 2 {
 			return fmt.Errorf("%w: %s needs max_num_seqs, max_num_batched_tokens, block_size > 0 and at least 2 KV blocks (have %d, %d, %d, %d)",
-				ErrBadInput, k, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
+				ErrBadInput, c.Backend, s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.KVBlocks)
 		}
 		return nil
 	}
 	if s.Slots <= 0 || s.SlotContext <= 0 || s.NBatch <= 0 || s.NUBatch <= 0 {
 		return fmt.Errorf("%w: %s needs slots, slot context, n_batch and n_ubatch > 0 (have %d, %d, %d, %d)",
-			ErrBadInput, k, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
+			ErrBadInput, c.Backend, s.Slots, s.SlotContext, s.NBatch, s.NUBatch)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func newCostModel(c *Config) *costModel {
 	p := c.Params
 	cm := &costModel{
 		secPerByte: 1 / (c.GPU.BandwidthBytesPerS * p.MemoryEfficiency),
-		secPerFLOP: 1 / (c.GPU.PeakFLOPS * p.ComputeEfficiency),
+		secPerFLOP: 1 / (c.GPU.kernelPeak(c.Model.Kernel) * p.ComputeEfficiency),
 		m:          c.Model,
 		step:       p.StepOverhead.Seconds(),
 		seq:        p.SeqCost.Seconds(),
@@ -110,10 +110,38 @@ func (c *costModel) roofline(s *shape, padded bool) float64 {
 	if padded {
 		tok = c.pad(tok)
 	}
-	bytes := c.m.WeightBytesPerStep + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
+	bytes := c.weightBytes(s.tokens) + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
 	flops := float64(tok)*c.m.FLOPsPerToken + float64(s.samples)*c.m.HeadFLOPs +
 		s.attn*c.m.AttnFLOPsPerCtx + float64(s.images)*c.m.ImageFLOPs
 	return math.Max(bytes*c.secPerByte, flops*c.secPerFLOP)
+}
+
+// weightBytes is the weight bytes a step of tokens tokens reads: all of
+// them for a dense model; for a mixture of experts the dense part and the
+// experts its tokens visit, E(1 − (1 − k/E)^tokens) of E in expectation
+// when each token picks k of E experts uniformly (routers are trained to
+// balance the load).
+func (c *costModel) weightBytes(tokens int) float64 {
+	m := &c.m
+	if m.Experts <= 0 || m.ExpertBytes <= 0 || tokens <= 0 {
+		return m.WeightBytesPerStep
+	}
+	miss := 1 - float64(min(m.ExpertsPerToken, m.Experts))/float64(m.Experts)
+	touched := 1 - math.Pow(miss, float64(tokens))
+	return m.WeightBytesPerStep - m.ExpertBytes*(1-touched)
+}
+
+// kernelPeak is the tensor rate kernel k runs at on g: INT8 for ggml's
+// MMQ, FP8 for CUTLASS scaled_mm, else (or where the board lacks the
+// rate) dense FP16 with FP32 accumulate.
+func (g GPU) kernelPeak(k Kernel) float64 {
+	switch {
+	case k == KernelMMQ && g.INT8OPS > 0:
+		return g.INT8OPS
+	case k == KernelFP8 && g.FP8FLOPS > 0:
+		return g.FP8FLOPS
+	}
+	return g.PeakFLOPS
 }
 
 // batchStep is the time of one vLLM or SGLang step; decodeOnly says

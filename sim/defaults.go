@@ -23,8 +23,13 @@ var vllmDefaults = Params{
 // llama.cpp: from llama-bench figures in ggml-org/llama.cpp pull requests
 // (testdata/published-llamacpp.json), checked by TestDefaultsLlamaCpp.
 var llamaDefaults = struct {
-	MemoryEfficiency, ComputeEfficiency float64
-	StepOverhead                        time.Duration
+	MemoryEfficiency float64
+	// ComputeEfficiency is the achieved fraction of the FP16 tensor peak
+	// for F16/BF16 GGUF weights (cuBLAS); mmqEfficiency the achieved
+	// fraction of the INT8 tensor peak for the quantized types, which
+	// run ggml's MMQ on INT8 mma (fitted to pp512 of ggml-org/llama.cpp#7676).
+	ComputeEfficiency, mmqEfficiency float64
+	StepOverhead                     time.Duration
 	// smallBatchFLOPsFraction: the per-column cost of ggml's vector
 	// kernels (MMVQ, which runs dp4a on the INT32 lanes, not the tensor
 	// cores) as a fraction of the GPU's dp4a rate, DP4AOPS (SeqCost =
@@ -36,6 +41,7 @@ var llamaDefaults = struct {
 }{
 	MemoryEfficiency:        0.919,
 	ComputeEfficiency:       0.884,
+	mmqEfficiency:           0.2235,
 	StepOverhead:            0,
 	smallBatchFLOPsFraction: 0.1951,
 	RequestLatency:          5 * time.Millisecond,
@@ -62,6 +68,9 @@ func llamaParams(ollama bool) func(g GPU, m ModelCost) Params {
 			StepOverhead:   d.StepOverhead,
 			SeqCost:        dur(m.FLOPsPerToken / (g.smallBatchOPS() * d.smallBatchFLOPsFraction)),
 			RequestLatency: d.RequestLatency,
+		}
+		if m.Kernel == KernelMMQ {
+			p.ComputeEfficiency = d.mmqEfficiency
 		}
 		if ollama {
 			p.RequestLatency = d.OllamaRequestLatency

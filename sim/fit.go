@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"github.com/servebench/servebench/internal/limits"
 	"math"
 	"slices"
 	"strings"
@@ -23,7 +24,14 @@ type FitOptions struct {
 	Seed uint64
 	// MaxIter bounds the optimizer's iterations per fit; 0 = 200.
 	MaxIter int
+	// Progress, when set, is called after each run is fitted with its
+	// label and how many of the runs are done (a document of many runs
+	// takes minutes: the caller says how far it got).
+	Progress func(label string, done, total int)
 }
+
+// MaxFitLevels bounds the levels one run is fitted on (limits.MaxFitLevels).
+const MaxFitLevels = limits.MaxFitLevels
 
 // FitError is a fit that did not bring every fitted figure within the
 // tolerance; the profile is still returned, with these residuals.
@@ -125,9 +133,21 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 	}
 	full := specs
 	specs = slices.Clone(specs)
+	predictRest := make([]bool, len(specs))
 	for i := range specs {
-		if opt.LowestOnly {
-			specs[i].Cases = lowest(specs[i].Cases)
+		switch {
+		case opt.LowestOnly:
+			specs[i].Cases, predictRest[i] = lowest(specs[i].Cases), true
+		case len(specs[i].Cases) > MaxFitLevels:
+			specs[i].Notes = append(slices.Clone(specs[i].Notes), fmt.Sprintf("fitted on %d of its %d levels, spread across its loads (at most %d are fitted); the others are predicted from that fit", MaxFitLevels, len(specs[i].Cases), MaxFitLevels))
+			specs[i].Cases, predictRest[i] = spreadCases(specs[i].Cases, MaxFitLevels), true
+		}
+	}
+	fitted := 0
+	report := func(label string) {
+		fitted++
+		if opt.Progress != nil {
+			opt.Progress(label, fitted, len(specs))
 		}
 	}
 	prof := &Profile{Version: ProfileVersion, Runs: make([]RunProfile, len(specs))}
@@ -142,18 +162,19 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 				group = append(group, j)
 			}
 		}
-		if err := fitGroup(specs, group, opt, prof); err != nil {
+		if err := fitGroup(specs, group, opt, prof, report); err != nil {
 			return nil, err
 		}
 		for _, j := range group {
 			done[j] = true
 		}
 	}
-	if opt.LowestOnly {
-		for i := range prof.Runs {
-			if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
-				return nil, err
-			}
+	for i := range prof.Runs {
+		if !predictRest[i] {
+			continue
+		}
+		if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
+			return nil, err
 		}
 	}
 	var errs []error
@@ -187,6 +208,30 @@ func heldOut(rp *RunProfile, rs *RunSpec, seed uint64) error {
 	}
 	rp.Residuals = append(rp.Residuals, res...)
 	return nil
+}
+
+// spreadCases keeps n of cs (n < len(cs)), evenly spaced in cs's order
+// of load, the lowest and highest included.
+func spreadCases(cs []Case, n int) []Case {
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmpFloat(caseLoad(cs[a]), caseLoad(cs[b])) })
+	out := make([]Case, 0, n)
+	for k := range n {
+		out = append(out, cs[idx[k*(len(cs)-1)/(n-1)]])
+	}
+	return out
+}
+
+// caseLoad is a case's load: its rate for the rate method, else its
+// concurrency.
+func caseLoad(c Case) float64 {
+	if c.Load.Rate > 0 {
+		return c.Load.Rate
+	}
+	return float64(c.Load.Concurrency)
 }
 
 // lowest keeps the case of lowest concurrency.
@@ -313,7 +358,7 @@ func sameServer(a, b *RunSpec) bool {
 
 // fitGroup fits runs that share a server, choosing the settings none of
 // them records.
-func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error {
+func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, report func(label string)) error {
 	var chosen []Choice
 	for _, st := range []setting{slotsSetting, budgetSetting} {
 		var unknown []int
@@ -364,6 +409,7 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error
 			}
 		}
 		prof.Runs[i] = *rp
+		report(rp.Label)
 	}
 	return nil
 }

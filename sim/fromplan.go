@@ -103,7 +103,8 @@ func LookupGPU(name string) (GPU, error) {
 		}
 		return GPU{}, fmt.Errorf("%w %s", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
-	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS()}, nil
+	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS(),
+		INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12}, nil
 }
 
 // resolveModel finds the model a name refers to, offline: a preset, a
@@ -172,11 +173,36 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
 		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
 	}
+	switch {
+	case plan.IsGGUFQuant(q):
+		c.Kernel = KernelMMQ
+	case q == "fp8":
+		c.Kernel = KernelFP8
+	}
+	if m.Experts > 0 && m.MoEIntermediate > 0 && p.Experts > 0 {
+		c.Experts, c.ExpertsPerToken = m.Experts, max(m.ExpertsPerToken, 1)
+		c.ExpertBytes = expertBytes(&m, q, p, float64(step))
+	}
 	if vision > 0 {
 		c.ImageTokens = 256
 		c.ImageFLOPs = 2 * vision * 4 * 256
 	}
 	return c
+}
+
+// expertBytes is the routed experts' part of step, the bytes one forward
+// pass reads: their parameters at the format's expert bytes (MXFP4 stores
+// only the experts at 4.25 bits), or for llama.cpp's quantizations, whose
+// tensor types mostly share one width, their share of the parameters read.
+func expertBytes(m *modelspec.Spec, q plan.Quant, p modelspec.ParamSplit, step float64) float64 {
+	if plan.IsGGUFQuant(q) {
+		read := float64(p.Linear + p.LMHead + p.Other)
+		if m.TiedEmbeddings {
+			read += float64(p.Embedding)
+		}
+		return step * float64(p.Experts) / read
+	}
+	return min(step, float64(p.Experts)*plan.ExpertBytesPerParam(q))
 }
 
 // textParams is the parameter count of the text stack from the
@@ -298,9 +324,13 @@ func RecommendPerformance(seed uint64) plan.ThroughputFunc {
 		if !ok1 || !ok2 || !ok3 {
 			return plan.Performance{}, fmt.Errorf("%w: the simulated level finished no request", errNoPrediction)
 		}
+		regime := "closed_loop"
+		if users == 1 {
+			regime = "single_stream"
+		}
 		return plan.Performance{TokPerS: tok, TTFTP50Ms: ttft, TPOTP50Ms: tpot, Source: fmt.Sprintf(
-			"simulated (servebench's simulator, documented defaults, no fit: within ±50%% of measured throughput on the reference sweep), %d users in a closed loop, each sending %d prompt tokens for %d output tokens",
-			users, w.PromptTokens, w.OutputTokens)}, nil
+			"simulated (servebench's simulator, documented defaults, no fit; %s), %d users in a closed loop, each sending %d prompt tokens for %d output tokens",
+			AccuracyClaim(cfg.GPU.Name, regime), users, w.PromptTokens, w.OutputTokens)}, nil
 	}
 }
 

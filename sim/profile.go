@@ -96,7 +96,10 @@ func (p *Profile) labels() string {
 }
 
 // ReadProfile reads a sim-profile.json document and checks that every
-// run's configuration can build an engine; errors name the run and field.
+// figure and setting of every run is within its bound; errors name the
+// run and field. Whether a run has what its family needs to build an
+// engine is its Check, once a caller has chosen it (and checked that it
+// is of the family simulated: a llama.cpp fit has no vLLM settings).
 func ReadProfile(r io.Reader) (*Profile, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -115,7 +118,7 @@ func ReadProfile(r io.Reader) (*Profile, error) {
 	}
 	for i := range p.Runs {
 		c := p.Runs[i].Config()
-		if err := c.check(); err != nil {
+		if err := c.checkBounds(); err != nil {
 			return nil, fmt.Errorf("sim profile: runs[%d] (%s): %w", i, p.Runs[i].Label, err)
 		}
 	}
@@ -127,6 +130,16 @@ func WriteProfile(w io.Writer, p *Profile) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(p)
+}
+
+// Check reports whether the run's configuration builds an engine (the
+// settings its family needs); errors wrap ErrBadInput and name the run.
+func (p *RunProfile) Check() error {
+	c := p.Config()
+	if err := c.check(); err != nil {
+		return fmt.Errorf("sim profile run %q: %w", p.Label, err)
+	}
+	return nil
 }
 
 // ApplyTo is Apply after checking that the fit is of c's server family

@@ -44,8 +44,8 @@ func TestReadProfile(t *testing.T) {
 	}
 }
 
-// FuzzReadProfile: no input makes ReadProfile panic, and whatever it
-// accepts builds an engine.
+// FuzzReadProfile: no input makes ReadProfile panic, and whatever run
+// it accepts and Check passes builds an engine.
 func FuzzReadProfile(f *testing.F) {
 	c := testConfig(backend.VLLM)
 	var buf bytes.Buffer
@@ -58,6 +58,9 @@ func FuzzReadProfile(f *testing.F) {
 			return
 		}
 		for i := range p.Runs {
+			if p.Runs[i].Check() != nil {
+				continue // refused once chosen, naming the run
+			}
 			if _, err := New(p.Runs[i].Config()); err != nil {
 				t.Fatalf("accepted profile does not build an engine: %v", err)
 			}

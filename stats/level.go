@@ -60,7 +60,7 @@ type Accumulator struct {
 	sessionSpans        map[int]span
 	ttftSched, e2eSched []float64
 
-	// Realistic workloads (issue 14, workload.go): the prompt cache,
+	// Realistic workloads (workload.go): the prompt cache,
 	// turns of sessions, reasoning.
 	cache     cacheAcc
 	turns     turns
@@ -120,7 +120,7 @@ type row struct {
 	out        int
 	ok         bool
 	// arrival says the level's schedule placed the request: a single
-	// request, or a session's first turn (issue 14).
+	// request, or a session's first turn.
 	arrival bool
 }
 
@@ -367,6 +367,9 @@ func chunkTokens(r *record.Result) []int {
 // Requests is the number of counted (non-warm-up) requests added so far.
 func (a *Accumulator) Requests() int { return a.requests }
 
+// Succeeded is the number of successful counted requests added so far.
+func (a *Accumulator) Succeeded() int { return a.requests - a.errors }
+
 // Level summarizes what was added, by the docs/metrics.md definitions:
 //
 //   - Concurrency: the Level field of the Results (callers of rate levels
@@ -472,7 +475,7 @@ func (a *Accumulator) latencies(l *document.Level) {
 	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
 	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
 	l.ITLP50Ms, l.ITLP99Ms = pctMs(itl, 50), pctMs(itl, 99)
-	// Means and tails (issue 13).
+	// Means and tails.
 	l.TTFTMeanMs, l.TTFTP90Ms = meanMs(ttft), pctMs(ttft, 90)
 	l.TPOTMeanMs, l.TPOTP90Ms, l.TPOTP99Ms = meanMs(tpot), pctMs(tpot, 90), pctMs(tpot, 99)
 	l.ITLMeanMs, l.ITLP90Ms, l.ITLP95Ms = meanMs(itl), pctMs(itl, 90), pctMs(itl, 95)

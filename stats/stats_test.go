@@ -305,7 +305,7 @@ func TestLiveMatchesLevel(t *testing.T) {
 }
 
 // TestMeansAndTails: every latency has its mean and its p50, p90, p95 and
-// p99 over the same samples (issue 13: users compare means with vLLM's
+// p99 over the same samples (users compare means with vLLM's
 // benchmark output).
 func TestMeansAndTails(t *testing.T) {
 	var rs []record.Result

@@ -10,7 +10,7 @@ import (
 	"github.com/servebench/servebench/record"
 )
 
-// Summaries of realistic workloads (issue 14): the server's prefix cache,
+// Summaries of realistic workloads: the server's prefix cache,
 // multi-turn sessions turn by turn, and reasoning models. docs/metrics.md
 // defines each figure.
 

@@ -229,6 +229,35 @@ func (r *runState) classLevels(key, concurrency int) []document.Level {
 	return out
 }
 
+// Level summarizes one level of one run as Runs would (its plan, its
+// level_end lines, the run's options); false when the run has no counted
+// Result at that level. It lets a caller that chooses levels as it goes
+// (servebench find) read each level as soon as it ended.
+func (b *Builder) Level(label string, level int) (document.Level, bool) {
+	r, ok := b.runs[label]
+	if !ok || r.acc[level] == nil {
+		return document.Level{}, false
+	}
+	one := *r
+	one.levels = []int{level}
+	for _, l := range one.document(label, b.opts).Levels {
+		return l, true
+	}
+	return document.Level{}, false
+}
+
+// Succeeded counts the successful counted requests added so far, for
+// the exit status of `servebench run` (1 when none succeeded).
+func (b *Builder) Succeeded() int {
+	n := 0
+	for _, r := range b.runs {
+		for _, a := range r.acc {
+			n += a.Succeeded()
+		}
+	}
+	return n
+}
+
 // BatchRecords is records[] of the report (see the package's
 // BatchRecords).
 func (b *Builder) BatchRecords() []document.BatchRecord {

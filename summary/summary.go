@@ -60,7 +60,7 @@ func combineEnds(have, e *record.LevelEnd) *record.LevelEnd {
 		a.PeakRequestsRunning = maxOf(a.PeakRequestsRunning, b.PeakRequestsRunning)
 		a.PeakRequestsWaiting = maxOf(a.PeakRequestsWaiting, b.PeakRequestsWaiting)
 		a.RequestsWaitingRise = maxOf(a.RequestsWaitingRise, b.RequestsWaitingRise)
-		// The server's prefix-cache hit rate (issue 14): the mean of the
+		// The server's prefix-cache hit rate: the mean of the
 		// passes' rates, as their query counts are not kept.
 		if a.PrefixCacheHitRate != nil && b.PrefixCacheHitRate != nil {
 			a.PrefixCacheHitRate = ptr.To((*a.PrefixCacheHitRate + *b.PrefixCacheHitRate) / 2)

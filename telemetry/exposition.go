@@ -56,7 +56,7 @@ type Sample struct {
 	PrefixCacheHitRate *float64
 	// Dropped are the values outside their quantity's range (a negative
 	// gauge, a usage above 1, a block count whose capacity no GPU has):
-	// they were left out of the fields above (issue 13: a negative
+	// they were left out of the fields above (a negative
 	// kv_cache_usage_perc became a peak of −3, a huge num_gpu_blocks ×
 	// block_size wrapped to a capacity of 1 token).
 	Dropped []Dropped

@@ -29,7 +29,7 @@ vllm:num_preemptions_total -5
 vllm:cache_config_info{block_size="4",cache_dtype="auto",gpu_memory_utilization="0.9",num_gpu_blocks="4611686018427387904"} 1
 `
 
-// TestExtractDropsOutOfRange (issue 13, item 4): gauges outside their
+// TestExtractDropsOutOfRange (item 4): gauges outside their
 // range are left out with the reason, so a negative usage is never a
 // peak and an overflowing block count never a capacity.
 func TestExtractDropsOutOfRange(t *testing.T) {

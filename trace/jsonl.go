@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,11 +58,26 @@ func readJSONLines(br *bufio.Reader, file string, t *Trace, parse rowParser) err
 }
 
 // decodeStrict decodes one JSON object into v: trailing data is an error,
-// and so are keys v does not have when strict.
-func decodeStrict(line []byte, v any, strict bool) error {
+// and so are keys none of known names when known is not nil (the keys of
+// v: encoding/json matches them regardless of case, and so does this).
+// A valid line takes json.Unmarshal and a scan of its keys, which
+// allocate far less than a Decoder per line (a trace has millions); a
+// line that fails is decoded again with a Decoder, for its error.
+func decodeStrict(line []byte, v any, known []string) error {
 	if line[0] != '{' {
 		return errors.New("not a JSON object")
 	}
+	if json.Unmarshal(line, v) == nil {
+		if known == nil {
+			return nil
+		}
+		key, ok := unknownKey(line, known)
+		if !ok {
+			return nil
+		}
+		return fmt.Errorf("%w %q", errUnknownField, key)
+	}
+	strict := known != nil
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if strict {
 		dec.DisallowUnknownFields()
@@ -77,6 +93,89 @@ func decodeStrict(line []byte, v any, strict bool) error {
 	}
 	return nil
 }
+
+// unknownKey returns the first top-level key of the valid JSON object
+// line that matches none of known regardless of case; false when all do.
+func unknownKey(line []byte, known []string) (string, bool) {
+	i := 1 // past the '{'
+	for {
+		i = skipSpace(line, i)
+		if i >= len(line) || line[i] == '}' {
+			return "", false
+		}
+		if line[i] == ',' {
+			i++
+			continue
+		}
+		end := endOfString(line, i)
+		raw := line[i:end]
+		key := string(raw[1 : len(raw)-1])
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			_ = json.Unmarshal(raw, &key)
+		}
+		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
+			return key, true
+		}
+		i = skipSpace(line, end) + 1 // past the ':'
+		i = skipValue(line, skipSpace(line, i))
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is
+// not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// endOfString returns the index just past the JSON string starting at
+// b[i] (a '"').
+func endOfString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the JSON value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return endOfString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = endOfString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
+		i++
+	}
+	return i
+}
+
+// servebenchKeys are the keys of servebench's layout.
+var servebenchKeys = []string{"t_ms", "input_tokens", "output_tokens", "session", "turn", "think_ms", "image", "prefix_group"}
 
 // errUnknownField is a key the layout does not have.
 var errUnknownField = errors.New("unknown field")
@@ -96,7 +195,7 @@ type servebenchLine struct {
 // servebenchRow parses a line of servebench's layout.
 func servebenchRow(line []byte) (Row, error) {
 	var l servebenchLine
-	if err := decodeStrict(line, &l, true); err != nil {
+	if err := decodeStrict(line, &l, servebenchKeys); err != nil {
 		if errors.Is(err, errUnknownField) {
 			err = fmt.Errorf("%w (servebench trace keys: t_ms, input_tokens, output_tokens, session, turn, think_ms, image, prefix_group)", err)
 		}
@@ -153,7 +252,7 @@ type mooncakeLine struct {
 // mooncakeRow parses a line of a Mooncake trace.
 func mooncakeRow(line []byte) (Row, error) {
 	var l mooncakeLine
-	if err := decodeStrict(line, &l, false); err != nil {
+	if err := decodeStrict(line, &l, nil); err != nil {
 		return Row{}, err
 	}
 	var r Row

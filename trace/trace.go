@@ -15,12 +15,15 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"time"
+
+	"github.com/servebench/servebench/internal/limits"
 )
 
 // Format is a trace file layout.
@@ -130,17 +133,52 @@ func (e *ParseError) Unwrap() error { return e.Err }
 
 // ReadFile reads the trace at path; format "" detects the layout.
 func ReadFile(path string, format Format) (*Trace, error) {
+	return ReadFileContext(context.Background(), path, format)
+}
+
+// ReadFileContext is ReadFile that stops when ctx ends (Ctrl-C while a
+// large trace is read): its error then wraps ctx's (errors.Is(err,
+// context.Canceled)). The file's size sizes the rows once, from the
+// density of its first lines, rather than by doubling.
+func ReadFileContext(ctx context.Context, path string, format Format) (*Trace, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f, path, format)
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return read(ctxReader{ctx: ctx, r: f}, path, format, size)
+}
+
+// ctxReader is r until ctx ends, then ctx's error.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
 }
 
 // Read reads a trace from r; file names it in errors. format "" detects
 // the layout from the first line that is not blank (Detect).
 func Read(r io.Reader, file string, format Format) (*Trace, error) {
+	return read(r, file, format, 0)
+}
+
+// maxPresizedRows caps the rows a file's size presizes: a trace
+// replays as one level, whose requests limits.MaxRequests bounds.
+const maxPresizedRows = limits.MaxRequests
+
+// read is Read, with the rows presized for a file of size bytes (0:
+// unknown).
+func read(r io.Reader, file string, format Format, size int64) (*Trace, error) {
 	br := bufio.NewReaderSize(r, 64*1024)
 	if format == "" {
 		var err error
@@ -149,6 +187,9 @@ func Read(r io.Reader, file string, format Format) (*Trace, error) {
 		}
 	}
 	t := &Trace{File: file, Format: format}
+	if n := estimateRows(br, size); n > 0 {
+		t.Rows = make([]Row, 0, n)
+	}
 	var err error
 	switch format {
 	case Servebench:
@@ -170,6 +211,19 @@ func Read(r io.Reader, file string, format Format) (*Trace, error) {
 	}
 	t.normalize()
 	return t, nil
+}
+
+// estimateRows is the number of rows a file of size bytes holds at the
+// density of lines its buffered start shows, with 3% to spare, capped by
+// maxPresizedRows; 0 when unknown.
+func estimateRows(br *bufio.Reader, size int64) int {
+	peek, _ := br.Peek(64 * 1024)
+	lines := bytes.Count(peek, []byte("\n"))
+	if size <= 0 || lines == 0 {
+		return 0
+	}
+	est := float64(size) / float64(len(peek)) * float64(lines) * 1.03
+	return int(min(est, maxPresizedRows)) + 16
 }
 
 // normalize sorts the rows by arrival and moves the first to 0.

@@ -45,7 +45,7 @@ type Spec struct {
 	ImageWidth, ImageHeight int
 	ImageFormat             ImageFormat
 
-	// Shared prefixes and sessions (issue 14).
+	// Shared prefixes and sessions.
 
 	// SharedPrefixTokens is the length of a system prompt every request
 	// begins with, in tokens of its own text (exact with the server's

@@ -21,7 +21,7 @@ func sparseFile(t *testing.T, name, head string, size int64) string {
 	return p
 }
 
-// TestFileSizeCaps (issue 13, item 12): files read whole are capped —
+// TestFileSizeCaps (item 12): files read whole are capped —
 // launch profiles, calibration files and config.json at 16 MiB, result
 // documents at 512 MiB — with one error line naming the file and the cap,
 // exit 2. Before, a 300 MB profile took 1.5 GB and a 300 MB document

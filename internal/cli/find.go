@@ -10,6 +10,7 @@ import (
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/workload"
@@ -276,7 +277,12 @@ func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg 
 	}
 	line := a.Line()
 	fmt.Fprintln(f.lines, line)
-	return a.Stop != find.Interrupted, []string{"find: " + line}, err
+	notes := []string{"find: " + line}
+	for _, w := range a.Warnings {
+		fmt.Fprintln(env.stderr, "servebench: find: "+w)
+		notes = append(notes, "find: "+w)
+	}
+	return a.Stop != find.Interrupted, notes, err
 }
 
 // output is find's document: the probes as runs[].levels[], and the
@@ -298,7 +304,13 @@ type sweepProber struct {
 	// keys maps each load to its level key: the concurrency, or for rate
 	// probes their index in the order first probed.
 	keys map[float64]int
+	// last is the latest probe's pass alone (lastOK: it has one).
+	last   document.Level
+	lastOK bool
 }
+
+// PassLevel implements find.PassProber: the latest probe's pass alone.
+func (p *sweepProber) PassLevel() (document.Level, bool) { return p.last, p.lastOK }
 
 // Probe runs the probe's level (pass p.Pass of it) and returns the level
 // pooled over its passes.
@@ -316,10 +328,18 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
 	}
 	p.sweep.Levels = []load.Level{l}
-	if _, err := p.sweep.Do(ctx); err != nil {
+	pass := summary.NewBuilder(summary.Options{})
+	if h := p.env.rec.hdr; h != nil {
+		pass.Add(record.Line{Header: h})
+	}
+	p.env.rec.pass = pass
+	_, err := p.sweep.Do(ctx)
+	p.env.rec.pass = nil
+	if err != nil {
 		return document.Level{}, err
 	}
-	lvl, ok := summary.LevelOf(p.env.rec.file, p.cfg.Label, key, summary.Options{})
+	p.last, p.lastOK = pass.Level(p.cfg.Label, key)
+	lvl, ok := p.env.rec.sum.Level(p.cfg.Label, key)
 	if !ok {
 		if ctx.Err() != nil {
 			return document.Level{}, nil // interrupted: Drive stops

@@ -93,7 +93,7 @@ func launchArgs(dir, p string) []string {
 
 func launchUp(_, output string) bool { return strings.Contains(output, "is up at") }
 
-// TestLaunchedServerTreeLeavesNoOrphan (issue 13, item 10): a daemon the
+// TestLaunchedServerTreeLeavesNoOrphan (item 10): a daemon the
 // launched server double-forks through setsid is stopped with the server
 // when `servebench launch` gets Ctrl-C (SIGINT), when `launch` is
 // SIGKILLed, and when `run --profile` is SIGKILLed mid-sweep. Before, it

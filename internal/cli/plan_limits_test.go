@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestPlanFlagLimits (issue 13, item 5): every numeric flag of plan and
+// TestPlanFlagLimits (item 5): every numeric flag of plan and
 // calibrate is checked against its written limit — finite, within range —
 // with one error line naming the flag and the range, exit 2. Before, plan
 // printed negative weights for --weights-gib 1e308 and "fits (up to
@@ -83,7 +83,7 @@ func TestPlanFlagLimits(t *testing.T) {
 // negative matches a negative figure in plan's text output.
 var negative = regexp.MustCompile(`(^|[\s(])-[0-9]`)
 
-// TestPlanUnclearErrors (issue 13, item 13): an empty or wrong-magic
+// TestPlanUnclearErrors (item 13): an empty or wrong-magic
 // .gguf is named as such, not "not valid JSON"; a missing --calibration
 // file is an error (it was ignored with exit 0); an overlong
 // --vllm-version is an error (it printed as 9223372036854775807.0.0).

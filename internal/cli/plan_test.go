@@ -28,7 +28,7 @@ func TestPlanGolden(t *testing.T) {
 		{"llamacpp-gemma-3-27b", []string{"--model", "gemma-3-27b", "--gpu", "RTX 5090", "--quant", "q4_k_m", "--backend", "llamacpp", "--context", "32768", "--flash-attn"}},
 		{"does-not-fit", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090"}},
 		// several GPUs, MoE, hybrid KV, vision, LoRA, SGLang, offload,
-		// Ollama's own decision, "what should I run?" (issue 16)
+		// Ollama's own decision, "what should I run?"
 		{"vllm-llama-3.1-70b-awq-tp4-4090", []string{"--model", "llama-3.1-70b", "--gpu", "RTX 4090", "--gpus", "4", "--quant", "awq", "--context", "16384"}},
 		{"vllm-qwen2.5-32b-tp2-pp2-mixed", []string{"--model", "qwen2.5-32b", "--gpu", "RTX 4090,RTX 4090,RTX 3090,RTX 3090", "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2", "--quant", "awq", "--context", "32768", "--kv-dtype", "auto"}},
 		{"vllm-gpt-oss-120b-tp4-a100", []string{"--model", "gpt-oss-120b", "--gpu", "A100 80GB", "--tensor-parallel-size", "4", "--quant", "mxfp4", "--context", "16384", "--gpu-memory-utilization", "0.8", "--kv-dtype", "auto"}},
@@ -157,7 +157,7 @@ func TestPlanBadInput(t *testing.T) {
 		{"server family without a capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "tgi"}, 2, "unknown --backend \"tgi\" (want vllm, sglang, llamacpp or ollama)"},
 		{"seed formula of llama.cpp", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--backend", "llamacpp", "--capacity-model", "seed"}, 2, "--capacity-model seed models vLLM only, not llamacpp"},
 		{"unknown capacity model", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--capacity-model", "exact"}, 2, "--capacity-model"},
-		// the flags of issue 16: every numeric one against its limit
+		// these flags: every numeric one against its limit
 		{"gpus 0 is the default, -1 is not", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpus", "-1"}, 2, "--gpus -1 is out of range: want 1 to 1024"},
 		{"gpus above the limit", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--gpus", "5000"}, 2, "--gpus 5000 is out of range"},
 		{"tensor parallel negative", []string{"--model", "qwen2.5-7b", "--gpu-gib", "16", "--tensor-parallel-size", "-2"}, 2, "--tensor-parallel-size -2 is out of range"},

@@ -60,7 +60,7 @@ func rawHazards(s string) []string {
 	return out
 }
 
-// TestReportNeutralisesControlCharacters (issue 13, item 16): strings
+// TestReportNeutralisesControlCharacters (item 16): strings
 // with ESC, NUL, C1, DEL and U+202E from a document reach no output
 // format raw. The human formats show visible escapes (\x1b, \u202e); JSON
 // stays valid, escapes them, and decodes to the same strings; CSV keeps
@@ -137,7 +137,7 @@ func TestReportNeutralisesControlCharacters(t *testing.T) {
 	})
 }
 
-// TestReportAbsurdLatencies (issue 13, item 1): a level whose TTFT is
+// TestReportAbsurdLatencies (item 1): a level whose TTFT is
 // 1e308 ms (or another value no axis can span) renders HTML and charts in
 // bounded time and memory, the tables show "—" for it, and the report
 // warns. Before the fix the log axis's tick loop ran until memory ran

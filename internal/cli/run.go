@@ -26,7 +26,6 @@ import (
 	"github.com/servebench/servebench/simrun"
 	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/stats"
-	"github.com/servebench/servebench/summary"
 	"github.com/servebench/servebench/trace"
 	"github.com/servebench/servebench/workload"
 )
@@ -216,7 +215,7 @@ type runConfig struct {
 // sweep them in turn (sweepTargets, which writes the records and the
 // report, and on a terminal shows its table).
 func runRun(ctx context.Context, deps Deps, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseRunFlags(args, stdout)
+	cfg, err := parseRunFlags(ctx, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -309,7 +308,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if err := rec.close(); err != nil && runErr == nil {
 		runErr = err
 	}
-	doc := summary.Document(rec.file)
+	doc := rec.sum.Document()
 	doc.Tool = "servebench " + moduleVersion()
 	if stopped {
 		incomplete := false
@@ -331,7 +330,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 	if runErr != nil {
 		return runErr
 	}
-	if summary.Succeeded(rec.file) == 0 {
+	if rec.sum.Succeeded() == 0 {
 		if ctx.Err() != nil { // Ctrl-C, possibly before the first request
 			return fmt.Errorf("%s: interrupted before any request succeeded", hooks.command())
 		}
@@ -408,7 +407,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	var observers []load.Observer
 	serverPID := cfg.Telemetry.ServerPID
 	if simulated != nil {
-		describeSimRun(&run, cfg.Sim)
+		describeSimRun(&run, cfg.Sim, cfg.Method)
 		observers = append(observers, simulated.Observer())
 	} else if ls != nil {
 		ls.describe(&run)
@@ -721,10 +720,12 @@ func writeDocument(out *filecap.OutFile, stdout io.Writer, doc any, cmd string) 
 	return nil
 }
 
-// parseRunFlags parses and validates the flags of run.
-func parseRunFlags(args []string, stdout io.Writer) (runConfig, error) {
+// parseRunFlags parses and validates the flags of run; ctx ends the
+// reading of a --trace (nil: no end).
+func parseRunFlags(ctx context.Context, args []string, stdout io.Writer) (runConfig, error) {
 	fs := newFlagSet("run", runSynopsis, stdout)
 	f := defineRunFlags(fs)
+	f.shapes.ctx = ctx
 	if err := parseFlags(fs, args); err != nil {
 		return runConfig{}, err
 	}
@@ -790,6 +791,8 @@ type shapeFlags struct {
 	ramp, duration                    *time.Duration
 	trace, traceFormat, traceWindow   *string
 	mix                               *string
+	// ctx ends the reading of --trace (Ctrl-C); nil is no end.
+	ctx context.Context
 }
 
 func defineShapeFlags(fs *flag.FlagSet) shapeFlags {

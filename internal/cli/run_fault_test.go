@@ -249,7 +249,7 @@ func TestRunTeardownErrorIsAWarning(t *testing.T) {
 	srv, _ := faultServer(t, time.Second)
 	dir := t.TempDir()
 	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")
-	cfg, err := parseRunFlags([]string{"--backend", "openai", "--url", srv.URL, "--model", "m",
+	cfg, err := parseRunFlags(context.Background(), []string{"--backend", "openai", "--url", srv.URL, "--model", "m",
 		"--concurrency", "1", "--requests", "5", "--warmup", "0", "--prompt-tokens", "0", "--max-tokens", "4",
 		"--timeout", "300ms", "--out", report, "--records", recs, "--quiet"}, io.Discard)
 	if err != nil {

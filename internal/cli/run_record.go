@@ -7,15 +7,21 @@ import (
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
+	"github.com/servebench/servebench/summary"
 )
 
-// recorder keeps every line of the records file in memory (the report is
-// built from them) and writes each to --records as it comes, flushed.
+// recorder folds every line of the records file into the report as it
+// comes (summary.Builder: of a request it keeps only what the summaries
+// need, not its Result) and writes each to --records, flushed.
 type recorder struct {
-	out  *os.File
-	enc  *record.Encoder
-	err  error
-	file *record.File
+	out *os.File
+	enc *record.Encoder
+	err error
+	sum *summary.Builder
+	// hdr is the last header recorded; pass, when set, also gets every
+	// Result (find: one pass of a probe alone, for the drift check).
+	hdr  *record.Header
+	pass *summary.Builder
 	// secrets are redacted from the warnings of headers and run ends
 	// (the API key, extra headers' values), which may quote a server.
 	secrets []string
@@ -25,7 +31,7 @@ type recorder struct {
 // newRecorder creates the records file at path, or records only in memory
 // when path is "".
 func newRecorder(path, cmd string) (*recorder, error) {
-	r := &recorder{file: &record.File{}, cmd: cmd}
+	r := &recorder{sum: summary.NewBuilder(summary.Options{}), cmd: cmd}
 	if path == "" {
 		return r, nil
 	}
@@ -49,23 +55,30 @@ func (r *recorder) write(encode func(*record.Encoder) error) {
 
 func (r *recorder) header(h *record.Header) {
 	redactAll(h.Run.Warnings, r.secrets)
-	r.file.Headers = append(r.file.Headers, *h)
+	kept := *h
+	r.sum.Add(record.Line{Header: &kept})
+	r.hdr = &kept
 	r.write(func(e *record.Encoder) error { return e.EncodeHeader(h) })
 }
 
 func (r *recorder) result(res *record.Result) {
-	r.file.Results = append(r.file.Results, *res)
+	r.sum.Add(record.Line{Result: res})
+	if r.pass != nil {
+		r.pass.Add(record.Line{Result: res})
+	}
 	r.write(func(e *record.Encoder) error { return e.Encode(res) })
 }
 
 func (r *recorder) levelEnd(l *record.LevelEnd) {
-	r.file.LevelEnds = append(r.file.LevelEnds, *l)
+	kept := *l
+	r.sum.Add(record.Line{LevelEnd: &kept})
 	r.write(func(e *record.Encoder) error { return e.EncodeLevelEnd(l) })
 }
 
 func (r *recorder) runEnd(l *record.RunEnd) {
 	redactAll(l.Warnings, r.secrets)
-	r.file.RunEnds = append(r.file.RunEnds, *l)
+	kept := *l
+	r.sum.Add(record.Line{RunEnd: &kept})
 	r.write(func(e *record.Encoder) error { return e.EncodeRunEnd(l) })
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -178,7 +180,14 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 	if err != nil {
 		return configf("--trace-window: %v", err)
 	}
-	t, err := trace.ReadFile(*sf.trace, format)
+	ctx := sf.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t, err := trace.ReadFileContext(ctx, *sf.trace, format)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("run: interrupted while reading the trace %s", *sf.trace)
+	}
 	if err != nil {
 		return configf("--trace: %v", err)
 	}
@@ -190,7 +199,9 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 	if err := checkTraceSpan(t, *sf.traceSpeed); err != nil {
 		return err
 	}
-	t = t.Speed(*sf.traceSpeed)
+	if *sf.traceSpeed != 1 {
+		t = t.Speed(*sf.traceSpeed) // a copy of every row: only when it scales them
+	}
 	info := &record.TraceInfo{File: *sf.trace, Format: string(t.Format), Rows: len(t.Rows), Speed: *sf.traceSpeed,
 		WindowStartSeconds: start.Seconds(), WindowSeconds: length.Seconds(), SpanSeconds: t.Span().Seconds()}
 	images := 0

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/simrun"
@@ -211,12 +212,9 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 // applySimProfile applies the fitted run label (or the file's only run)
 // of the sim profile in path to c, and names what it applied.
 func applySimProfile(c *sim.Config, path, label string) (string, error) {
-	rp, err := loadSimProfile("", path, label)
+	rp, err := loadSimProfile("", path, label, c.Backend, "--scheduler")
 	if err != nil {
 		return "", err
-	}
-	if rp.Backend != c.Backend {
-		return "", configf("--sim-profile: run %q was fitted to %s, not the %s being simulated (--scheduler %s)", rp.Label, rp.Backend, c.Backend, rp.Backend)
 	}
 	rp.Apply(c)
 	return path + "#" + rp.Label, nil
@@ -260,8 +258,13 @@ func newSimServer(cfg runConfig) (*simrun.Sim, error) {
 
 // describeSimRun marks the run's header as simulated, with the engine's
 // inputs and its KV-cache figures where the server would report them.
-func describeSimRun(r *record.Run, t *simTarget) {
+func describeSimRun(r *record.Run, t *simTarget, m load.Method) {
 	r.Simulated = true
+	if t.Info.Profile == "" {
+		// A no-fit prediction quotes the cross-validated accuracy of its
+		// GPU class and load regime (docs/accuracy.md).
+		r.Warnings = append(r.Warnings, "accuracy: "+sim.AccuracyClaim(t.Config.GPU.Name, simRegime(m)))
+	}
 	// The simulator has no power model: energy, power and a per-kWh cost
 	// stay null.
 	r.Warnings = append(r.Warnings, "energy: not simulated (the simulator has no power model): energy and power figures are null")
@@ -279,4 +282,17 @@ func describeSimRun(r *record.Run, t *simTarget) {
 		d := info.KVDtype
 		r.KVCache.Dtype = &d
 	}
+}
+
+// simRegime is the accuracy corpus's load regime of a sweep method:
+// closed loop for pool and users, all-at-once burst for batch, open-loop
+// rate for rate.
+func simRegime(m load.Method) string {
+	switch m {
+	case load.Batch:
+		return "burst"
+	case load.Rate:
+		return "rate"
+	}
+	return "closed_loop"
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,11 +33,29 @@ func TestRunSimFlagErrors(t *testing.T) {
 	if err := os.WriteFile(oversized, append([]byte(strings.Repeat(" ", 17<<20)), valid...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A llama.cpp run with none of its settings, beside a valid vLLM
+	// run: the family is checked before what the run lacks, and only the
+	// chosen run is checked.
+	mixed := filepath.Join(dir, "mixed.json")
+	two, err := sim.ReadProfile(bytes.NewReader(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two.Runs[0].Backend, two.Runs[0].Server = backend.LlamaCpp, sim.Server{}
+	var buf bytes.Buffer
+	if err := sim.WriteProfile(&buf, two); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mixed, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"llama.cpp profile on vLLM", simArgs("--sim-profile", mixed, "--sim-profile-run", "a"), `run: --sim-profile: run "a" was fitted to llamacpp, not the vllm being simulated (--scheduler llamacpp)`},
+		{"llama.cpp profile lacking its settings", simArgs("--sim-profile", mixed, "--sim-profile-run", "a", "--scheduler", "llamacpp"), `run "a": invalid input: llamacpp needs slots`},
 		{"unknown GPU", []string{"run", "--backend", "sim", "--gpu", "RTX 9999 Ultra", "--model", "qwen2.5-7b"}, "run: --gpu: unknown GPU"},
 		{"unknown model", []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "gpt-17"}, "run: --model: unknown model"},
 		{"ambiguous GPU", []string{"run", "--backend", "sim", "--gpu", "A100", "--model", "qwen2.5-7b"}, `run: --gpu: unknown GPU: GPU "A100" matches several boards: A100 40GB, A100 40GB PCIe, A100 80GB, A100 80GB PCIe; or describe a custom board: --gpu-gib N --gpu-bandwidth GB/s --gpu-tflops N`},

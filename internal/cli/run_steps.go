@@ -9,7 +9,6 @@ import (
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/saturation"
 	"github.com/servebench/servebench/slo"
-	"github.com/servebench/servebench/summary"
 )
 
 // How a sweep runs its levels (issue 15): all at once (run), one at a
@@ -70,7 +69,7 @@ func untilSaturated(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg run
 		if err != nil || !complete {
 			return complete, nil, err
 		}
-		cur, ok := summary.LevelOf(env.rec.file, cfg.Label, l.Level, summary.Options{})
+		cur, ok := env.rec.sum.Level(cfg.Label, l.Level)
 		if !ok {
 			continue
 		}

@@ -253,7 +253,9 @@ func TestRunInterrupted(t *testing.T) {
 	var done atomic.Int64
 	deps := Deps{NewClient: func(c backend.Config) (backend.Client, error) {
 		cl, err := backend.New(c)
-		return &cancelAfter{Client: cl, n: 12 + 3 + 5, done: &done, cancel: cancel}, err
+		// 3 calibration probes, level 1's 2 warm-ups (its start burst)
+		// and 12 requests, level 2's 4 warm-ups and 5 requests.
+		return &cancelAfter{Client: cl, n: 3 + 2 + 12 + 4 + 5, done: &done, cancel: cancel}, err
 	}}
 	dir := t.TempDir()
 	report, recs := filepath.Join(dir, "report.json"), filepath.Join(dir, "records.jsonl")

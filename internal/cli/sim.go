@@ -174,7 +174,11 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 		return o, usagef("sim serve: --sim-profile-run needs --sim-profile")
 	}
 	if f.profile != "" {
-		if o.Fit, err = loadSimProfile("sim serve", f.profile, f.profileRun); err != nil {
+		fam, flag := simserve.Engine(as), "--as"
+		if spec.Backend != "" && spec.Backend != fam {
+			fam, flag = spec.Backend, "--scheduler"
+		}
+		if o.Fit, err = loadSimProfile("sim serve", f.profile, f.profileRun, fam, flag); err != nil {
 			return o, err
 		}
 	}
@@ -182,10 +186,13 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 }
 
 // loadSimProfile reads the sim-profile.json at path (a 'sim fit'
-// output, at most filecap.Config) and picks its run label ("" = its only
-// run); every failure is a usage error naming --sim-profile or
-// --sim-profile-run. cmd prefixes the message ("sim serve").
-func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
+// output, at most filecap.Config), picks its run label ("" = its only
+// run), checks that the run was fitted to fam, the family simulated
+// (flag names the flag that chooses it), and only then that it has what
+// that family needs; every failure is a usage error naming
+// --sim-profile or --sim-profile-run. cmd prefixes the message ("sim
+// serve").
+func loadSimProfile(cmd, path, label string, fam backend.Kind, flag string) (*sim.RunProfile, error) {
 	data, err := filecap.ReadFile(path, filecap.Config, "a sim profile")
 	if err != nil {
 		var pe *os.PathError
@@ -202,6 +209,12 @@ func loadSimProfile(cmd, path, label string) (*sim.RunProfile, error) {
 	rp, err := p.Select(label)
 	if err != nil {
 		return nil, usageOf(cmd, "--sim-profile-run: %s: %v", path, err)
+	}
+	if rp.Backend != fam {
+		return nil, usageOf(cmd, "--sim-profile: run %q was fitted to %s, not the %s being simulated (%s %s)", rp.Label, rp.Backend, fam, flag, rp.Backend)
+	}
+	if err := rp.Check(); err != nil {
+		return nil, usageOf(cmd, "--sim-profile %s: %v", path, err)
 	}
 	return rp, nil
 }

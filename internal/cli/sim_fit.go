@@ -142,6 +142,7 @@ func runSimFit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stderr, "sim fit: fitting %d run(s) of %s…\n", len(specs[i]), src.File)
 		start := time.Now()
+		opt.Progress = fitProgress(stderr, src.File, start)
 		p, err := sim.FitRuns(specs[i], opt)
 		var fe *sim.FitError
 		if err != nil && !errors.As(err, &fe) {
@@ -346,4 +347,18 @@ func sig4(x float64) string {
 		return fmt.Sprintf("%.0f", x)
 	}
 	return fmt.Sprintf("%.4g", x)
+}
+
+// fitProgress reports on stderr each run of file as it is fitted, with
+// how many are done and the time so far: a document of hundreds of runs
+// takes minutes, and the runs' tables come only at the end (a file of
+// one run has its "fitted in" line). The label is shown escaped
+// (safetext), as the tables show it.
+func fitProgress(stderr io.Writer, file string, start time.Time) func(label string, done, total int) {
+	return func(label string, done, total int) {
+		if total < 2 {
+			return
+		}
+		fmt.Fprintf(stderr, "sim fit: %s: run %s fitted (%d of %d, %v)\n", file, safetext.Line(label), done, total, time.Since(start).Round(time.Millisecond))
+	}
 }

@@ -276,9 +276,28 @@ func TestSimServeWithProfile(t *testing.T) {
 			}
 		})
 	}
-	// a fit of another family does not apply
+	// a fit of another family does not apply: checked first, naming the
+	// flag that would apply it
 	code, _, errText := run(t, "sim", "serve", "--as", "llamacpp", "--gpu", "RTX 5070 Ti", "--model", model, "--addr", "127.0.0.1:0", "--sim-profile", prof)
-	if code != 2 || !strings.Contains(errText, "was fitted on vllm, the simulated server is llamacpp") {
+	if code != 2 || !strings.Contains(errText, "sim serve: --sim-profile: run \"vllm-fp16kv-chat\" was fitted to vllm, not the llamacpp being simulated (--as vllm)") {
 		t.Errorf("family mismatch: exit %d, %q", code, errText)
+	}
+}
+
+// TestSimFitProgress: sim fit says on stderr each run it fitted, with how
+// many of the file's runs are done, before the tables at the end.
+func TestSimFitProgress(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sim-profile.json")
+	code, _, stderr := run(t, "sim", "fit", "--out", out, sweepExample, "--run", "vllm-fp16kv-chat,vllm-fp8kv-chat", "--lowest", "--max-iter", "5")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"sim fit: " + sweepExample + ": run vllm-fp16kv-chat fitted (1 of 2, ",
+		"sim fit: " + sweepExample + ": run vllm-fp8kv-chat fitted (2 of 2, ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }

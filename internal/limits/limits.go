@@ -40,3 +40,16 @@ const MaxRate = 1e6
 // measure, and every time.Duration the pacer computes stays far from
 // overflowing.
 const MaxSpan = 30 * 24 * time.Hour
+
+// MaxSequences bounds the sequences a server is launched to run at once
+// (a launch profile's max_num_seqs and parallel, the items per prompt of
+// limit_mm_per_prompt): 65,536, far above vLLM's default of 256 or 1,024
+// and llama.cpp's few slots.
+const MaxSequences = 1 << 16
+
+// MaxFitLevels bounds the levels sim fit fits one run on: every objective
+// evaluation simulates each of them (about 0.4 s of fitting per level), so
+// a run of more levels is fitted on this many, spread across its loads,
+// and its other levels are predicted from that fit afterwards (as
+// --lowest does): a run's fit stays near half a minute.
+const MaxFitLevels = 64

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// FuzzAxes (issue 13, item 1): value axes take any values — huge, tiny,
+// FuzzAxes (item 1): value axes take any values — huge, tiny,
 // negative, infinite, NaN — and return a bounded number of finite ticks
 // and a mapping that keeps every value inside the plot.
 func FuzzAxes(f *testing.F) {

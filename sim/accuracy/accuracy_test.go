@@ -13,21 +13,24 @@ const corpusPath = "testdata/calibration/cases.jsonl"
 // until the corpus reaches it.
 const targetCases = 150
 
-// TestPageCurrent: docs/accuracy.md is what the command writes from the
-// committed corpus and today's simulator, so the page cannot drift from
-// either (go run ./sim/accuracy rewrites it).
+// TestPageCurrent: docs/accuracy.md and the figures sim.AccuracyClaim
+// embeds (sim/accuracy_cv.json) are what the command writes from the
+// committed corpus and today's simulator, so neither can drift from
+// either (go run ./sim/accuracy rewrites both).
 func TestPageCurrent(t *testing.T) {
 	t.Chdir("../..")
-	got, err := Generate(corpusPath)
+	page, figures, err := Generate(corpusPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("docs/accuracy.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("docs/accuracy.md differs from the command's output: run go run ./sim/accuracy and review the diff")
+	for file, got := range map[string]string{"docs/accuracy.md": page, cvFile: figures} {
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != got {
+			t.Errorf("%s differs from the command's output: run go run ./sim/accuracy and review the diff", file)
+		}
 	}
 }
 

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"strings"
+
+	"github.com/servebench/servebench/sim"
 )
 
 // fitFiles are the files holding every figure the simulator's default
@@ -117,3 +121,48 @@ func codeList(xs []string) string {
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
+
+// cvFile is where the command writes the cross-validated figures that
+// sim.AccuracyClaim embeds (relative to the repository root).
+const cvFile = "sim/accuracy_cv.json"
+
+// CVFigures are the cross-validated figures of every GPU class, every load
+// regime and every pair of the two over the simulated outcomes: what a
+// prediction's printed accuracy claim quotes.
+func CVFigures(outs []Outcome) sim.CVFigures {
+	f := sim.CVFigures{GeneratedBy: "go run ./sim/accuracy"}
+	add := func(c Class, r Regime) {
+		in := func(o Outcome) bool { return (c == "" || o.Class == c) && (r == "" || o.Case.Regime == r) }
+		n, sums := groupSummary(outs, in)
+		cv := func(m Metric) sim.CVMetric {
+			s := sums[m]
+			return sim.CVMetric{N: s.N, MedAbs: round4(s.MedAbs), Bias: round4(s.Bias)}
+		}
+		f.Groups = append(f.Groups, sim.CVGroup{Class: string(c), Regime: string(r), Cases: n,
+			Throughput: cv(Throughput), TPOT: cv(TPOT), TTFT: cv(TTFT), Validated: groupStatus(n, sums) == "validated"})
+	}
+	add("", "")
+	for _, c := range Classes {
+		add(c, "")
+	}
+	for _, r := range Regimes {
+		add("", r)
+	}
+	for _, c := range Classes {
+		for _, r := range Regimes {
+			add(c, r)
+		}
+	}
+	return f
+}
+
+// CVJSON is CVFigures as the indented JSON of cvFile.
+func CVJSON(outs []Outcome) string {
+	b, err := json.MarshalIndent(CVFigures(outs), "", "  ")
+	if err != nil {
+		panic(err) // plain structs of numbers and strings always marshal
+	}
+	return string(b) + "\n"
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -28,14 +28,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	cases := fs.String("cases", "testdata/calibration/cases.jsonl", "corpus file (JSON Lines)")
 	out := fs.String("out", "docs/accuracy.md", "page to write (- for standard output)")
+	cv := fs.String("cv", cvFile, "cross-validated figures to write for sim.AccuracyClaim (- for none)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "accuracy: unexpected argument %q (flags: -cases, -out)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "accuracy: unexpected argument %q (flags: -cases, -out, -cv)\n", fs.Arg(0))
 		return 2
 	}
-	page, err := Generate(*cases)
+	page, figures, err := Generate(*cases)
 	if err != nil {
 		fmt.Fprintf(stderr, "accuracy: %v\n", err)
 		return 1
@@ -45,6 +46,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		err = os.WriteFile(*out, []byte(page), 0o644)
 	}
+	if err == nil && *cv != "-" {
+		err = os.WriteFile(*cv, []byte(figures), 0o644)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "accuracy: %v\n", err)
 		return 1
@@ -52,16 +56,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// Generate reads the corpus at path and renders its accuracy page.
-func Generate(path string) (string, error) {
+// Generate reads the corpus at path and renders its accuracy page and
+// the cross-validated figures (cvFile's JSON).
+func Generate(path string) (page, figures string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
 	cases, err := ParseCases(f)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", "", fmt.Errorf("%s: %w", path, err)
 	}
-	return Page(path, Run(cases)), nil
+	outs := Run(cases)
+	sim, _ := split(outs)
+	return Page(path, outs), CVJSON(sim), nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/servebench/servebench/hardware"
 	"github.com/servebench/servebench/load"
@@ -15,31 +14,17 @@ type Class string
 
 // GPU classes.
 const (
-	Consumer    Class = "consumer"    // GeForce
-	Workstation Class = "workstation" // RTX A-series, RTX Ada, RTX PRO, L40/L40S, A40
-	Datacenter  Class = "datacenter"  // T4, L4, A10, A100, H100, H200, B200, MI300X...
+	Consumer    Class = sim.ClassConsumer
+	Workstation Class = sim.ClassWorkstation
+	Datacenter  Class = sim.ClassDatacenter
 )
 
 // Classes lists the classes in report order.
 var Classes = []Class{Consumer, Workstation, Datacenter}
 
-// workstationPrefixes are the (lower-case) names of NVIDIA's professional
-// visualisation boards, the "workstation" class.
-var workstationPrefixes = []string{"rtx a", "rtx 6000 ada", "rtx 5000 ada", "rtx 4000 ada", "rtx 4500 ada", "rtx 2000 ada", "rtx pro", "l40", "a40", "quadro"}
-
-// classOf is the class of a board named as NVIDIA names it.
-func classOf(gpu string) Class {
-	g := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(gpu), "NVIDIA "))
-	if strings.HasPrefix(g, "geforce") || strings.HasPrefix(g, "rtx 30") || strings.HasPrefix(g, "rtx 40") || strings.HasPrefix(g, "rtx 50") {
-		return Consumer
-	}
-	for _, p := range workstationPrefixes {
-		if strings.HasPrefix(g, p) {
-			return Workstation
-		}
-	}
-	return Datacenter
-}
+// classOf is the class of a board named as NVIDIA names it (sim.GPUClass,
+// the mapping a prediction's accuracy claim uses).
+func classOf(gpu string) Class { return Class(sim.GPUClass(gpu)) }
 
 // Metric is a figure the accuracy page compares.
 type Metric string

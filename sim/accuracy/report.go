@@ -103,6 +103,17 @@ func groupStatus(n int, sums map[Metric]Summary) string {
 // writeRow writes one group's table row: the cases in it, each metric's
 // summary and its status.
 func writeRow(b *strings.Builder, label string, outs []Outcome, in func(Outcome) bool) {
+	n, sums := groupSummary(outs, in)
+	fmt.Fprintf(b, "| %s | %d |", label, n)
+	for _, m := range Metrics {
+		fmt.Fprintf(b, " %s |", cell(sums[m]))
+	}
+	fmt.Fprintf(b, " %s |\n", groupStatus(n, sums))
+}
+
+// groupSummary is the cases of outs in a group and each metric's
+// summary over them.
+func groupSummary(outs []Outcome, in func(Outcome) bool) (int, map[Metric]Summary) {
 	n := 0
 	errs := map[Metric][]float64{}
 	for _, o := range outs {
@@ -115,12 +126,10 @@ func writeRow(b *strings.Builder, label string, outs []Outcome, in func(Outcome)
 		}
 	}
 	sums := map[Metric]Summary{}
-	fmt.Fprintf(b, "| %s | %d |", label, n)
 	for _, m := range Metrics {
 		sums[m] = summarize(errs[m])
-		fmt.Fprintf(b, " %s |", cell(sums[m]))
 	}
-	fmt.Fprintf(b, " %s |\n", groupStatus(n, sums))
+	return n, sums
 }
 
 // groupKeys returns the keys of g over outs, in report order.
