@@ -200,7 +200,7 @@ type Prediction struct {
 	Correction        *Correction `json:"correction,omitempty"`
 	UncorrectedTokens int         `json:"uncorrected_tokens,omitempty"`
 
-	// Multi-GPU, offload, MoE, vision and LoRA (issue 16).
+	// Multi-GPU, offload, MoE, vision and LoRA.
 	// Devices is the per-GPU breakdown: every worker of a vLLM or SGLang
 	// server, every GPU llama.cpp or Ollama splits layers over (one entry
 	// for one GPU). WeightsGiB and KVGiB above are per GPU for vLLM and
@@ -280,7 +280,7 @@ type InputsOut struct {
 	Parallel       int   `json:"parallel,omitempty"`
 	UBatch         int   `json:"n_ubatch,omitempty"`
 	FlashAttention bool  `json:"flash_attention,omitempty"`
-	// Several GPUs, offload, LoRA, images (issue 16).
+	// Several GPUs, offload, LoRA, images.
 	GPUs             []Device  `json:"gpus,omitempty"`
 	TensorParallel   int       `json:"tensor_parallel_size,omitempty"`
 	PipelineParallel int       `json:"pipeline_parallel_size,omitempty"`
@@ -346,7 +346,7 @@ const (
 	FieldMaxNumBatchedTokens Field = "max_num_batched_tokens"
 	FieldParallel            Field = "parallel slots"
 	FieldUBatch              Field = "n_ubatch"
-	// Several GPUs, offload, LoRA, images, SGLang (issue 16).
+	// Several GPUs, offload, LoRA, images, SGLang.
 	FieldGPUs              Field = "GPU list"
 	FieldTensorParallel    Field = "tensor_parallel_size"
 	FieldPipelineParallel  Field = "pipeline_parallel_size"

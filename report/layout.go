@@ -50,7 +50,7 @@ type Block struct {
 	Table   Table
 	// Sections are further tables of the run, written after its level
 	// table: the latency table (means and percentiles per level), and
-	// the turns of multi-turn levels (issue 14).
+	// the turns of multi-turn levels.
 	Sections []Section
 	Warnings []string
 }

@@ -168,7 +168,7 @@ func searchFlags(name string, args []string, stdout io.Writer, capacity bool) (r
 	if len(cfg.SLO) == 0 {
 		return cfg, fsets, configf("--slo is required (e.g. ttft_p95=1.5s,tpot_p50=50ms)")
 	}
-	// A probe is a level of single requests (issue 14's sessions are
+	// A probe is a level of single requests (sessions are
 	// run's): find cannot probe sessions, a replayed trace's included.
 	if cfg.Scenario == workload.Multiturn || cfg.TraceSessions > 0 {
 		return cfg, fsets, configf("sessions (--scenario multiturn, or a --trace whose rows name sessions) are not probed; sweep them with servebench run")

@@ -177,8 +177,7 @@ const findBudget = "150ms"
 // both see the same machine: on the shared 2-core machine the TTFT p95 at
 // one concurrency moves by up to 60% from one minute to the next (load
 // average 16–27), more than any interval of one search can know, and two
-// searches run one after the other disagreed for that reason alone (see
-// the report of issue 15). It also checks that the probes are a normal
+// searches run one after the other disagreed for that reason alone. It also checks that the probes are a normal
 // servebench document that report and compare read, and that the answer
 // is where the slots put it (the search stays within 4–8). (That the
 // search spends fewer requests than a sweep is find's unit test and the

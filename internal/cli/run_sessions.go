@@ -8,7 +8,7 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// `servebench run`'s sessions and shared prefixes (issue 14): multi-turn
+// `servebench run`'s sessions and shared prefixes: multi-turn
 // sessions (--scenario multiturn, --turns, --followup-tokens,
 // --think-time) and shared system prompts (--shared-prefix-tokens,
 // --prefix-groups).

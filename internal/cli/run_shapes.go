@@ -17,7 +17,7 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// Workloads like real traffic (issue 14): the flags of arrival shapes,
+// Workloads like real traffic: the flags of arrival shapes,
 // level length, trace replay and mixes, checked against each other and
 // against the rest of run's flags, and turned into runConfig fields.
 

@@ -11,7 +11,7 @@ import (
 	"github.com/servebench/servebench/slo"
 )
 
-// How a sweep runs its levels (issue 15): all at once (run), one at a
+// How a sweep runs its levels: all at once (run), one at a
 // time until one saturates (run --stop-when-saturated), or as a search
 // chooses them (find, in find.go).
 
