@@ -239,9 +239,9 @@ func simSpecError(cmd string, err error) error {
 }
 
 // newSimServer is the simulated server of a run: its client, which is
-// also the sweep's clock and its levels' observer (simrun.Sim). The
+// also the sweep's clock and its levels' observer (sim.Virtual, made by simrun.New). The
 // goroutine that calls it must be the one that then runs the sweep.
-func newSimServer(cfg runConfig) (*simrun.Sim, error) {
+func newSimServer(cfg runConfig) (*sim.Virtual, error) {
 	s, err := simrun.New(cfg.Sim.Config, simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout})
 	if err != nil {
 		return nil, simSpecError("run", err)
