@@ -36,7 +36,8 @@ type Request struct {
 // ThroughputFunc predicts how a configuration serves users concurrent
 // sequences: aggregate output tokens per second and the latencies a user
 // sees. It is the serving simulator's job (package sim:
-// sim.RecommendPerformance; the CLI wires it in). Recommend calls it for
+// the CLI wires in the people of run --backend sim --users, judged against
+// the default SLO; sim.RecommendPerformance is a closed loop). Recommend calls it for
 // every configuration that holds the users and stores the result in
 // Candidate.PredictedTokS, PredictedTTFTP50Ms and PredictedTPOTP50Ms; an
 // error is kept as a note, never fatal. A nil ThroughputFunc leaves them
@@ -53,6 +54,13 @@ type Performance struct {
 	// Source says where the figures come from ("simulated: ..."), for
 	// Recommendation.PerformanceSource.
 	Source string
+	// HoldsSLO is whether the users were served within SLO as predicted
+	// (nil: not judged); Verdict says so in words, naming the figure that
+	// decided ("holds: ttft_p95 310 ms ≤ 1000 ms, …", "breaks: ttft_p95
+	// 1.7 s > 1 s"); SLO is the SLO judged against.
+	HoldsSLO *bool
+	Verdict  string
+	SLO      string
 }
 
 // Candidate is one configuration Recommend tried.
@@ -84,6 +92,10 @@ type Candidate struct {
 	// median latencies at Users sequences (nil with PredictedTokS).
 	PredictedTTFTP50Ms *float64 `json:"predicted_ttft_p50_ms"`
 	PredictedTPOTP50Ms *float64 `json:"predicted_tpot_p50_ms"`
+	// HoldsSLO is whether the simulated users were served within the
+	// SLO (nil: not judged, as on several GPUs); SLOVerdict says why.
+	HoldsSLO   *bool  `json:"holds_slo,omitempty"`
+	SLOVerdict string `json:"slo_verdict,omitempty"`
 	// Inputs are the planner inputs of the configuration, for the
 	// simulator and for `servebench plan` to show it in full.
 	Inputs Inputs `json:"-"`
@@ -112,6 +124,9 @@ type Recommendation struct {
 	// PerformanceSource says where the predicted throughput and latency
 	// come from ("" when no ThroughputFunc was given).
 	PerformanceSource string `json:"performance_source,omitempty"`
+	// SLO is the SLO the configurations' users were judged against (""
+	// when none was).
+	SLO string `json:"slo,omitempty"`
 }
 
 // recommendFormats are the weight formats tried per family: the Hugging
@@ -159,6 +174,18 @@ func precisionClass(bitsPerWeight float64) int {
 		return 0
 	case bitsPerWeight >= 8:
 		return 1
+	}
+	return 2
+}
+
+// sloRank orders configurations by their predicted SLO verdict: those
+// that hold it, then those not judged, then those that break it.
+func sloRank(holds *bool) int {
+	switch {
+	case holds == nil:
+		return 1
+	case *holds:
+		return 0
 	}
 	return 2
 }
@@ -284,10 +311,14 @@ func Recommend(r Request) (*Recommendation, error) {
 				continue
 			}
 			c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
+			c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
 			if rec.PerformanceSource == "" {
-				rec.PerformanceSource = v.Source
+				rec.PerformanceSource, rec.SLO = v.Source, v.SLO
 			}
 		}
+		// Holding the users within the SLO as predicted comes first;
+		// the order above decides among equals.
+		slices.SortStableFunc(rec.Fits, func(a, b Candidate) int { return cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)) })
 	}
 	if len(rec.Fits) == 0 {
 		slices.SortStableFunc(misses, func(a, b Candidate) int {

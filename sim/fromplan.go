@@ -478,3 +478,13 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 	}
 	return nil
 }
+
+// CandidateConfig is the engine configuration of a configuration that
+// plan.Recommend tried for users (its planner inputs, the GPU catalog
+// entry, the family's documented default efficiencies, no fit), for a
+// caller that drives its own load on it (plan --users' people). One GPU
+// only, as RecommendPerformance.
+func CandidateConfig(c *plan.Candidate, users int) (Config, error) {
+	cfg, _, err := recommendConfig(c, users)
+	return cfg, err
+}

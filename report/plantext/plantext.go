@@ -314,7 +314,7 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		list = rec.Nearest
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\t")
+	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\tSLO\t")
 	for i, c := range list {
 		if i == 12 {
 			break
@@ -329,11 +329,15 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		if c.PredictedTPOTP50Ms != nil {
 			tpot = fmtMs(*c.PredictedTPOTP50Ms)
 		}
+		verdict := "—"
+		if c.HoldsSLO != nil {
+			verdict = map[bool]string{true: "holds", false: "breaks"}[*c.HoldsSLO]
+		}
 		rank := fmt.Sprint(i + 1)
 		if !c.Holds {
 			rank = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -350,13 +354,20 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	b := rec.Fits[0]
 	fmt.Fprintf(w, "best: %s with %s weights and %s KV on %d × %s: %.1f sequences of %s (%d needed, %+.0f%% headroom)\n",
 		serverTitle[b.Backend], b.Quant, b.KVDtype, b.GPUs, gpu, b.Sequences, shortTokens(rec.Context), rec.Users, b.HeadroomPct)
-	fmt.Fprintln(w, "ranked by weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom")
+	if b.SLOVerdict != "" {
+		fmt.Fprintf(w, "its %d simulated users: %s\n", rec.Users, b.SLOVerdict)
+	}
+	if rec.SLO != "" {
+		fmt.Fprintf(w, "ranked by holding the %d users within %s as simulated, then weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom\n", rec.Users, rec.SLO)
+	} else {
+		fmt.Fprintln(w, "ranked by weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom")
+	}
 	if rec.QuantAsked != "" {
 		fmt.Fprintf(w, "llama.cpp and Ollama load GGUF files: for %s weights they are shown in the GGUF format they would load (%s)\n",
 			rec.QuantAsked, plan.FormatFor(backend.LlamaCpp, rec.QuantAsked))
 	}
 	if rec.PerformanceSource != "" {
-		fmt.Fprintf(w, "predicted tok/s, TTFT p50 and TPOT p50 are %s\n", rec.PerformanceSource)
+		fmt.Fprintf(w, "predicted tok/s, TTFT p50, TPOT p50 and SLO are %s\n", rec.PerformanceSource)
 	}
 	var notes []string
 	for i, c := range list {
