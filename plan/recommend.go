@@ -18,9 +18,21 @@ type Request struct {
 	// (counts of 1, 2, 4, 8 … up to MaxGPUs are tried; 0 = 8).
 	GPU     Device
 	MaxGPUs int
-	// Context is the tokens per sequence and Users the sequences that
-	// must fit at once.
+	// Context is the tokens per sequence (the server's max_model_len)
+	// and Users the sequences that must fit at once.
 	Context, Users int
+	// SequenceTokens, when set, says the users are people (plan --users)
+	// and is the KV-cache tokens one conversation holds at once (the p95
+	// of a profile's): vLLM and SGLang, whose paged caches hold what
+	// sequences use, hold PredictedTokens / SequenceTokens conversations,
+	// not PredictedTokens / Context; llama.cpp and Ollama reserve each
+	// slot's context, and get as many slots as fit. People read and type
+	// between turns, holding no sequence then, so a configuration with
+	// fewer sequences than people still holds them (negative headroom)
+	// when its weights and at least one sequence fit: the simulated SLO
+	// verdict (ThroughputFunc) decides. 0 = Context, every user a
+	// sequence in flight.
+	SequenceTokens int
 	// Backends, Quants and KVDtypes narrow the search (empty = all the
 	// server families, the formats each reads, and their KV dtypes).
 	Backends []backend.Kind
@@ -108,13 +120,15 @@ type Candidate struct {
 // Recommendation is Recommend's answer: the configurations that hold the
 // users, best first, and the nearest that do not.
 type Recommendation struct {
-	Model   string      `json:"model"`
-	GPU     Device      `json:"gpu"`
-	MaxGPUs int         `json:"max_gpus"`
-	Context int         `json:"context"`
-	Users   int         `json:"users"`
-	Tried   int         `json:"configurations_tried"`
-	Fits    []Candidate `json:"fits"`
+	Model   string `json:"model"`
+	GPU     Device `json:"gpu"`
+	MaxGPUs int    `json:"max_gpus"`
+	Context int    `json:"context"`
+	Users   int    `json:"users"`
+	// SequenceTokens is the request's (0: Context).
+	SequenceTokens int         `json:"sequence_tokens,omitempty"`
+	Tried          int         `json:"configurations_tried"`
+	Fits           []Candidate `json:"fits"`
 	// Nearest are the configurations closest to holding the users when
 	// none does (or, when some do, none).
 	Nearest []Candidate `json:"nearest,omitempty"`
@@ -261,6 +275,8 @@ func Recommend(r Request) (*Recommendation, error) {
 		return nil, &InputError{FieldUsers, r.Users, "must be in 1..1048576"}
 	case r.Context < 1:
 		return nil, &InputError{FieldContext, r.Context, "must be > 0"}
+	case r.SequenceTokens < 0:
+		return nil, &InputError{FieldContext, r.SequenceTokens, "sequence tokens must be >= 0"}
 	case r.MaxGPUs < 1 || r.MaxGPUs > MaxGPUs:
 		return nil, &InputError{FieldGPUs, r.MaxGPUs, fmt.Sprintf("must be in 1..%d", MaxGPUs)}
 	case !(r.GPU.MemoryGiB > 0):
@@ -273,7 +289,7 @@ func Recommend(r Request) (*Recommendation, error) {
 	if len(backends) == 0 {
 		backends = Servers
 	}
-	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users}
+	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens}
 	var misses []Candidate
 	for _, k := range backends {
 		quants := r.formats(k, rec)
@@ -368,10 +384,25 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 		c.WeightsGiBPerGPU = max(c.WeightsGiBPerGPU, dv.WeightsGiB)
 	}
 	c.Sequences = p.MaxConcurrency
+	if held := min(r.SequenceTokens, r.Context); r.paged(k) && p.PredictedTokens > 0 {
+		// a paged cache holds what each user's conversation holds
+		c.Sequences = round(float64(p.PredictedTokens)/float64(held), 2)
+	}
 	if k == backend.LlamaCpp || k == backend.Ollama {
 		// the KV cache is sized by the context: how many sequences the
 		// GPUs' memory left after weights and buffers would hold
 		c.Sequences = round(float64(p.FitTokens)/float64(r.Context), 2)
+		if slots := int(c.Sequences); r.SequenceTokens > 0 && !p.Fits && slots >= 1 && slots < r.Users && (p.Host == nil || p.Host.Layers == 0) {
+			// people: as many slots of the context as fit, the others
+			// wait for a free slot between their turns
+			in.Parallel = slots
+			if k == backend.LlamaCpp {
+				in.Context = r.Context * slots
+			}
+			if res, err := Plan(in); err == nil && res.Predictions[0].Fits {
+				p, c.Inputs = res.Predictions[0], in
+			}
+		}
 	}
 	maxCtx := m.MaxContext
 	switch {
@@ -386,7 +417,7 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 	case !p.Fits:
 		c.Missing = fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
 		c.Sequences = 0
-	case c.Sequences < float64(r.Users):
+	case c.Sequences < 1 || c.Sequences < float64(r.Users) && r.SequenceTokens == 0:
 		c.Missing = missingKV(&p, c.Sequences, r.Users)
 	}
 	c.Holds = c.Missing == ""
@@ -400,6 +431,13 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 		c.closeness = -max(missing, 0.01) / r.GPU.MemoryGiB
 	}
 	return c, true
+}
+
+// paged says whether family k pages its KV cache (vLLM, SGLang), so that
+// for people (SequenceTokens set) a conversation holds only its own
+// tokens, not a whole context.
+func (r *Request) paged(k backend.Kind) bool {
+	return r.SequenceTokens > 0 && (k == backend.VLLM || k == backend.SGLang)
 }
 
 // missingKV says how much more KV memory per GPU would hold users

@@ -291,7 +291,7 @@ func (s Spec) build(fam Family, g GPU, m modelspec.Spec, q plan.Quant, kv plan.K
 // simulated (a level of more users takes seconds per configuration).
 const (
 	recommendOutput   = 256
-	recommendMaxUsers = 1024
+	recommendMaxUsers = 4096
 )
 
 // RecommendPerformance is plan.Recommend's ThroughputFunc on the

@@ -259,7 +259,9 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, ra recomm
 		return err
 	}
 	req := plan.Request{Model: in.Model, GPU: plan.Device{Name: in.GPUName, MemoryGiB: in.GPUGiB}, MaxGPUs: f.breadth.gpus,
-		Context: in.Context, Users: users, VLLMVersion: in.VLLMVersion}
+		Context: in.Context, Users: users, VLLMVersion: in.VLLMVersion,
+		// the KV the people hold: the p95 of one conversation's tokens
+		SequenceTokens: ra.profile.HeldTokensP95(1)}
 	if len(in.GPUs) > 0 {
 		for _, g := range in.GPUs {
 			if g != in.GPUs[0] {

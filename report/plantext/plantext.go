@@ -307,8 +307,13 @@ func writeDevices(w io.Writer, r *plan.Result) error {
 func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	w := &errWriter{w: out}
 	gpu := plan.DevicesTitle([]plan.Device{rec.GPU})
-	fmt.Fprintf(w, "what to run: %s for %d users × %s tokens on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
-		rec.Model, rec.Users, thousands(rec.Context), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
+	if rec.SequenceTokens > 0 {
+		fmt.Fprintf(w, "what to run: %s for %d users, each holding up to %s tokens (p95 of a conversation) of a %s-token context, on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
+			rec.Model, rec.Users, thousands(min(rec.SequenceTokens, rec.Context)), thousands(rec.Context), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
+	} else {
+		fmt.Fprintf(w, "what to run: %s for %d users × %s tokens on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
+			rec.Model, rec.Users, thousands(rec.Context), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
+	}
 	list := rec.Fits
 	if len(list) == 0 {
 		list = rec.Nearest
