@@ -318,24 +318,7 @@ func Recommend(r Request) (*Recommendation, error) {
 		return cmp.Or(cmp.Compare(precisionClass(a.BitsPerWeight), precisionClass(b.BitsPerWeight)), cmp.Compare(kvLoss(a.KVDtype), kvLoss(b.KVDtype)),
 			cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
 	})
-	if r.Throughput != nil {
-		for i := range rec.Fits {
-			c := &rec.Fits[i]
-			v, err := r.Throughput(c, r.Users)
-			if err != nil {
-				c.ThroughputNote = err.Error()
-				continue
-			}
-			c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
-			c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
-			if rec.PerformanceSource == "" {
-				rec.PerformanceSource, rec.SLO = v.Source, v.SLO
-			}
-		}
-		// Holding the users within the SLO as predicted comes first;
-		// the order above decides among equals.
-		slices.SortStableFunc(rec.Fits, func(a, b Candidate) int { return cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)) })
-	}
+	r.predict(rec)
 	if len(rec.Fits) == 0 {
 		slices.SortStableFunc(misses, func(a, b Candidate) int {
 			return cmp.Or(cmp.Compare(b.closeness, a.closeness), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
@@ -345,36 +328,42 @@ func Recommend(r Request) (*Recommendation, error) {
 	return rec, nil
 }
 
+// predict fills each fitting configuration's predicted throughput,
+// latency and SLO verdict from r.Throughput (a failure kept as its note),
+// and ranks those that hold the users within the SLO first, the order
+// before deciding among equals.
+func (r *Request) predict(rec *Recommendation) {
+	if r.Throughput == nil {
+		return
+	}
+	for i := range rec.Fits {
+		c := &rec.Fits[i]
+		v, err := r.Throughput(c, r.Users)
+		if err != nil {
+			c.ThroughputNote = err.Error()
+			continue
+		}
+		c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
+		c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
+		if rec.PerformanceSource == "" {
+			rec.PerformanceSource, rec.SLO = v.Source, v.SLO
+		}
+	}
+	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int { return cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)) })
+}
+
 // try plans one configuration; ok is false for one that cannot be set up
 // (tensor parallel that does not divide the heads, a format the family
 // does not read).
 func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, bool) {
-	m := r.Model
 	c := Candidate{Backend: k, Quant: q, KVDtype: d, GPUs: n, BitsPerWeight: round(linearBytes[q]*8, 2)}
 	if _, ok := linearBytes[q]; !ok {
 		return c, false
 	}
-	gpus := make([]Device, n)
-	for i := range gpus {
-		gpus[i] = r.GPU
+	in, ok := r.inputs(k, q, d, n)
+	if !ok {
+		return c, false
 	}
-	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
-	switch k {
-	case backend.VLLM, backend.SGLang:
-		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
-			return c, false
-		}
-		in.TensorParallel = n
-		if k == backend.VLLM {
-			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
-			in.MaxNumSeqs = max(seqs, r.Users)
-		}
-	case backend.LlamaCpp:
-		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
-	case backend.Ollama:
-		in.Parallel, in.FlashAttention = r.Users, true
-	}
-	c.Inputs = in
 	res, err := Plan(in)
 	if err != nil {
 		return c, false
@@ -383,43 +372,8 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 	for _, dv := range p.Devices {
 		c.WeightsGiBPerGPU = max(c.WeightsGiBPerGPU, dv.WeightsGiB)
 	}
-	c.Sequences = p.MaxConcurrency
-	if held := min(r.SequenceTokens, r.Context); r.paged(k) && p.PredictedTokens > 0 {
-		// a paged cache holds what each user's conversation holds
-		c.Sequences = round(float64(p.PredictedTokens)/float64(held), 2)
-	}
-	if k == backend.LlamaCpp || k == backend.Ollama {
-		// the KV cache is sized by the context: how many sequences the
-		// GPUs' memory left after weights and buffers would hold
-		c.Sequences = round(float64(p.FitTokens)/float64(r.Context), 2)
-		if slots := int(c.Sequences); r.SequenceTokens > 0 && !p.Fits && slots >= 1 && slots < r.Users && (p.Host == nil || p.Host.Layers == 0) {
-			// people: as many slots of the context as fit, the others
-			// wait for a free slot between their turns
-			in.Parallel = slots
-			if k == backend.LlamaCpp {
-				in.Context = r.Context * slots
-			}
-			if res, err := Plan(in); err == nil && res.Predictions[0].Fits {
-				p, c.Inputs = res.Predictions[0], in
-			}
-		}
-	}
-	maxCtx := m.MaxContext
-	switch {
-	case (k == backend.VLLM || k == backend.SGLang) && maxCtx > 0 && r.Context > maxCtx:
-		c.Missing = fmt.Sprintf("a context of %d is above the model's %d (max_position_embeddings)", r.Context, maxCtx)
-		c.Sequences = 0
-	case p.Host != nil && p.Host.Layers > 0:
-		c.Missing = fmt.Sprintf("only %d of %d layers fit the GPUs", p.GPULayers, p.ModelLayers)
-		c.Sequences = 0
-	case !p.Fits && (k == backend.LlamaCpp || k == backend.Ollama):
-		c.Missing = fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB short on the fullest GPU", c.Sequences, r.Users, p.ShortfallGiB)
-	case !p.Fits:
-		c.Missing = fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
-		c.Sequences = 0
-	case c.Sequences < 1 || c.Sequences < float64(r.Users) && r.SequenceTokens == 0:
-		c.Missing = missingKV(&p, c.Sequences, r.Users)
-	}
+	c.Inputs, p, c.Sequences = r.sequences(k, in, p)
+	c.Missing = r.missing(k, &p, &c.Sequences)
 	c.Holds = c.Missing == ""
 	c.HeadroomPct = round((c.Sequences/float64(r.Users)-1)*100, 1)
 	c.closeness = c.Sequences / float64(r.Users)
@@ -431,6 +385,88 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 		c.closeness = -max(missing, 0.01) / r.GPU.MemoryGiB
 	}
 	return c, true
+}
+
+// inputs are the planner inputs of family k with weights q, KV dtype d
+// on n GPUs; ok is false for tensor parallel that does not divide the
+// heads.
+func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, bool) {
+	m := r.Model
+	gpus := make([]Device, n)
+	for i := range gpus {
+		gpus[i] = r.GPU
+	}
+	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
+	switch k {
+	case backend.VLLM, backend.SGLang:
+		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
+			return in, false
+		}
+		in.TensorParallel = n
+		if k == backend.VLLM {
+			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
+			in.MaxNumSeqs = max(seqs, r.Users)
+		}
+	case backend.LlamaCpp:
+		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
+	case backend.Ollama:
+		in.Parallel, in.FlashAttention = r.Users, true
+	}
+	return in, true
+}
+
+// sequences is how many sequences configuration in holds at once (its
+// prediction p): a paged cache's KV tokens over what one user holds; for
+// llama.cpp and Ollama the slots of the context that fit, and, for people
+// (SequenceTokens set) when not every user's slot fits, the server with
+// as many slots as fit (the others wait for a free slot between their
+// turns) and its prediction.
+func (r *Request) sequences(k backend.Kind, in Inputs, p Prediction) (Inputs, Prediction, float64) {
+	seqs := p.MaxConcurrency
+	if held := min(r.SequenceTokens, r.Context); r.paged(k) && p.PredictedTokens > 0 {
+		seqs = round(float64(p.PredictedTokens)/float64(held), 2)
+	}
+	if k != backend.LlamaCpp && k != backend.Ollama {
+		return in, p, seqs
+	}
+	// the KV cache is sized by the context: how many sequences the GPUs'
+	// memory left after weights and buffers would hold
+	seqs = round(float64(p.FitTokens)/float64(r.Context), 2)
+	slots := int(seqs)
+	if r.SequenceTokens == 0 || p.Fits || slots < 1 || slots >= r.Users || p.Host != nil && p.Host.Layers > 0 {
+		return in, p, seqs
+	}
+	in.Parallel = slots
+	if k == backend.LlamaCpp {
+		in.Context = r.Context * slots
+	}
+	if res, err := Plan(in); err == nil && res.Predictions[0].Fits {
+		return in, res.Predictions[0], seqs
+	}
+	return in, p, seqs
+}
+
+// missing says what a configuration of family k with prediction p and
+// *seqs sequences lacks to hold the users ("" when it holds them),
+// zeroing *seqs where none can run.
+func (r *Request) missing(k backend.Kind, p *Prediction, seqs *float64) string {
+	maxCtx := r.Model.MaxContext
+	switch {
+	case (k == backend.VLLM || k == backend.SGLang) && maxCtx > 0 && r.Context > maxCtx:
+		*seqs = 0
+		return fmt.Sprintf("a context of %d is above the model's %d (max_position_embeddings)", r.Context, maxCtx)
+	case p.Host != nil && p.Host.Layers > 0:
+		*seqs = 0
+		return fmt.Sprintf("only %d of %d layers fit the GPUs", p.GPULayers, p.ModelLayers)
+	case !p.Fits && (k == backend.LlamaCpp || k == backend.Ollama):
+		return fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB short on the fullest GPU", *seqs, r.Users, p.ShortfallGiB)
+	case !p.Fits:
+		*seqs = 0
+		return fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
+	case *seqs < 1 || *seqs < float64(r.Users) && r.SequenceTokens == 0:
+		return missingKV(p, *seqs, r.Users)
+	}
+	return ""
 }
 
 // paged says whether family k pages its KV cache (vLLM, SGLang), so that
