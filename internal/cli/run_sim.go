@@ -31,7 +31,7 @@ type simEngineFlags struct {
 	gpuGiB, util, gpuBandwidth, gpuTFLOPS             float64
 	context, maxSeqs, maxBatched, blockSize, kvBlocks int
 	parallel, nBatch, ubatch                          int
-	enforceEager, noPrefixCaching                     bool
+	enforceEager, noPrefixCaching, flashAttn          bool
 	// names are the flags registered, for run's check that none is given
 	// without --backend sim.
 	names []string
@@ -59,7 +59,8 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
 	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
-	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching")
+	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp/Ollama with flash attention (smaller compute buffers; needed for a quantized KV cache), as plan --users plans them")
+	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching", "flash-attn")
 }
 
 // spec is the server to simulate: gpu and model as the command took them,
@@ -67,7 +68,7 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 // flag, prefixed with cmd.
 func (f *simEngineFlags) spec(cmd, gpu, model string, def sim.Family) (sim.Spec, error) {
 	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, GPUBandwidthGBs: f.gpuBandwidth, GPUTFLOPS: f.gpuTFLOPS, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
-		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching}
+		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching, FlashAttention: f.flashAttn}
 	if f.scheduler != "" {
 		var err error
 		if spec.Backend, err = sim.ParseFamily(f.scheduler); err != nil {
