@@ -53,8 +53,9 @@ type Load struct {
 	// cap on requests in flight (rate; 0 = none).
 	Concurrency int
 	// Requests is the counted requests (pool, rate); Repeats the batches
-	// (batch); Warmup the uncounted requests sent first, by a pool of
-	// min(Concurrency, Warmup) clients that finishes before the level.
+	// (batch); Warmup the uncounted requests sent first. load's pool
+	// method raises it to Concurrency (load.Method.Warmups: the clients'
+	// first requests start together, a burst, and are not counted).
 	Requests, Repeats, Warmup int
 	// Rate is requests per second (rate); Constant sends every 1/Rate
 	// seconds instead of as a Poisson process.
