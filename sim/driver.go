@@ -53,9 +53,10 @@ type Load struct {
 	// cap on requests in flight (rate; 0 = none).
 	Concurrency int
 	// Requests is the counted requests (pool, rate); Repeats the batches
-	// (batch); Warmup the uncounted requests sent first. load's pool
-	// method raises it to Concurrency (load.Method.Warmups: the clients'
-	// first requests start together, a burst, and are not counted).
+	// (batch); Warmup the uncounted requests sent first. A pool level's
+	// start burst (its C clients' first requests) is counted, as in the
+	// documents RunLevel predicts (load.Sweep.CountStartBurst), where
+	// `run` leaves it out (load.Method.Warmups).
 	Requests, Repeats, Warmup int
 	// Rate is requests per second (rate); Constant sends every 1/Rate
 	// seconds instead of as a Poisson process.
@@ -108,7 +109,9 @@ func (l *Load) validate() error {
 // measured. Levels of a sweep run one after another on the same engine.
 // It is the engine-only path (fitting, planning): package load's method
 // drives the level, as for `run --backend sim`, on the engine's virtual
-// clock (Virtual), with every request of the level asking for w.
+// clock (Virtual), with every request of the level asking for w. A pool
+// level counts from its first send (load.Sweep.CountStartBurst), as the
+// documents that sim fit and the accuracy test predict measured it.
 func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -118,7 +121,7 @@ func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	}
 	v := NewVirtual(e, VirtualOptions{Seed: int64(l.Seed), Jitter: l.Jitter, Shape: w.shape})
 	k := &levelSink{}
-	sw := &load.Sweep{Run: l.Run, Method: l.Method, Levels: []load.Level{l.plan()}, Warmup: l.Warmup, Seed: int64(l.Seed),
+	sw := &load.Sweep{Run: l.Run, Method: l.Method, Levels: []load.Level{l.plan()}, Warmup: l.Warmup, CountStartBurst: true, Seed: int64(l.Seed),
 		Client: v.Client(), Source: fixedSource{w}, Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v,
 		Start: VirtualBase, FirstSeq: 0}
 	if _, err := sw.Do(context.Background()); err != nil {
