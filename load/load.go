@@ -144,6 +144,13 @@ type Sweep struct {
 	// Warmup is the number of uncounted requests before each level (a
 	// pool level sends at least its concurrency: Method.Warmups).
 	Warmup int
+	// CountStartBurst counts a pool level from its first send, the C
+	// requests its workers start together included, with only Warmup
+	// before it: the protocol of the documents measured before
+	// Method.Warmups (throughput from first send to last finish), which
+	// the engine-only predictions of those documents (sim.RunLevel)
+	// reproduce.
+	CountStartBurst bool
 	// Seed seeds the random schedules of rate levels (Poisson, gamma,
 	// ramp).
 	Seed int64
@@ -376,6 +383,9 @@ func (r *runner) warmup(l Level) error {
 // The observers start as the first counted request is taken.
 func (r *runner) poolLevel(l Level, end *record.LevelEnd) error {
 	nw, n := r.s.Method.Warmups(l, r.s.Warmup), r.s.Method.Total(l)
+	if r.s.CountStartBurst {
+		nw = r.s.Warmup
+	}
 	warmPrep := r.s.Source.Items
 	if ws, ok := r.s.Source.(WarmupSource); ok {
 		warmPrep = ws.WarmupItems

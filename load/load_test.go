@@ -504,3 +504,36 @@ func TestPoolBurstIsWarmup(t *testing.T) {
 		})
 	}
 }
+
+// TestCountStartBurst: with Sweep.CountStartBurst a pool level keeps only
+// --warmup before it, and its C workers' first requests, sent together,
+// are counted (the protocol of documents measured from the first send,
+// which sim.RunLevel reproduces).
+func TestCountStartBurst(t *testing.T) {
+	for _, c := range []struct{ conc, warmup, requests int }{{4, 0, 8}, {4, 2, 8}, {1, 1, 3}} {
+		t.Run(fmt.Sprintf("c=%d,warmup=%d", c.conc, c.warmup), func(t *testing.T) {
+			fc := &fakeClient{delay: 4 * time.Millisecond}
+			s := &sink{t: t}
+			sw := &Sweep{Run: "r", Method: Pool, Warmup: c.warmup, CountStartBurst: true, Client: fc, Source: fakeSource{}, Sink: s,
+				Levels: []Level{{Level: c.conc, Concurrency: c.conc, Requests: c.requests}}}
+			if complete, err := sw.Do(context.Background()); err != nil || !complete {
+				t.Fatalf("Do = %v, %v", complete, err)
+			}
+			warm, countedInBurst := 0, 0
+			for _, r := range s.results {
+				switch {
+				case r.Warmup:
+					warm++
+				case r.Seq < c.conc:
+					countedInBurst++
+				}
+			}
+			if warm != c.warmup || len(s.results) != c.warmup+c.requests {
+				t.Fatalf("%d warm-ups of %d results, want %d + %d", warm, len(s.results), c.warmup, c.requests)
+			}
+			if want := max(c.conc-c.warmup, 0); c.conc > 1 && countedInBurst != want {
+				t.Fatalf("%d of the burst's %d requests counted, want %d", countedInBurst, c.conc, want)
+			}
+		})
+	}
+}

@@ -18,9 +18,21 @@ type Request struct {
 	// (counts of 1, 2, 4, 8 … up to MaxGPUs are tried; 0 = 8).
 	GPU     Device
 	MaxGPUs int
-	// Context is the tokens per sequence and Users the sequences that
-	// must fit at once.
+	// Context is the tokens per sequence (the server's max_model_len)
+	// and Users the sequences that must fit at once.
 	Context, Users int
+	// SequenceTokens, when set, says the users are people (plan --users)
+	// and is the KV-cache tokens one conversation holds at once (the p95
+	// of a profile's): vLLM and SGLang, whose paged caches hold what
+	// sequences use, hold PredictedTokens / SequenceTokens conversations,
+	// not PredictedTokens / Context; llama.cpp and Ollama reserve each
+	// slot's context, and get as many slots as fit. People read and type
+	// between turns, holding no sequence then, so a configuration with
+	// fewer sequences than people still holds them (negative headroom)
+	// when its weights and at least one sequence fit: the simulated SLO
+	// verdict (ThroughputFunc) decides. 0 = Context, every user a
+	// sequence in flight.
+	SequenceTokens int
 	// Backends, Quants and KVDtypes narrow the search (empty = all the
 	// server families, the formats each reads, and their KV dtypes).
 	Backends []backend.Kind
@@ -36,7 +48,8 @@ type Request struct {
 // ThroughputFunc predicts how a configuration serves users concurrent
 // sequences: aggregate output tokens per second and the latencies a user
 // sees. It is the serving simulator's job (package sim:
-// sim.RecommendPerformance; the CLI wires it in). Recommend calls it for
+// the CLI wires in the people of run --backend sim --users, judged against
+// the default SLO; sim.RecommendPerformance is a closed loop). Recommend calls it for
 // every configuration that holds the users and stores the result in
 // Candidate.PredictedTokS, PredictedTTFTP50Ms and PredictedTPOTP50Ms; an
 // error is kept as a note, never fatal. A nil ThroughputFunc leaves them
@@ -53,6 +66,13 @@ type Performance struct {
 	// Source says where the figures come from ("simulated: ..."), for
 	// Recommendation.PerformanceSource.
 	Source string
+	// HoldsSLO is whether the users were served within SLO as predicted
+	// (nil: not judged); Verdict says so in words, naming the figure that
+	// decided ("holds: ttft_p95 310 ms ≤ 1000 ms, …", "breaks: ttft_p95
+	// 1.7 s > 1 s"); SLO is the SLO judged against.
+	HoldsSLO *bool
+	Verdict  string
+	SLO      string
 }
 
 // Candidate is one configuration Recommend tried.
@@ -84,6 +104,10 @@ type Candidate struct {
 	// median latencies at Users sequences (nil with PredictedTokS).
 	PredictedTTFTP50Ms *float64 `json:"predicted_ttft_p50_ms"`
 	PredictedTPOTP50Ms *float64 `json:"predicted_tpot_p50_ms"`
+	// HoldsSLO is whether the simulated users were served within the
+	// SLO (nil: not judged, as on several GPUs); SLOVerdict says why.
+	HoldsSLO   *bool  `json:"holds_slo,omitempty"`
+	SLOVerdict string `json:"slo_verdict,omitempty"`
 	// Inputs are the planner inputs of the configuration, for the
 	// simulator and for `servebench plan` to show it in full.
 	Inputs Inputs `json:"-"`
@@ -96,13 +120,15 @@ type Candidate struct {
 // Recommendation is Recommend's answer: the configurations that hold the
 // users, best first, and the nearest that do not.
 type Recommendation struct {
-	Model   string      `json:"model"`
-	GPU     Device      `json:"gpu"`
-	MaxGPUs int         `json:"max_gpus"`
-	Context int         `json:"context"`
-	Users   int         `json:"users"`
-	Tried   int         `json:"configurations_tried"`
-	Fits    []Candidate `json:"fits"`
+	Model   string `json:"model"`
+	GPU     Device `json:"gpu"`
+	MaxGPUs int    `json:"max_gpus"`
+	Context int    `json:"context"`
+	Users   int    `json:"users"`
+	// SequenceTokens is the request's (0: Context).
+	SequenceTokens int         `json:"sequence_tokens,omitempty"`
+	Tried          int         `json:"configurations_tried"`
+	Fits           []Candidate `json:"fits"`
 	// Nearest are the configurations closest to holding the users when
 	// none does (or, when some do, none).
 	Nearest []Candidate `json:"nearest,omitempty"`
@@ -112,6 +138,9 @@ type Recommendation struct {
 	// PerformanceSource says where the predicted throughput and latency
 	// come from ("" when no ThroughputFunc was given).
 	PerformanceSource string `json:"performance_source,omitempty"`
+	// SLO is the SLO the configurations' users were judged against (""
+	// when none was).
+	SLO string `json:"slo,omitempty"`
 }
 
 // recommendFormats are the weight formats tried per family: the Hugging
@@ -158,6 +187,18 @@ func precisionClass(bitsPerWeight float64) int {
 		return 0
 	case bitsPerWeight >= 8:
 		return 1
+	}
+	return 2
+}
+
+// sloRank orders configurations by their predicted SLO verdict: those
+// that hold it, then those not judged, then those that break it.
+func sloRank(holds *bool) int {
+	switch {
+	case holds == nil:
+		return 1
+	case *holds:
+		return 0
 	}
 	return 2
 }
@@ -232,6 +273,8 @@ func Recommend(r Request) (*Recommendation, error) {
 		return nil, &InputError{FieldUsers, r.Users, "must be in 1..1048576"}
 	case r.Context < 1:
 		return nil, &InputError{FieldContext, r.Context, "must be > 0"}
+	case r.SequenceTokens < 0:
+		return nil, &InputError{FieldContext, r.SequenceTokens, "sequence tokens must be >= 0"}
 	case r.MaxGPUs < 1 || r.MaxGPUs > MaxGPUs:
 		return nil, &InputError{FieldGPUs, r.MaxGPUs, fmt.Sprintf("must be in 1..%d", MaxGPUs)}
 	case !(r.GPU.MemoryGiB > 0):
@@ -244,7 +287,7 @@ func Recommend(r Request) (*Recommendation, error) {
 	if len(backends) == 0 {
 		backends = Servers
 	}
-	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users}
+	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens}
 	var misses []Candidate
 	for _, k := range backends {
 		quants := r.formats(k, rec)
@@ -273,20 +316,7 @@ func Recommend(r Request) (*Recommendation, error) {
 		return cmp.Or(cmp.Compare(precisionClass(a.BitsPerWeight), precisionClass(b.BitsPerWeight)), cmp.Compare(kvLoss(a.KVDtype), kvLoss(b.KVDtype)),
 			cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
 	})
-	if r.Throughput != nil {
-		for i := range rec.Fits {
-			c := &rec.Fits[i]
-			v, err := r.Throughput(c, r.Users)
-			if err != nil {
-				c.ThroughputNote = err.Error()
-				continue
-			}
-			c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
-			if rec.PerformanceSource == "" {
-				rec.PerformanceSource = v.Source
-			}
-		}
-	}
+	r.predict(rec)
 	if len(rec.Fits) == 0 {
 		slices.SortStableFunc(misses, func(a, b Candidate) int {
 			return cmp.Or(cmp.Compare(b.closeness, a.closeness), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
@@ -296,36 +326,42 @@ func Recommend(r Request) (*Recommendation, error) {
 	return rec, nil
 }
 
+// predict fills each fitting configuration's predicted throughput,
+// latency and SLO verdict from r.Throughput (a failure kept as its note),
+// and ranks those that hold the users within the SLO first, the order
+// before deciding among equals.
+func (r *Request) predict(rec *Recommendation) {
+	if r.Throughput == nil {
+		return
+	}
+	for i := range rec.Fits {
+		c := &rec.Fits[i]
+		v, err := r.Throughput(c, r.Users)
+		if err != nil {
+			c.ThroughputNote = err.Error()
+			continue
+		}
+		c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
+		c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
+		if rec.PerformanceSource == "" {
+			rec.PerformanceSource, rec.SLO = v.Source, v.SLO
+		}
+	}
+	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int { return cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)) })
+}
+
 // try plans one configuration; ok is false for one that cannot be set up
 // (tensor parallel that does not divide the heads, a format the family
 // does not read).
 func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, bool) {
-	m := r.Model
 	c := Candidate{Backend: k, Quant: q, KVDtype: d, GPUs: n, BitsPerWeight: round(linearBytes[q]*8, 2)}
 	if _, ok := linearBytes[q]; !ok {
 		return c, false
 	}
-	gpus := make([]Device, n)
-	for i := range gpus {
-		gpus[i] = r.GPU
+	in, ok := r.inputs(k, q, d, n)
+	if !ok {
+		return c, false
 	}
-	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
-	switch k {
-	case backend.VLLM, backend.SGLang:
-		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
-			return c, false
-		}
-		in.TensorParallel = n
-		if k == backend.VLLM {
-			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
-			in.MaxNumSeqs = max(seqs, r.Users)
-		}
-	case backend.LlamaCpp:
-		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
-	case backend.Ollama:
-		in.Parallel, in.FlashAttention = r.Users, true
-	}
-	c.Inputs = in
 	res, err := Plan(in)
 	if err != nil {
 		return c, false
@@ -334,28 +370,8 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 	for _, dv := range p.Devices {
 		c.WeightsGiBPerGPU = max(c.WeightsGiBPerGPU, dv.WeightsGiB)
 	}
-	c.Sequences = p.MaxConcurrency
-	if k == backend.LlamaCpp || k == backend.Ollama {
-		// the KV cache is sized by the context: how many sequences the
-		// GPUs' memory left after weights and buffers would hold
-		c.Sequences = round(float64(p.FitTokens)/float64(r.Context), 2)
-	}
-	maxCtx := m.MaxContext
-	switch {
-	case (k == backend.VLLM || k == backend.SGLang) && maxCtx > 0 && r.Context > maxCtx:
-		c.Missing = fmt.Sprintf("a context of %d is above the model's %d (max_position_embeddings)", r.Context, maxCtx)
-		c.Sequences = 0
-	case p.Host != nil && p.Host.Layers > 0:
-		c.Missing = fmt.Sprintf("only %d of %d layers fit the GPUs", p.GPULayers, p.ModelLayers)
-		c.Sequences = 0
-	case !p.Fits && (k == backend.LlamaCpp || k == backend.Ollama):
-		c.Missing = fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB short on the fullest GPU", c.Sequences, r.Users, p.ShortfallGiB)
-	case !p.Fits:
-		c.Missing = fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
-		c.Sequences = 0
-	case c.Sequences < float64(r.Users):
-		c.Missing = missingKV(&p, c.Sequences, r.Users)
-	}
+	c.Inputs, p, c.Sequences = r.sequences(k, in, p)
+	c.Missing = r.missing(k, &p, &c.Sequences)
 	c.Holds = c.Missing == ""
 	c.HeadroomPct = round((c.Sequences/float64(r.Users)-1)*100, 1)
 	c.closeness = c.Sequences / float64(r.Users)
@@ -367,6 +383,95 @@ func (r *Request) try(k backend.Kind, q Quant, d KVDtype, n int) (Candidate, boo
 		c.closeness = -max(missing, 0.01) / r.GPU.MemoryGiB
 	}
 	return c, true
+}
+
+// inputs are the planner inputs of family k with weights q, KV dtype d
+// on n GPUs; ok is false for tensor parallel that does not divide the
+// heads.
+func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, bool) {
+	m := r.Model
+	gpus := make([]Device, n)
+	for i := range gpus {
+		gpus[i] = r.GPU
+	}
+	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
+	switch k {
+	case backend.VLLM, backend.SGLang:
+		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
+			return in, false
+		}
+		in.TensorParallel = n
+		if k == backend.VLLM {
+			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
+			in.MaxNumSeqs = max(seqs, r.Users)
+		}
+	case backend.LlamaCpp:
+		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
+	case backend.Ollama:
+		in.Parallel, in.FlashAttention = r.Users, true
+	}
+	return in, true
+}
+
+// sequences is how many sequences configuration in holds at once (its
+// prediction p): a paged cache's KV tokens over what one user holds; for
+// llama.cpp and Ollama the slots of the context that fit, and, for people
+// (SequenceTokens set) when not every user's slot fits, the server with
+// as many slots as fit (the others wait for a free slot between their
+// turns) and its prediction.
+func (r *Request) sequences(k backend.Kind, in Inputs, p Prediction) (Inputs, Prediction, float64) {
+	seqs := p.MaxConcurrency
+	if held := min(r.SequenceTokens, r.Context); r.paged(k) && p.PredictedTokens > 0 {
+		seqs = round(float64(p.PredictedTokens)/float64(held), 2)
+	}
+	if k != backend.LlamaCpp && k != backend.Ollama {
+		return in, p, seqs
+	}
+	// the KV cache is sized by the context: how many sequences the GPUs'
+	// memory left after weights and buffers would hold
+	seqs = round(float64(p.FitTokens)/float64(r.Context), 2)
+	slots := int(seqs)
+	if r.SequenceTokens == 0 || p.Fits || slots < 1 || slots >= r.Users || p.Host != nil && p.Host.Layers > 0 {
+		return in, p, seqs
+	}
+	in.Parallel = slots
+	if k == backend.LlamaCpp {
+		in.Context = r.Context * slots
+	}
+	if res, err := Plan(in); err == nil && res.Predictions[0].Fits {
+		return in, res.Predictions[0], seqs
+	}
+	return in, p, seqs
+}
+
+// missing says what a configuration of family k with prediction p and
+// *seqs sequences lacks to hold the users ("" when it holds them),
+// zeroing *seqs where none can run.
+func (r *Request) missing(k backend.Kind, p *Prediction, seqs *float64) string {
+	maxCtx := r.Model.MaxContext
+	switch {
+	case (k == backend.VLLM || k == backend.SGLang) && maxCtx > 0 && r.Context > maxCtx:
+		*seqs = 0
+		return fmt.Sprintf("a context of %d is above the model's %d (max_position_embeddings)", r.Context, maxCtx)
+	case p.Host != nil && p.Host.Layers > 0:
+		*seqs = 0
+		return fmt.Sprintf("only %d of %d layers fit the GPUs", p.GPULayers, p.ModelLayers)
+	case !p.Fits && (k == backend.LlamaCpp || k == backend.Ollama):
+		return fmt.Sprintf("holds %.1f of %d sequences: %.2f GiB short on the fullest GPU", *seqs, r.Users, p.ShortfallGiB)
+	case !p.Fits:
+		*seqs = 0
+		return fmt.Sprintf("the weights and buffers exceed each GPU by %.2f GiB", p.ShortfallGiB)
+	case *seqs < 1 || *seqs < float64(r.Users) && r.SequenceTokens == 0:
+		return missingKV(p, *seqs, r.Users)
+	}
+	return ""
+}
+
+// paged says whether family k pages its KV cache (vLLM, SGLang), so that
+// for people (SequenceTokens set) a conversation holds only its own
+// tokens, not a whole context.
+func (r *Request) paged(k backend.Kind) bool {
+	return r.SequenceTokens > 0 && (k == backend.VLLM || k == backend.SGLang)
 }
 
 // missingKV says how much more KV memory per GPU would hold users

@@ -163,3 +163,39 @@ func TestFormatFor(t *testing.T) {
 		}
 	}
 }
+
+// TestRecommendSLOFirst: a configuration whose users the hook judges
+// within the SLO ranks before one judged to break it, and one not judged
+// (the hook failed) between them, whatever the weight precision; among
+// equals the precision order stays.
+func TestRecommendSLOFirst(t *testing.T) {
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	holds := func(b bool) *bool { return &b }
+	hook := func(c *Candidate, _ int) (Performance, error) {
+		switch {
+		case c.GPUs > 1:
+			return Performance{}, errors.New("one GPU only")
+		case c.BitsPerWeight >= 16:
+			return Performance{TokPerS: 1, HoldsSLO: holds(false), Verdict: "breaks: ttft_p95", SLO: "ttft_p95=1s"}, nil
+		}
+		return Performance{TokPerS: 1, HoldsSLO: holds(true), Verdict: "holds", SLO: "ttft_p95=1s"}, nil
+	}
+	rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 2, Context: 4096, Users: 4, Backends: []backend.Kind{backend.VLLM}, Throughput: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SLO != "ttft_p95=1s" {
+		t.Errorf("recommendation's SLO %q", rec.SLO)
+	}
+	last, lastBits := -1, 0.0
+	for i, c := range rec.Fits {
+		r := sloRank(c.HoldsSLO)
+		if r < last || r == last && precisionClass(c.BitsPerWeight) < precisionClass(lastBits) {
+			t.Errorf("fit %d (%s %s, %d GPUs, SLO rank %d) after SLO rank %d", i, c.Quant, c.KVDtype, c.GPUs, r, last)
+		}
+		last, lastBits = r, c.BitsPerWeight
+	}
+	if rec.Fits[0].HoldsSLO == nil || !*rec.Fits[0].HoldsSLO || rec.Fits[len(rec.Fits)-1].HoldsSLO == nil || *rec.Fits[len(rec.Fits)-1].HoldsSLO {
+		t.Errorf("first %+v, last %+v: want a holding one first and a breaking one last", rec.Fits[0].HoldsSLO, rec.Fits[len(rec.Fits)-1].HoldsSLO)
+	}
+}

@@ -13,11 +13,11 @@ import (
 // vLLM 0.22.1 on an RTX 5090 serving Qwen3-4B in BF16 (random 1024 in /
 // 128 out, Poisson arrivals; testdata/published-vllm-rtx5090-qwen3-4b.json).
 var vllmDefaults = Params{
-	MemoryEfficiency:  0.784,
-	ComputeEfficiency: 0.913,
-	StepOverhead:      603 * time.Microsecond,
-	SeqCost:           30 * time.Microsecond,
-	RequestLatency:    12700 * time.Microsecond,
+	MemoryEfficiency:  0.760,
+	ComputeEfficiency: 0.871,
+	StepOverhead:      388 * time.Microsecond,
+	SeqCost:           55 * time.Microsecond,
+	RequestLatency:    10000 * time.Microsecond,
 }
 
 // llama.cpp: from llama-bench figures in ggml-org/llama.cpp pull requests

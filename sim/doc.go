@@ -47,13 +47,15 @@
 // The Engine is driven from outside in virtual time: Submit a Request with
 // its arrival time, ask NextEvent when something happens next, AdvanceTo a
 // time to let it happen; each request's listener receives its events
-// (queued, tokens, preemption, finish). RunLevel is a built-in client
-// driver for the pool, batch and rate methods, with seeded client jitter so
-// closed-loop clients do not move in lock-step; it returns the same
-// record.Result values and document.Level summaries as a real run.
-// `servebench run --backend sim` does not use it: package simrun runs
-// load's own Sweep on a virtual clock the engine shares, so that every
-// load method is defined once.
+// (queued, tokens, preemption, finish). Virtual (virtual.go) is the one
+// driver: the engine behind package load's Client and Clock, so that
+// load's own Sweep runs every load method on it in virtual time, each
+// method defined once, with seeded client jitter so closed-loop clients
+// do not move in lock-step. `servebench run --backend sim` (package
+// simrun, which counts each HTTP request's prompt with the tokenizer)
+// and RunLevel (one level of fixed-length requests, for fitting and
+// planning) both run load's Sweep on a Virtual, and both return a real
+// run's record.Result values and document.Level summaries.
 //
 // Units: time.Duration and seconds inside; bytes, FLOPs and tokens as
 // plain numbers; names outside carry their unit.

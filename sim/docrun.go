@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
@@ -324,22 +326,33 @@ type Residual struct {
 
 // Predict simulates every case of rs with cfg (each level on a fresh
 // engine, as after a server's idle pause between levels) and holds the
-// predictions against the measurements.
+// predictions against the measurements. The cases are independent (each
+// its own engine, virtual clock and seed), so they run side by side on
+// the machine's cores; the result does not depend on how they are
+// scheduled.
 func Predict(cfg Config, rs *RunSpec, seed uint64) ([]*LevelResult, []Residual, error) {
-	var out []*LevelResult
+	out := make([]*LevelResult, len(rs.Cases))
+	errs := make([]error, len(rs.Cases))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(rs.Cases)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = predictCase(cfg, &rs.Cases[i], seed+uint64(i))
+			}
+		})
+	}
+	for i := range rs.Cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var res []Residual
 	for i, c := range rs.Cases {
-		e, err := New(cfg)
-		if err != nil {
-			return nil, nil, err
+		if errs[i] != nil {
+			return nil, nil, errs[i]
 		}
-		l := c.Load
-		l.Seed = seed + uint64(i)
-		lr, err := RunLevel(e, c.Workload, l)
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, lr)
+		lr := out[i]
 		for _, t := range c.Targets {
 			p, ok := metric(lr, t.Metric)
 			if !ok {
@@ -350,6 +363,17 @@ func Predict(cfg Config, rs *RunSpec, seed uint64) ([]*LevelResult, []Residual, 
 		}
 	}
 	return out, res, nil
+}
+
+// predictCase simulates case c on a fresh engine with the given seed.
+func predictCase(cfg Config, c *Case, seed uint64) (*LevelResult, error) {
+	e, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	l := c.Load
+	l.Seed = seed
+	return RunLevel(e, c.Workload, l)
 }
 
 // errNoPrediction: a simulated level has no value for a metric (every

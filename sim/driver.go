@@ -1,16 +1,18 @@
 package sim
 
 import (
+	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/servebench/servebench/backend"
+
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
+	"github.com/servebench/servebench/workload"
 )
 
 // DefaultJitter is the mean of the clients' send jitter. Real clients do
@@ -21,8 +23,8 @@ import (
 // prompt, the HTTP round trip on loopback, JSON handling and tokenization
 // each take from tenths of a millisecond to a couple of milliseconds). The
 // driver draws each send's delay from an exponential distribution of this
-// mean, from a generator seeded with Load.Seed, so every prediction is
-// reproducible from the seed. The delay comes before the request is
+// mean, keyed by Load.Seed and the request's number (Virtual.delay), so
+// every prediction is reproducible from the seed. The delay comes before the request is
 // written: it is not part of the request's TTFT.
 const DefaultJitter = 2 * time.Millisecond
 
@@ -51,8 +53,10 @@ type Load struct {
 	// cap on requests in flight (rate; 0 = none).
 	Concurrency int
 	// Requests is the counted requests (pool, rate); Repeats the batches
-	// (batch); Warmup the uncounted requests sent first, by a pool of
-	// min(Concurrency, Warmup) clients that finishes before the level.
+	// (batch); Warmup the uncounted requests sent first. A pool level's
+	// start burst (its C clients' first requests) is counted, as in the
+	// documents RunLevel predicts (load.Sweep.CountStartBurst), where
+	// `run` leaves it out (load.Method.Warmups).
 	Requests, Repeats, Warmup int
 	// Rate is requests per second (rate); Constant sends every 1/Rate
 	// seconds instead of as a Poisson process.
@@ -101,21 +105,13 @@ func (l *Load) validate() error {
 	return nil
 }
 
-// client drives requests on an engine and turns their events into
-// Results.
-type client struct {
-	e       *Engine
-	w       Workload
-	l       Load
-	rng     *rand.Rand
-	jitter  float64 // mean seconds
-	results []record.Result
-	// free holds, per finished request, the time its client is free.
-	onDone func(i int, at time.Duration)
-}
-
 // RunLevel runs one level on e, from its current time, and returns what it
 // measured. Levels of a sweep run one after another on the same engine.
+// It is the engine-only path (fitting, planning): package load's method
+// drives the level, as for `run --backend sim`, on the engine's virtual
+// clock (Virtual), with every request of the level asking for w. A pool
+// level counts from its first send (load.Sweep.CountStartBurst), as the
+// documents that sim fit and the accuracy test predict measured it.
 func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -123,266 +119,98 @@ func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	if w.PromptTokens < 1 || w.OutputTokens < 1 || w.Images < 0 {
 		return nil, fmt.Errorf("%w: workload needs prompt and output tokens >= 1 (have %d, %d)", ErrBadInput, w.PromptTokens, w.OutputTokens)
 	}
-	if l.Key == 0 {
-		l.Key = l.Concurrency
+	v := NewVirtual(e, VirtualOptions{Seed: int64(l.Seed), Jitter: l.Jitter, Shape: w.shape})
+	k := &levelSink{}
+	sw := &load.Sweep{Run: l.Run, Method: l.Method, Levels: []load.Level{l.plan()}, Warmup: l.Warmup, CountStartBurst: true, Seed: int64(l.Seed),
+		Client: v.Client(), Source: fixedSource{w}, Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v,
+		Start: VirtualBase, FirstSeq: 0}
+	if _, err := sw.Do(context.Background()); err != nil {
+		return nil, err
 	}
-	c := &client{e: e, w: w, l: l, rng: rand.New(rand.NewPCG(l.Seed, 0x51a1))}
-	switch {
-	case l.Jitter == 0:
-		c.jitter = DefaultJitter.Seconds()
-	case l.Jitter > 0:
-		c.jitter = l.Jitter.Seconds()
-	}
-	if l.Warmup > 0 {
-		c.pool(l.Warmup, min(max(l.Concurrency, 1), l.Warmup), true)
-	}
-	e.ResetPeaks()
-	pre := e.Stats().Preemptions
-	first := len(c.results)
-	switch l.Method {
-	case load.Pool:
-		c.pool(l.Requests, l.Concurrency, false)
-	case load.Batch:
-		for rep := range l.Repeats {
-			c.batch(rep)
-		}
-	case load.Rate:
-		c.rate()
-	}
-	counted := c.results[first:]
-	res := &LevelResult{Results: c.results, Stats: e.Stats()}
-	res.Level = stats.SummarizeLevel(counted)
-	c.telemetry(&res.Level, res.Stats, pre)
-	if l.Method == load.Batch {
-		b := stats.BatchRecord(c.workloadName(), l.Concurrency, w.OutputTokens, counted, nil)
-		res.Batch = &b
-	}
-	return res, nil
+	return k.result(e, w, l), nil
 }
 
-func (c *client) workloadName() string {
-	if c.w.Name != "" {
-		return c.w.Name
+// plan is the load.Level l asks for.
+func (l *Load) plan() load.Level {
+	p := load.Level{Level: l.Key, Concurrency: l.Concurrency, Requests: l.Requests, Repeats: l.Repeats}
+	if p.Level == 0 {
+		p.Level = l.Concurrency
 	}
-	if c.w.Images > 0 {
+	if l.Method == load.Rate {
+		p.Rate, p.Arrival = l.Rate, string(load.Poisson)
+		if l.Constant {
+			p.Arrival = string(load.Constant)
+		}
+		if p.Concurrency <= 0 {
+			p.Concurrency = l.Requests // no cap: at most every request in flight
+		}
+	}
+	return p
+}
+
+// shape is the engine request of every request of w.
+func (w Workload) shape(*backend.Request, *record.Result) Request {
+	r := Request{PromptTokens: w.PromptTokens, OutputTokens: w.OutputTokens, Images: w.Images, SharedPrefixTokens: w.SharedPrefixTokens}
+	if w.SharedPrefixTokens > 0 {
+		r.PrefixGroup = 1
+	}
+	return r
+}
+
+// fixedSource prepares requests that all ask for one Workload; their
+// texts are empty, since Workload.shape gives the engine their lengths.
+type fixedSource struct{ w Workload }
+
+// Items implements load.Source.
+func (s fixedSource) Items(_ context.Context, _, n int) ([]workload.Item, error) {
+	items := make([]workload.Item, n)
+	for i := range items {
+		items[i] = workload.Item{Request: backend.Request{MaxTokens: s.w.OutputTokens}, ExpectedPromptTokens: s.w.PromptTokens}
+	}
+	return items, nil
+}
+
+// levelSink collects one level's Results and its level_end telemetry.
+type levelSink struct {
+	results []record.Result
+	end     *record.Observations
+}
+
+func (k *levelSink) LevelStart(load.Level)                     {}
+func (k *levelSink) Result(r *record.Result)                   { k.results = append(k.results, *r) }
+func (k *levelSink) LevelEnd(_ load.Level, e *record.LevelEnd) { k.end = e.Fields }
+
+// result is the LevelResult of what k collected: the Results in send
+// order, their summary with the server's telemetry, and the batch record
+// of a batch level.
+func (k *levelSink) result(e *Engine, w Workload, l Load) *LevelResult {
+	slices.SortFunc(k.results, func(a, b record.Result) int { return a.Seq - b.Seq })
+	first := 0
+	for first < len(k.results) && k.results[first].Warmup {
+		first++
+	}
+	counted := k.results[first:]
+	res := &LevelResult{Results: k.results, Stats: e.Stats()}
+	res.Level = stats.SummarizeLevel(counted)
+	if k.end != nil {
+		stats.MergeLevel(&res.Level, k.end)
+	}
+	if l.Method == load.Rate {
+		res.Level.RequestedRate = ptr(l.Rate)
+	}
+	if l.Method == load.Batch {
+		b := stats.BatchRecord(w.workloadName(), l.Concurrency, w.OutputTokens, counted, nil)
+		res.Batch = &b
+	}
+	return res
+}
+
+func (w Workload) workloadName() string {
+	if w.Name != "" {
+		return w.Name
+	}
+	if w.Images > 0 {
 		return "one_image_per_request"
 	}
 	return "text"
-}
-
-// telemetry fills what a real server's metrics would give.
-func (c *client) telemetry(l *document.Level, s Stats, pre int) {
-	f := c.e.cfg.Backend
-	if batched(f) {
-		l.PeakKVCacheUsage = ptr(math.Round(s.PeakKVUsage*1000) / 1000)
-		l.Preemptions = ptr(float64(s.Preemptions - pre))
-	}
-	if f != backend.Ollama {
-		l.PeakRequestsRunning = ptr(float64(s.PeakRunning))
-		l.PeakRequestsWaiting = ptr(float64(s.PeakWaiting))
-	}
-	if c.l.Method == load.Rate {
-		l.RequestedRate = ptr(c.l.Rate)
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// delay is one send jitter.
-func (c *client) delay() time.Duration {
-	if c.jitter == 0 {
-		return 0
-	}
-	return time.Duration(c.rng.ExpFloat64() * c.jitter * 1e9)
-}
-
-// send submits request i of the results at time at.
-func (c *client) send(at time.Duration, warmup bool, repeat int, scheduled *int64) error {
-	i := len(c.results)
-	c.results = append(c.results, record.Result{
-		Run: c.l.Run, Seq: i, Level: c.l.Key, Repeat: repeat, Warmup: warmup,
-		StartNS: int64(at), ScheduledNS: scheduled,
-		ExpectedOutputTokens: c.w.OutputTokens, ExpectedPromptTokens: c.w.PromptTokens,
-		ChunkOffsetsNS: make([]int64, 0, c.w.OutputTokens),
-	})
-	group := 0
-	if c.w.SharedPrefixTokens > 0 {
-		group = 1
-	}
-	req := Request{PromptTokens: c.w.PromptTokens, OutputTokens: c.w.OutputTokens, Images: c.w.Images,
-		PrefixGroup: group, SharedPrefixTokens: c.w.SharedPrefixTokens}
-	_, err := c.e.Submit(req, at, func(ev Event) { c.event(i, ev) })
-	return err
-}
-
-// event records one engine event of request i.
-func (c *client) event(i int, ev Event) {
-	r := &c.results[i]
-	off := int64(ev.At) - r.StartNS
-	switch ev.Kind {
-	case EventToken:
-		if r.TTFTNS == nil {
-			r.TTFTNS = ptr(off)
-		}
-		r.ChunkOffsetsNS = append(r.ChunkOffsetsNS, off)
-	case EventFinished:
-		r.E2ENS = off
-		r.Status = 200
-		r.FinishReason = "length"
-		r.OutputTokens = ptr(ev.Generated)
-		p := c.w.PromptTokens + c.w.Images*c.e.cfg.Model.ImageTokens
-		r.PromptTokens = ptr(p)
-		c.onDone(i, ev.At)
-	case EventRejected:
-		r.E2ENS = off
-		r.Status = 400
-		r.Reason = record.ReasonHTTP4xx
-		r.Error = ev.Reason
-		r.ChunkOffsetsNS = nil
-		c.onDone(i, ev.At)
-	}
-}
-
-// sendQueue is a min-heap of pending send times.
-type sendQueue []time.Duration
-
-func (q *sendQueue) push(t time.Duration) {
-	*q = append(*q, t)
-	s := *q
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p] <= s[i] {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (q *sendQueue) pop() time.Duration {
-	s := *q
-	top := s[0]
-	n := len(s) - 1
-	s[0] = s[n]
-	s = s[:n]
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < n && s[l] < s[m] {
-			m = l
-		}
-		if r < n && s[r] < s[m] {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*q = s
-	return top
-}
-
-// run sends at the times the queue yields until n requests are sent, then
-// waits for all of them, advancing the engine in between.
-func (c *client) run(q *sendQueue, n int, inflight *int, send func(at time.Duration) error) {
-	sent := 0
-	for sent < n || *inflight > 0 {
-		tEng, ok := c.e.NextEvent()
-		if sent < n && len(*q) > 0 && (!ok || (*q)[0] <= tEng) {
-			at := q.pop()
-			c.e.AdvanceTo(at)
-			if err := send(at); err == nil {
-				*inflight++
-			}
-			sent++
-			continue
-		}
-		if !ok {
-			return // nothing can happen any more
-		}
-		c.e.AdvanceTo(tEng)
-	}
-}
-
-// pool runs n requests with k clients.
-func (c *client) pool(n, k int, warmup bool) {
-	var q sendQueue
-	now := c.e.Now()
-	for range k {
-		q.push(now + c.delay())
-	}
-	inflight := 0
-	c.onDone = func(int, time.Duration) {
-		inflight--
-		q.push(c.e.Now() + c.delay())
-	}
-	c.run(&q, n, &inflight, func(at time.Duration) error { return c.send(at, warmup, 0, nil) })
-}
-
-// batch sends one batch and waits for it.
-func (c *client) batch(rep int) {
-	var q sendQueue
-	now := c.e.Now()
-	for range c.l.Concurrency {
-		q.push(now + c.delay())
-	}
-	inflight := 0
-	c.onDone = func(int, time.Duration) { inflight-- }
-	c.run(&q, c.l.Concurrency, &inflight, func(at time.Duration) error { return c.send(at, false, rep, nil) })
-}
-
-// rate sends on a Poisson (or constant) schedule, at most Concurrency in
-// flight; a request whose turn comes while the cap is reached goes when a
-// request ends, and records when it was due.
-func (c *client) rate() {
-	start := c.e.Now()
-	due := make([]time.Duration, c.l.Requests)
-	t := 0.0
-	for i := range due {
-		if c.l.Constant {
-			t = float64(i) / c.l.Rate // as load.ConstantPacer: k/Rate
-		}
-		due[i] = start + time.Duration(math.Round(t*1e9))
-		if !c.l.Constant {
-			t += c.rng.ExpFloat64() / c.l.Rate
-		}
-	}
-	limit := c.l.Concurrency
-	if limit <= 0 {
-		limit = math.MaxInt
-	}
-	inflight, next := 0, 0
-	var waiting sendQueue // sends held back by the cap, by due time
-	c.onDone = func(int, time.Duration) {
-		inflight--
-		if len(waiting) > 0 {
-			d := waiting.pop()
-			c.submitRate(c.e.Now(), d)
-			inflight++
-		}
-	}
-	for next < len(due) || inflight > 0 {
-		tEng, ok := c.e.NextEvent()
-		if next < len(due) && (!ok || due[next] <= tEng) {
-			c.e.AdvanceTo(due[next])
-			if inflight < limit {
-				c.submitRate(due[next], due[next])
-				inflight++
-			} else {
-				waiting.push(due[next])
-			}
-			next++
-			continue
-		}
-		if !ok {
-			return
-		}
-		c.e.AdvanceTo(tEng)
-	}
-}
-
-func (c *client) submitRate(at, due time.Duration) {
-	d := int64(due)
-	_ = c.send(at, false, 0, &d)
 }

@@ -292,7 +292,7 @@ func (s Spec) build(fam backend.Kind, g GPU, m modelspec.Spec, q plan.Quant, kv 
 // simulated (a level of more users takes seconds per configuration).
 const (
 	recommendOutput   = 256
-	recommendMaxUsers = 1024
+	recommendMaxUsers = 4096
 )
 
 // RecommendPerformance is plan.Recommend's ThroughputFunc on the
@@ -420,4 +420,14 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 			ErrDoesNotFit, s.MaxModelLen, (s.KVBlocks-1)*s.BlockSize, c.GPU.Name, m.Name)
 	}
 	return nil
+}
+
+// CandidateConfig is the engine configuration of a configuration that
+// plan.Recommend tried for users (its planner inputs, the GPU catalog
+// entry, the family's documented default efficiencies, no fit), for a
+// caller that drives its own load on it (plan --users' people). One GPU
+// only, as RecommendPerformance.
+func CandidateConfig(c *plan.Candidate, users int) (Config, error) {
+	cfg, _, err := recommendConfig(c, users)
+	return cfg, err
 }

@@ -535,6 +535,24 @@ type Check struct {
 	Note string `json:"note,omitempty"`
 }
 
+// String says what the check found, with the figure's unit: "ttft_p95
+// 310.52 ms ≤ 1000 ms", or "tpot_p95 not measured".
+func (c Check) String() string {
+	if c.Value == nil {
+		return fmt.Sprintf("%s not measured", c.Bound.Metric)
+	}
+	rel := "≤"
+	switch {
+	case c.Bound.lower() && c.Holds:
+		rel = "≥"
+	case c.Bound.lower():
+		rel = "<"
+	case !c.Holds:
+		rel = ">"
+	}
+	return fmt.Sprintf("%s %s %s %s", c.Bound.Metric, c.Bound.format(*c.Value), rel, c.Bound.format(c.Bound.Value))
+}
+
 // Judgement is a level held against an SLO (Judge).
 type Judgement struct {
 	// Checks are every bound's check, in the SLO's order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -261,3 +262,24 @@ func (p *People) Think(s *Session, k, answerTokens int, r *rand.Rand) time.Durat
 
 // MeanThink is the profile's mean think time.
 func (p *People) MeanThink() time.Duration { return p.Profile.MeanThink() }
+
+// heldSample is the conversations HeldTokensP95 draws.
+const heldSample = 4000
+
+// HeldTokensP95 is the 95th percentile, over the profile's conversations
+// (drawn with seed as People draws them), of the tokens one conversation
+// holds at once in a server's KV cache: at its last turn, every message
+// and answer so far (its history, the new message and the answer being
+// generated). N people need about N times this, not N times the server's
+// context (plan --users).
+func (p Profile) HeldTokensP95(seed int64) int {
+	held := make([]int, heldSample)
+	for id := range held {
+		pl := p.Draw(seed, id)
+		for k := range pl.Messages {
+			held[id] += pl.Messages[k] + pl.Answers[k]
+		}
+	}
+	slices.Sort(held)
+	return held[int(math.Ceil(0.95*heldSample))-1]
+}

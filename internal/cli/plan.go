@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/servebench/servebench/workload"
 	"io"
 	"strconv"
 	"strings"
@@ -383,7 +384,8 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	fs.Float64Var(&f.gpuBandwidth, "gpu-bandwidth", 0, "GPU memory bandwidth in GB/s, for plan --users' simulated throughput (overrides the catalog's; with --gpu-gib and --gpu-tflops, a board the catalog lacks)")
 	fs.Float64Var(&f.gpuTFLOPS, "gpu-tflops", 0, "GPU dense FP16 tensor TFLOPS with FP32 accumulate, for plan --users (overrides the catalog's)")
-	users := fs.Int("users", 0, limitText("what should I run: rank the configurations (backend × weight format × KV dtype × GPU count, up to --gpus, default 8) that hold this many sequences of --context tokens; --backend, --quant and --kv-dtype narrow the search", "users"))
+	users := fs.Int("users", 0, limitText("what should I run: rank the configurations (backend × weight format × KV dtype × GPU count, up to --gpus, default 8) that hold this many sequences of --context tokens, first those whose simulated people (--user-profile) are served within "+DefaultCapacitySLO+"; --backend, --quant and --kv-dtype narrow the search", "users"))
+	profile := fs.String("user-profile", string(workload.ChatProfile), "what plan --users' simulated people send and how long they think: chat, rag, code or agent (docs/users.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -391,7 +393,14 @@ func runPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("plan: unexpected argument %q", fs.Arg(0))
 	}
 	if flagGiven(fs, "users") {
-		return runRecommend(ctx, fs, &f, *users, *asJSON, stdout)
+		p, err := workload.LookupProfile(*profile)
+		if err != nil {
+			return usagef("plan: --user-profile: %v", err)
+		}
+		return runRecommend(ctx, fs, &f, recommendArgs{users: *users, profile: p, asJSON: *asJSON}, stdout)
+	}
+	if flagGiven(fs, "user-profile") {
+		return usagef("plan: --user-profile applies only with --users")
 	}
 	in, err := f.inputs(ctx, "plan", nil)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/servebench/servebench/sim"
+	"github.com/servebench/servebench/workload"
 	"io"
 	"math"
 	"strconv"
@@ -255,7 +255,15 @@ func recommendFormat(fs *flag.FlagSet, in plan.Inputs, req *plan.Request) error 
 	return nil
 }
 
-func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int, asJSON bool, stdout io.Writer) error {
+// recommendArgs are plan --users' own flags.
+type recommendArgs struct {
+	users   int
+	profile workload.Profile
+	asJSON  bool
+}
+
+func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, ra recommendArgs, stdout io.Writer) error {
+	users, asJSON := ra.users, ra.asJSON
 	if err := checkLimit("plan", "users", float64(users)); err != nil {
 		return err
 	}
@@ -270,7 +278,9 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int
 		return err
 	}
 	req := plan.Request{Model: in.Model, GPU: plan.Device{Name: in.GPUName, MemoryGiB: in.GPUGiB}, MaxGPUs: f.breadth.gpus,
-		Context: in.Context, Users: users, VLLMVersion: in.VLLMVersion}
+		Context: in.Context, Users: users, VLLMVersion: in.VLLMVersion,
+		// the KV the people hold: the p95 of one conversation's tokens
+		SequenceTokens: ra.profile.HeldTokensP95(1)}
 	if len(in.GPUs) > 0 {
 		for _, g := range in.GPUs {
 			if g != in.GPUs[0] {
@@ -297,9 +307,10 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, users int
 	if flagGiven(fs, "kv-dtype") {
 		req.KVDtypes = in.KVDtypes
 	}
-	// Throughput and latency of each fitting configuration: simulated
-	// (issue 17), said so in the output.
-	req.Throughput = sim.RecommendPerformance(1)
+	// Throughput, latency and the SLO verdict of each fitting
+	// configuration: its people simulated as run --backend sim --users
+	// sends them, said so in the output.
+	req.Throughput = usersPerformance(ctx, ra.profile, 1)
 	rec, err := plan.Recommend(req)
 	if err != nil {
 		return planError("plan", err)

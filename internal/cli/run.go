@@ -23,7 +23,7 @@ import (
 	"github.com/servebench/servebench/launch"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
-	"github.com/servebench/servebench/simrun"
+	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/slo"
 	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/trace"
@@ -447,7 +447,7 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 // on: the server's client on deps.Clock (guarded by the launched server's
 // process when run launched it), or for run --backend sim the simulated
 // server, which is its own clock (simulated, nil otherwise).
-func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, load.Clock, *simrun.Sim, error) {
+func sweepClient(deps Deps, cfg runConfig, ls *launchedServer) (backend.Client, load.Clock, *sim.Virtual, error) {
 	if cfg.Sim != nil {
 		s, err := newSimServer(cfg)
 		if err != nil {

@@ -32,7 +32,7 @@ type simEngineFlags struct {
 	gpuGiB, util, gpuBandwidth, gpuTFLOPS             float64
 	context, maxSeqs, maxBatched, blockSize, kvBlocks int
 	parallel, nBatch, ubatch                          int
-	enforceEager, noPrefixCaching                     bool
+	enforceEager, noPrefixCaching, flashAttn          bool
 	// offline keeps --model from the hub: a Hugging Face id must match
 	// a preset (as with HF_HUB_OFFLINE=1).
 	offline bool
@@ -63,8 +63,9 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
 	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
+	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp/Ollama with flash attention (smaller compute buffers; needed for a quantized KV cache), as plan --users plans them")
 	fs.BoolVar(&f.offline, "offline", false, offlineFlagUsage)
-	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching", "offline")
+	f.names = append(f.names, "gpu-gib", "gpu-bandwidth", "gpu-tflops", "gpu-memory-utilization", "enforce-eager", "no-enable-prefix-caching", "flash-attn", "offline")
 }
 
 // spec is the server to simulate: gpu and model as the command took them,
@@ -72,7 +73,7 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 // flag, prefixed with cmd.
 func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spec, error) {
 	spec := sim.Spec{GPU: gpu, GPUGiB: f.gpuGiB, GPUBandwidthGBs: f.gpuBandwidth, GPUTFLOPS: f.gpuTFLOPS, Model: model, Quant: f.quant, KVDtype: f.kvDtype,
-		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching, FetchModel: !f.offline}
+		GPUMemoryUtilization: f.util, EnforceEager: f.enforceEager, NoPrefixCaching: f.noPrefixCaching, FlashAttention: f.flashAttn, FetchModel: !f.offline}
 	if f.scheduler != "" {
 		var err error
 		if spec.Backend, err = sim.ParseKind(f.scheduler); err != nil {
@@ -246,9 +247,9 @@ func simSpecError(cmd string, err error) error {
 }
 
 // newSimServer is the simulated server of a run: its client, which is
-// also the sweep's clock and its levels' observer (simrun.Sim). The
+// also the sweep's clock and its levels' observer (sim.Virtual, made by simrun.New). The
 // goroutine that calls it must be the one that then runs the sweep.
-func newSimServer(cfg runConfig) (*simrun.Sim, error) {
+func newSimServer(cfg runConfig) (*sim.Virtual, error) {
 	s, err := simrun.New(cfg.Sim.Config, simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout})
 	if err != nil {
 		return nil, simSpecError("", err)

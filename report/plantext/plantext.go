@@ -358,33 +358,24 @@ func writeDevices(w io.Writer, r *plan.Result) error {
 func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	w := &errWriter{w: out}
 	gpu := plan.DevicesTitle([]plan.Device{rec.GPU})
-	fmt.Fprintf(w, "what to run: %s for %d users × %s tokens on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
-		rec.Model, rec.Users, thousands(rec.Context), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
+	fmt.Fprintf(w, "what to run: %s for %s on up to %d × %s (%.2f GiB each); %d configurations tried\n\n",
+		rec.Model, usersWords(rec), rec.MaxGPUs, gpu, rec.GPU.MemoryGiB, rec.Tried)
 	list := rec.Fits
 	if len(list) == 0 {
 		list = rec.Nearest
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\t")
+	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\tSLO\t")
 	for i, c := range list {
 		if i == 12 {
 			break
 		}
-		tok, ttft, tpot := "—", "—", "—"
-		if c.PredictedTokS != nil {
-			tok = fmt.Sprintf("%.0f", *c.PredictedTokS)
-		}
-		if c.PredictedTTFTP50Ms != nil {
-			ttft = fmtMs(*c.PredictedTTFTP50Ms)
-		}
-		if c.PredictedTPOTP50Ms != nil {
-			tpot = fmtMs(*c.PredictedTPOTP50Ms)
-		}
+		tok, ttft, tpot, verdict := predictedCells(&c)
 		rank := fmt.Sprint(i + 1)
 		if !c.Holds {
 			rank = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot, verdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -401,13 +392,16 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	b := rec.Fits[0]
 	fmt.Fprintf(w, "best: %s with %s weights and %s KV on %d × %s: %.1f sequences of %s (%d needed, %+.0f%% headroom)\n",
 		serverTitle[b.Backend], b.Quant, b.KVDtype, b.GPUs, gpu, b.Sequences, shortTokens(rec.Context), rec.Users, b.HeadroomPct)
-	fmt.Fprintln(w, "ranked by weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom")
+	if b.SLOVerdict != "" {
+		fmt.Fprintf(w, "its %d simulated users: %s\n", rec.Users, b.SLOVerdict)
+	}
+	fmt.Fprintln(w, rankingWords(rec))
 	if rec.QuantAsked != "" {
 		fmt.Fprintf(w, "llama.cpp and Ollama load GGUF files: for %s weights they are shown in the GGUF format they would load (%s)\n",
 			rec.QuantAsked, plan.FormatFor(backend.LlamaCpp, rec.QuantAsked))
 	}
 	if rec.PerformanceSource != "" {
-		fmt.Fprintf(w, "predicted tok/s, TTFT p50 and TPOT p50 are %s\n", rec.PerformanceSource)
+		fmt.Fprintf(w, "predicted tok/s, TTFT p50, TPOT p50 and SLO are %s\n", rec.PerformanceSource)
 	}
 	var notes []string
 	for i, c := range list {
@@ -422,6 +416,45 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		fmt.Fprintf(w, "—: not simulated: %s\n", n)
 	}
 	return w.err
+}
+
+// usersWords is what a recommendation is for: "16 users × 32,768
+// tokens", or for people "20 users, each holding up to 1,958 tokens (p95
+// of a conversation) of a 4,096-token context".
+func usersWords(rec *plan.Recommendation) string {
+	if rec.SequenceTokens > 0 {
+		return fmt.Sprintf("%d users, each holding up to %s tokens (p95 of a conversation) of a %s-token context,",
+			rec.Users, thousands(min(rec.SequenceTokens, rec.Context)), thousands(rec.Context))
+	}
+	return fmt.Sprintf("%d users × %s tokens", rec.Users, thousands(rec.Context))
+}
+
+// predictedCells are a configuration's predicted throughput, TTFT p50,
+// TPOT p50 and SLO verdict as the table shows them ("—" where none).
+func predictedCells(c *plan.Candidate) (tok, ttft, tpot, verdict string) {
+	tok, ttft, tpot, verdict = "—", "—", "—", "—"
+	if c.PredictedTokS != nil {
+		tok = fmt.Sprintf("%.0f", *c.PredictedTokS)
+	}
+	if c.PredictedTTFTP50Ms != nil {
+		ttft = fmtMs(*c.PredictedTTFTP50Ms)
+	}
+	if c.PredictedTPOTP50Ms != nil {
+		tpot = fmtMs(*c.PredictedTPOTP50Ms)
+	}
+	if c.HoldsSLO != nil {
+		verdict = map[bool]string{true: "holds", false: "breaks"}[*c.HoldsSLO]
+	}
+	return tok, ttft, tpot, verdict
+}
+
+// rankingWords says how the configurations are ranked.
+func rankingWords(rec *plan.Recommendation) string {
+	const rest = "weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom"
+	if rec.SLO != "" {
+		return fmt.Sprintf("ranked by holding the %d users within %s as simulated, then %s", rec.Users, rec.SLO, rest)
+	}
+	return "ranked by " + rest
 }
 
 // fmtMs prints milliseconds as ms below a second, else as seconds.

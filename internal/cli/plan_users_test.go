@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/servebench/servebench/plan"
+)
+
+// TestPlanUsersAgreesWithCapacity: the two answers to "how many users"
+// agree with each other on the simulator (compared with each other, not
+// with fixed numbers, which the engine's calibration moves), for the 4090
+// question (Qwen2.5-14B, 4,096-token context) on vLLM (AWQ) and on
+// llama.cpp (q4_k_m): capacity answers N* (lo–hi) for the server plan
+// --users proposes; plan --users says that configuration holds lo people
+// within the default SLO and breaks at hi + 1, naming a figure capacity
+// names as the one that broke. For llama.cpp that server is plan's: as
+// many slots of the context as fit (read from plan's answer), with flash
+// attention. plan simulates each level on a fresh server and capacity's
+// search one level after another on one, so they agree at the edge
+// because both run the same people through the same load method.
+func TestPlanUsersAgreesWithCapacity(t *testing.T) {
+	common := []string{"--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--context", "4096"}
+	for _, tc := range []struct {
+		name, family, quant, kv string
+	}{
+		{"vLLM", "vllm", "awq", "auto"},
+		{"llama.cpp", "llamacpp", "q4_k_m", "f16"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			verdict := func(users int) plan.Candidate {
+				t.Helper()
+				args := append([]string{"plan", "--gpus", "1", "--backend", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--users", itoa(users), "--json"}, common...)
+				code, stdout, stderr := run(t, args...)
+				if code != 0 {
+					t.Fatalf("plan --users %d: exit %d: %s", users, code, stderr)
+				}
+				var rec plan.Recommendation
+				if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range rec.Fits {
+					if c.GPUs == 1 && c.HoldsSLO != nil {
+						t.Logf("plan --users %d: %.1f sequences, %s", users, c.Sequences, c.SLOVerdict)
+						return c
+					}
+				}
+				t.Fatalf("plan --users %d: no judged %s configuration on one GPU among %d fits", users, tc.name, len(rec.Fits))
+				return plan.Candidate{}
+			}
+			server := append([]string{"--backend", "sim", "--scheduler", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--quiet"}, common...)
+			slots := 0
+			if tc.family == "llamacpp" {
+				// plan's llama.cpp for many people: the slots that fit
+				slots = int(verdict(256).Sequences)
+				if slots < 1 || slots >= 256 {
+					t.Fatalf("plan's llama.cpp server has %d slots; want 1 to 255", slots)
+				}
+				server = append(server, "--flash-attn", "--parallel", itoa(slots))
+				server = append(server, "--context", itoa(4096*slots))
+			}
+			out := filepath.Join(t.TempDir(), "capacity.json")
+			code, stdout, stderr := run(t, append([]string{"capacity", "--out", out}, server...)...)
+			if code != 0 {
+				t.Fatalf("capacity: exit %d: %s", code, stderr)
+			}
+			a := readAnswer(t, out)
+			if a.LoadCILow == nil || a.LoadCIHigh == nil || len(a.FailedBy) == 0 {
+				t.Fatalf("capacity answered %v (%v–%v), failed by %v: want a bounded answer and what broke above it", a.Load, a.LoadCILow, a.LoadCIHigh, a.FailedBy)
+			}
+			lo, hi := int(*a.LoadCILow), int(*a.LoadCIHigh)
+			first, _, _ := strings.Cut(stdout, "\n")
+			t.Logf("capacity: %s", first)
+			if lo <= slots {
+				t.Fatalf("capacity's low end %d is within plan's %d slots: plan would propose another server there", lo, slots)
+			}
+			if c := verdict(lo); !*c.HoldsSLO || !strings.HasPrefix(c.SLOVerdict, "holds: ") {
+				t.Errorf("plan --users %d (capacity's low end): %s; want holds", lo, c.SLOVerdict)
+			}
+			c := verdict(hi + 1)
+			if *c.HoldsSLO || !strings.HasPrefix(c.SLOVerdict, "breaks: ") {
+				t.Fatalf("plan --users %d (above capacity's high end): %s; want breaks", hi+1, c.SLOVerdict)
+			}
+			named := false
+			for _, b := range a.FailedBy {
+				named = named || strings.Contains(c.SLOVerdict, string(b.Bound.Metric)+" ")
+			}
+			if !named {
+				t.Errorf("plan --users %d breaks by %q; capacity's search broke by %v: want a figure in common", hi+1, c.SLOVerdict, a.FailedBy)
+			}
+		})
+	}
+}
