@@ -123,11 +123,11 @@ func writeOut(outPath string, stdout io.Writer, write func(io.Writer) error) err
 func writeWarnings(stderr io.Writer, layout *report.Layout) {
 	for _, b := range layout.Blocks {
 		for _, w := range b.Warnings {
-			fmt.Fprintf(stderr, "servebench: warning: %s: %s\n", report.Clean(b.Run.Label), report.Clean(w))
+			warn(stderr, report.Clean(b.Run.Label)+": "+report.Clean(w))
 		}
 	}
 	for _, w := range layout.Warnings {
-		fmt.Fprintf(stderr, "servebench: warning: %s\n", report.Clean(w))
+		warn(stderr, report.Clean(w))
 	}
 }
 

@@ -245,7 +245,7 @@ func libraryLog(deps Deps, cfg runConfig, stderr io.Writer) (logs *liblog.Subscr
 	}
 	return logs, func() {
 		for _, l := range logs.Close() {
-			fmt.Fprintln(stderr, "servebench: warning: "+l)
+			warn(stderr, l)
 		}
 	}
 }

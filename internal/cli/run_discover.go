@@ -47,7 +47,7 @@ func findServer(ctx context.Context, deps Deps, cfg *runConfig, stderr io.Writer
 			fmt.Fprintln(stderr, "servebench: "+report.Clean(line))
 		}
 		for _, n := range cfg.ServerNotes {
-			fmt.Fprintln(stderr, "servebench: warning: "+report.Clean(n))
+			warn(stderr, report.Clean(n))
 		}
 	}
 	return nil

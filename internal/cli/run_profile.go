@@ -204,7 +204,7 @@ func (ls *launchedServer) stop(stderr io.Writer, label string) []string {
 	ls.stopOnce.Do(func() {
 		if err := ls.proc.Stop(); err != nil {
 			w := "stopping the server: " + err.Error()
-			fmt.Fprintf(stderr, "servebench: warning: run %s: %s\n", label, report.Clean(w))
+			warn(stderr, "run "+label+": "+report.Clean(w))
 			ls.stopWarns = []string{w}
 		}
 	})

@@ -83,3 +83,16 @@ func outputWidth(w io.Writer) int {
 	}
 	return 80
 }
+
+// warn writes one "servebench: warning: " line on stderr. On a terminal it
+// wraps at the terminal's width, continuation lines indented, as the
+// report's own text is; piped or redirected (a log), it stays one line
+// per warning, so that grep finds it whole.
+func warn(stderr io.Writer, msg string) {
+	const prefix = "servebench: warning: "
+	width := 0
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		width = outputWidth(stderr)
+	}
+	io.WriteString(stderr, report.WrapLine(msg, width, prefix, "  "))
+}
