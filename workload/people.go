@@ -261,3 +261,9 @@ func (p *People) Think(s *Session, k, answerTokens int, r *rand.Rand) time.Durat
 
 // MeanThink is the profile's mean think time.
 func (p *People) MeanThink() time.Duration { return p.Profile.MeanThink() }
+
+// DrawThink is one think time between an answer and a next message whose
+// lengths are drawn with r from the profile, as a later turn has.
+func (p *People) DrawThink(r *rand.Rand) time.Duration {
+	return p.Profile.Think(max(p.Profile.Answer.Draw(r), 1), max(p.Profile.Message.Draw(r), 1), r)
+}
