@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -126,4 +127,49 @@ func TestUsersLittlesLawManyPeople(t *testing.T) {
 func usersArgsPool(n int, out string) []string {
 	return []string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--quant", "awq", "--context", "4096", "--quiet",
 		"--concurrency", itoa(n), "--prompt-tokens", "70", "--max-tokens", "215", "--requests", "200", "--out", out}
+}
+
+// TestProgressLevelName: a level's progress name says what its load is:
+// people for a users level ("users 5", not a pool's "c=5"), a rate, a
+// trace, or clients.
+func TestProgressLevelName(t *testing.T) {
+	tests := []struct {
+		l    load.Level
+		m    load.Method
+		want string
+	}{
+		{load.Level{Concurrency: 5}, load.Users, "users 5"},
+		{load.Level{Concurrency: 5}, load.Pool, "c=5"},
+		{load.Level{Concurrency: 64, Rate: 2}, load.Rate, "rate=2/s"},
+		{load.Level{Concurrency: 64, Rate: 1.5, Arrival: string(load.Trace)}, load.Rate, "trace (mean 1.5/s)"},
+	}
+	for _, tc := range tests {
+		if got := levelName(tc.l, tc.m); got != tc.want {
+			t.Errorf("levelName(%+v, %s) = %q, want %q", tc.l, tc.m, got, tc.want)
+		}
+	}
+}
+
+// TestUsersProgressLine: a users run's progress lines name each level
+// "users N".
+func TestUsersProgressLine(t *testing.T) {
+	args := usersArgs("--users", "3,5", "--out", filepath.Join(t.TempDir(), "u.json"))
+	var kept []string
+	for _, a := range args {
+		if a != "--quiet" {
+			kept = append(kept, a)
+		}
+	}
+	code, _, stderr := run(t, kept...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"level 1 of 2 users 3", "level 2 of 2 users 5"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("progress %q lacks %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "c=") {
+		t.Errorf("progress %q names a users level as clients (c=)", stderr)
+	}
 }
