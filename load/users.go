@@ -24,7 +24,7 @@ import (
 // met at a random moment still has to think, so the level's message rate
 // is N / (mean think + mean E2E) from its start rather than a ramp that
 // takes several cycles to settle (a uniform start within one mean think
-// time sends at about half that rate after its first cycle when thinks
+// time sends well below that rate after its first cycle when thinks
 // vary). Every turn sent before the first mean cycle ends (one mean think
 // plus the mean E2E of the turns answered so far) is warm-up, so the
 // server's queue and the conversations' histories have filled. The level
