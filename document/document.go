@@ -269,8 +269,8 @@ type Level struct {
 
 	// People (run --users): Conversations is the number of distinct
 	// conversations (sessions) the level's counted turns belong to, and
-	// MessageRate the counted turns per second of the level's wall time
-	// (its first counted send to its last finish): the rate N people make,
+	// MessageRate the counted turns sent per second (the gaps between the
+	// first and last counted send, per repeat): the rate N people make,
 	// ≈ N / (mean think + mean E2E) by Little's law (docs/users.md).
 	// Absent outside sessions.
 	Conversations *int     `json:"conversations,omitempty"`

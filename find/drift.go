@@ -24,7 +24,10 @@ func (s *Search) ObservePass(l document.Level) {
 // keeps a warning, once per load, when a bounded figure's intervals do
 // not overlap: the server changed between the passes (it warmed up, a
 // GPU throttled, another load came), and the verdicts the search pooled
-// may not hold at any one time.
+// may not hold at any one time. Passes that each broke the SLO are left
+// alone: past what the server sustains its queue grows, so latency grows
+// with time inside a level and two passes differ without the server
+// changing, and the verdict (breaks) stands either way.
 func (s *Search) checkDrift(pr *ProbeResult) {
 	n := len(pr.passChecks)
 	if n < 2 || s.drifted[pr.Load] {
@@ -32,6 +35,9 @@ func (s *Search) checkDrift(pr *ProbeResult) {
 	}
 	last := pr.passChecks[n-1]
 	for k, earlier := range pr.passChecks[:n-1] {
+		if broke(earlier) && broke(last) {
+			continue
+		}
 		for i := range min(len(last), len(earlier)) {
 			a, b := earlier[i], last[i]
 			if !apart(a, b) {
@@ -42,9 +48,9 @@ func (s *Search) checkDrift(pr *ProbeResult) {
 			}
 			s.drifted[pr.Load] = true
 			s.warnings = append(s.warnings, fmt.Sprintf(
-				"%s %s measured twice differed beyond the intervals: %s %s (%s–%s) on pass %d, %s (%s–%s) on pass %d; the server changed during the search, so the answer may not hold: measure again, or check what else ran",
+				"%s %s measured twice differed beyond the intervals: %s %s (%s) on pass %d, %s (%s) on pass %d; the server changed during the search, so the answer may not hold: measure again, or check what else ran",
 				s.cfg.By, strconv.FormatFloat(pr.Load, 'f', -1, 64), a.Bound.Metric,
-				num(a.Value), num(a.CILow), num(a.CIHigh), k+1, num(b.Value), num(b.CILow), num(b.CIHigh), n))
+				value(a), interval(a), k+1, value(b), interval(b), n))
 			return
 		}
 	}
@@ -59,10 +65,28 @@ func apart(a, b slo.Check) bool {
 	return *b.CILow > *a.CIHigh || *b.CIHigh < *a.CILow
 }
 
-// num is v with four significant digits, "?" when unknown.
-func num(v *float64) string {
-	if v == nil {
+// broke reports whether a pass's checks decided that it broke the SLO:
+// some bound beyond its threshold, not merely undecided.
+func broke(cs []slo.Check) bool {
+	for _, c := range cs {
+		if !c.Holds && !c.Straddles {
+			return true
+		}
+	}
+	return false
+}
+
+// value is c's value as verdicts write it ("18920.35 ms"), "?" when
+// unknown.
+func value(c slo.Check) string {
+	if c.Value == nil {
 		return "?"
 	}
-	return strconv.FormatFloat(*v, 'g', 4, 64)
+	return c.Bound.Format(*c.Value)
+}
+
+// interval is c's interval as verdicts write it ("18250.1–19080.2 ms");
+// apart has made sure both ends are known.
+func interval(c slo.Check) string {
+	return c.Bound.FormatInterval(*c.CILow, *c.CIHigh)
 }

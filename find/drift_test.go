@@ -15,22 +15,28 @@ func ttftLevel(v, w float64, requests int) document.Level {
 }
 
 // TestDriftBetweenPasses: a load measured twice whose passes alone have
-// intervals that do not overlap gets a warning in the answer; passes
-// that agree, or a Prober that gives no pass alone, get none.
+// intervals that do not overlap gets a warning in the answer, its figures
+// written as verdicts write them (no "1.892e+04"); passes that agree, a
+// Prober that gives no pass alone, or passes that each broke the SLO
+// (past what the server sustains latency grows with time inside a level)
+// get none.
 func TestDriftBetweenPasses(t *testing.T) {
 	cases := []struct {
 		name         string
+		slo          string
 		first, again float64 // TTFT p95 of each pass alone, ms
 		passAlone    bool
 		want         string
 	}{
-		{"latency grew", 40, 160, true, "concurrency 1 measured twice differed beyond the intervals: ttft_p95 40 (38–42) on pass 1, 160 (152–168) on pass 2"},
-		{"passes agree", 90, 92, true, ""},
-		{"no pass alone", 40, 160, false, ""},
+		{"latency grew", "ttft_p95=100ms", 40, 160, true, "concurrency 1 measured twice differed beyond the intervals: ttft_p95 40 ms (38–42 ms) on pass 1, 160 ms (152–168 ms) on pass 2; the server changed"},
+		{"large figures", "ttft_p95=30s", 18920.35, 40000, true, "concurrency 1 measured twice differed beyond the intervals: ttft_p95 18920.35 ms (17974.33–19866.37 ms) on pass 1, 40000 ms (38000–42000 ms) on pass 2"},
+		{"passes agree", "ttft_p95=100ms", 90, 92, true, ""},
+		{"no pass alone", "ttft_p95=100ms", 40, 160, false, ""},
+		{"both passes broke", "ttft_p95=100ms", 1892, 17170, true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := New(Config{By: "concurrency", Bounds: bounds(t, "ttft_p95=100ms"), Max: 1})
+			s, err := New(Config{By: "concurrency", Bounds: bounds(t, c.slo), Max: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

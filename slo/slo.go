@@ -331,6 +331,22 @@ func (b Bound) format(v float64) string {
 	}
 }
 
+// Format writes a measured value of the bound's metric with its unit, as
+// verdicts and reports do ("18920.35 ms").
+func (b Bound) Format(v float64) string { return b.format(v) }
+
+// FormatInterval writes an interval of the bound's metric with its unit
+// once ("18250.1–19080.2 ms").
+func (b Bound) FormatInterval(lo, hi float64) string {
+	l, h := b.format(lo), b.format(hi)
+	if i := strings.IndexByte(h, ' '); i > 0 && strings.HasSuffix(l, h[i:]) {
+		l = strings.TrimSuffix(l, h[i:])
+	} else if strings.HasSuffix(h, "%") && strings.HasSuffix(l, "%") {
+		l = strings.TrimSuffix(l, "%")
+	}
+	return l + "–" + h
+}
+
 // Parse reads an SLO such as "ttft_p95=1.5s,tpot_p50=50ms". Time bounds
 // need a unit (ms, s, …; Go duration syntax); throughput_min is tok/s
 // (an optional "tok/s" suffix is allowed); error_rate is a fraction or a

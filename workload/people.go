@@ -283,3 +283,9 @@ func (p Profile) HeldTokensP95(seed int64) int {
 	slices.Sort(held)
 	return held[int(math.Ceil(0.95*heldSample))-1]
 }
+
+// DrawThink is one think time between an answer and a next message whose
+// lengths are drawn with r from the profile, as a later turn has.
+func (p *People) DrawThink(r *rand.Rand) time.Duration {
+	return p.Profile.Think(max(p.Profile.Answer.Draw(r), 1), max(p.Profile.Message.Draw(r), 1), r)
+}

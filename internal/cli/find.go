@@ -344,7 +344,7 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 		if ctx.Err() != nil {
 			return document.Level{}, nil // interrupted: Drive stops
 		}
-		return document.Level{}, fmt.Errorf("find: the probe at %s: no request was counted", levelName(l))
+		return document.Level{}, fmt.Errorf("find: the probe at %s: no request was counted", levelName(l, p.cfg.Method))
 	}
 	return lvl, nil
 }

@@ -288,6 +288,7 @@ func sweepTargetsWith(ctx context.Context, deps Deps, cfg runConfig, targets []r
 		return err
 	}
 	prog := newProgress(stderr, cfg.Quiet, deps.IsTerminal(stderr))
+	prog.loads(cfg.Method)
 	if !hooks.planInEnd { // find chooses its levels as it goes
 		prog.plan(plannedWork(targets))
 	}

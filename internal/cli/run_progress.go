@@ -43,9 +43,12 @@ type progress struct {
 	// level under way, 1-based; doneBefore the requests of the levels
 	// before it; runStarted the first level's start, for the run's ETA.
 	levels, requests int
-	index            int
-	doneBefore       int
-	runStarted       time.Time
+	// method is the sweep's load method, for the level's name ("users 5"
+	// where the load is people, not "c=5").
+	method     load.Method
+	index      int
+	doneBefore int
+	runStarted time.Time
 
 	p   *mpb.Progress
 	bar *mpb.Bar
@@ -64,6 +67,14 @@ func newProgress(w io.Writer, quiet, tty bool) *progress {
 func (p *progress) plan(levels, requests int) {
 	p.mu.Lock()
 	p.levels, p.requests = levels, requests
+	p.mu.Unlock()
+}
+
+// loads tells progress the sweep's load method, so that a users level is
+// named "users N".
+func (p *progress) loads(m load.Method) {
+	p.mu.Lock()
+	p.method = m
 	p.mu.Unlock()
 }
 
@@ -183,9 +194,9 @@ func (p *progress) levelEnd() {
 // p.mu is held.
 func (p *progress) name() string {
 	if p.levels > 0 && p.index <= p.levels {
-		return fmt.Sprintf("level %d of %d %s", p.index, p.levels, levelName(p.level))
+		return fmt.Sprintf("level %d of %d %s", p.index, p.levels, levelName(p.level, p.method))
 	}
-	return fmt.Sprintf("level %d %s", p.index, levelName(p.level))
+	return fmt.Sprintf("level %d %s", p.index, levelName(p.level, p.method))
 }
 
 // etaPlan is what the ETA of the level under way needs of the run, copied
@@ -216,8 +227,12 @@ func (p *progress) close() {
 	}
 }
 
-func levelName(l load.Level) string {
+// levelName names level l of a sweep of method m as its lines do:
+// "users 5" (people), "rate=2/s", "trace (mean 1.5/s)" or "c=5".
+func levelName(l load.Level, m load.Method) string {
 	switch {
+	case m == load.Users:
+		return fmt.Sprintf("users %d", l.Concurrency)
 	case load.Arrival(l.Arrival) == load.Trace:
 		return fmt.Sprintf("trace (mean %.3g/s)", l.Rate)
 	case l.Rate > 0:

@@ -80,7 +80,7 @@ func untilSaturated(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg run
 		if f := saturation.Check(base, &cur); f.Saturated() {
 			markSaturated(env, cfg.Label, l.Level, f)
 			note := fmt.Sprintf("the sweep stopped at the first saturated level, %s (%s: %s); %s not run",
-				levelName(l), f.Reason, f.Detail, laterLevels(len(planned)-i-1))
+				levelName(l, cfg.Method), f.Reason, f.Detail, laterLevels(len(planned)-i-1))
 			fmt.Fprintln(env.stderr, "servebench: "+note)
 			return true, []string{note}, nil
 		}
