@@ -22,6 +22,10 @@ type FitOptions struct {
 	Seed uint64
 	// MaxIter bounds the optimizer's iterations per fit; 0 = 200.
 	MaxIter int
+	// LeaveOneOut also refits each run once per level without that
+	// level and predicts it (RunProfile.LeaveOneOut): how well the fit
+	// predicts a level it did not see, beside its in-sample residuals.
+	LeaveOneOut bool
 }
 
 // FitError is a fit that did not bring every fitted figure within the
@@ -150,10 +154,29 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 	}
 	if opt.LowestOnly {
 		for i := range prof.Runs {
+			if prof.Runs[i].Label == "" {
+				continue
+			}
 			if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
 				return nil, err
 			}
 		}
+	}
+	if opt.LeaveOneOut {
+		for i := range prof.Runs {
+			if prof.Runs[i].Label == "" {
+				continue
+			}
+			lo, err := leaveOneLevelOut(&specs[i], &prof.Runs[i], opt)
+			if err != nil {
+				return nil, err
+			}
+			prof.Runs[i].LeaveOneOut = lo
+		}
+	}
+	prof.Runs = slices.DeleteFunc(prof.Runs, func(rp RunProfile) bool { return rp.Label == "" && len(rp.FitLevels) == 0 })
+	if len(prof.Runs) == 0 {
+		return nil, fmt.Errorf("%w: no run could be simulated: %s", ErrTooFewLevels, prof.skippedText())
 	}
 	var errs []error
 	for i := range prof.Runs {
@@ -163,6 +186,34 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 		}
 	}
 	return prof, errors.Join(errs...)
+}
+
+// SkippedRun is a run a fit left out: the simulator cannot run it as
+// the document describes it (a model the capacity model does not fit on
+// the GPU, too few measured figures, a level with no prediction). The
+// other runs are fitted all the same.
+type SkippedRun struct {
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
+}
+
+// unsimulable says whether err is one that leaves a run out of a fit
+// rather than failing the whole fit.
+func unsimulable(err error) bool {
+	for _, e := range []error{ErrDoesNotFit, ErrTooFewLevels, ErrUnknownModel, errNoPrediction} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Profile) skippedText() string {
+	parts := make([]string, len(p.Skipped))
+	for i, s := range p.Skipped {
+		parts[i] = s.Label + ": " + s.Reason
+	}
+	return strings.Join(parts, "; ")
 }
 
 // heldOut predicts the levels of rs the fit did not aim at (a fit on
@@ -186,6 +237,52 @@ func heldOut(rp *RunProfile, rs *RunSpec, seed uint64) error {
 	}
 	rp.Residuals = append(rp.Residuals, res...)
 	return nil
+}
+
+// leaveOneLevelOut refits rs once per level without that level (the
+// settings rp chose held fixed) and predicts the level left out. A level
+// whose removal leaves too few figures for the free parameters is not
+// predicted.
+func leaveOneLevelOut(rs *RunSpec, rp *RunProfile, opt FitOptions) ([]Residual, error) {
+	var keys []int
+	for _, c := range rs.Cases {
+		if !slices.Contains(keys, c.Load.Key) {
+			keys = append(keys, c.Load.Key)
+		}
+	}
+	if len(keys) < 2 {
+		return nil, nil
+	}
+	var out []Residual
+	for _, k := range keys {
+		rest, one := *rs, *rs
+		rest.Cases, one.Cases = nil, nil
+		for _, c := range rs.Cases {
+			if c.Load.Key == k {
+				one.Cases = append(one.Cases, c)
+			} else {
+				rest.Cases = append(rest.Cases, c)
+			}
+		}
+		rest.Spec.Server.Slots, rest.Spec.Server.MaxNumBatchedTokens = rp.Server.Slots, rp.Server.MaxNumBatchedTokens
+		rest.Notes = nil
+		lp, err := fitRun(&rest, opt)
+		if unsimulable(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, res, err := Predict(lp.Config(), &one, opt.Seed+1)
+		if unsimulable(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
 }
 
 // lowest keeps the case of lowest concurrency.
@@ -340,10 +437,16 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error
 				rs := specs[i]
 				st.set(&rs, v)
 				rp, err := fitRun(&rs, opt)
-				if err != nil {
+				switch {
+				case unsimulable(err):
+					// a setting the server could not have run with (more
+					// slots than its memory holds) explains nothing
+					costs[k] = math.Inf(1)
+				case err != nil:
 					return err
+				default:
+					costs[k] += rp.objective
 				}
-				costs[k] += rp.objective
 			}
 		}
 		v, why := st.pick(cands, costs)
@@ -354,6 +457,10 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile) error
 	}
 	for _, i := range group {
 		rp, err := fitRun(&specs[i], opt)
+		if unsimulable(err) {
+			prof.Skipped = append(prof.Skipped, SkippedRun{Label: specs[i].Label, Reason: err.Error()})
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -477,7 +584,8 @@ func names(ps []param) []string {
 // the weights, so it trades against the memory efficiency in every
 // figure). Without a model: the bytes per step and FLOPs per token (a
 // batch document's throughput alone determines only the bytes; its image
-// records the image encoder's FLOPs).
+// records the image encoder's FLOPs) and, given several levels, the
+// sequence cost.
 func freeParams(rs *RunSpec) []param {
 	levels := map[int]bool{}
 	ttft, images := false, false
@@ -495,6 +603,11 @@ func freeParams(rs *RunSpec) []param {
 		}
 		if images {
 			ps = append(ps, pImage)
+		}
+		if len(levels) > 1 {
+			// several batch sizes tell the per-sequence cost from the
+			// bytes every step reads, as for a preset's run
+			ps = append(ps, pSeq)
 		}
 		return ps
 	}
