@@ -54,7 +54,7 @@ type RunProfile struct {
 	// LeaveOneOut are the leave-one-level-out predictions: each level
 	// predicted by a fit on the run's other levels (FitOptions.LeaveOneOut).
 	LeaveOneOut []Residual `json:"leave_one_level_out,omitempty"`
-	Notes      []string   `json:"notes,omitempty"`
+	Notes       []string   `json:"notes,omitempty"`
 	// objective is the fit's final objective (see sigmaMeasured).
 	objective float64
 }
