@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,7 +78,8 @@ func TestSimFitUsageErrors(t *testing.T) {
 }
 
 // residualRow matches a row of sim fit's residual table.
-var residualRow = regexp.MustCompile(`(?m)^\s+(\d+)\s+(\S+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%\s+(yes|no)\s*$`)
+// (the last column is the leave-one-level-out error, "-" where none).
+var residualRow = regexp.MustCompile(`(?m)^\s+(\d+)\s+(\S+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%\s+(yes|no)\s+(-|[+-][\d.]+%)\s*$`)
 
 // TestSimFitExamples: sim fit on each example document writes a profile
 // ReadProfile accepts, and that profile predicts the fitted levels within
@@ -118,6 +120,18 @@ func TestSimFitExamples(t *testing.T) {
 			rows := residualRow.FindAllStringSubmatch(stdout, -1)
 			if len(rows) == 0 {
 				t.Fatalf("no residual table in:\n%s", stdout)
+			}
+			// a fit of several levels predicts each from the others
+			if several := len(slices.Compact(slices.Sorted(slices.Values(prof.Runs[0].FitLevels)))) > 1; several {
+				lolo := 0
+				for _, r := range rows {
+					if r[8] != "-" {
+						lolo++
+					}
+				}
+				if lolo == 0 || len(prof.Runs[0].LeaveOneOut) == 0 || !strings.Contains(stdout, "left out;") {
+					t.Errorf("a fit of several levels prints no leave-one-level-out error:\n%s", stdout)
+				}
 			}
 			rp := &prof.Runs[0]
 			for _, want := range []string{"fitted: ", rp.Label, map[bool]string{true: "targets met", false: "TARGETS MISSED"}[code == 0]} {
