@@ -296,3 +296,39 @@ func TestSimServeWithProfile(t *testing.T) {
 		t.Errorf("family mismatch: exit %d, %q", code, errText)
 	}
 }
+
+// TestSimFitModelLessProfileRuns: the profile sim fit writes for a batch
+// document (which names no model) is the whole server: run --backend sim
+// takes it with --sim-profile alone and reproduces the fitted record's
+// aggregate throughput; a profile of a preset's fit still needs --model.
+func TestSimFitModelLessProfileRuns(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "sim-profile.json")
+	if code, _, stderr := run(t, "sim", "fit", batchExample, "--out", prof); code != 0 {
+		t.Fatalf("sim fit: exit %d: %s", code, stderr)
+	}
+	res := filepath.Join(dir, "run.json")
+	code, _, stderr := run(t, "run", "--backend", "sim", "--sim-profile", prof, "--concurrency", "4", "--requests", "8", "--max-tokens", "128", "--out", res)
+	if code != 0 {
+		t.Fatalf("run --backend sim --sim-profile (no --model): exit %d: %s", code, stderr)
+	}
+	doc, err := document.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 1 || len(doc.Runs[0].Levels) != 1 || doc.Runs[0].Levels[0].ThroughputTokS == nil {
+		t.Fatalf("run wrote no level with a throughput: %+v", doc.Runs)
+	}
+	// the text record: 486.9 tok/s at 4 requests of 128 tokens
+	if got := *doc.Runs[0].Levels[0].ThroughputTokS; math.Abs(got-486.9)/486.9 > 0.10 {
+		t.Errorf("throughput %.1f tok/s, want the fitted record's 486.9 within 10%%", got)
+	}
+	pre := filepath.Join(dir, "preset.json")
+	if code, _, stderr := run(t, "sim", "fit", sweepExample, "--run", "vllm-fp16kv-chat", "--lowest", "--out", pre); code > 1 {
+		t.Fatalf("sim fit: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run(t, "run", "--backend", "sim", "--sim-profile", pre, "--requests", "2", "--out", filepath.Join(dir, "r2.json"))
+	if code != 2 || !strings.Contains(stderr, "needs --model") {
+		t.Errorf("a preset's profile without --model: exit %d, %q; want 2 naming --model", code, stderr)
+	}
+}
