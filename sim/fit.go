@@ -152,27 +152,8 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 			done[j] = true
 		}
 	}
-	if opt.LowestOnly {
-		for i := range prof.Runs {
-			if prof.Runs[i].Label == "" {
-				continue
-			}
-			if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if opt.LeaveOneOut {
-		for i := range prof.Runs {
-			if prof.Runs[i].Label == "" {
-				continue
-			}
-			lo, err := leaveOneLevelOut(&specs[i], &prof.Runs[i], opt)
-			if err != nil {
-				return nil, err
-			}
-			prof.Runs[i].LeaveOneOut = lo
-		}
+	if err := predictLeftOut(prof, specs, full, opt); err != nil {
+		return nil, err
 	}
 	prof.Runs = slices.DeleteFunc(prof.Runs, func(rp RunProfile) bool { return rp.Label == "" && len(rp.FitLevels) == 0 })
 	if len(prof.Runs) == 0 {
@@ -186,6 +167,36 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 		}
 	}
 	return prof, errors.Join(errs...)
+}
+
+// predictLeftOut adds to each fitted run of prof the predictions of
+// the levels its fit did not see: the other levels of a fit on the
+// lowest alone (full are the runs before the cut), and the
+// leave-one-level-out predictions when opt asks for them.
+func predictLeftOut(prof *Profile, specs, full []RunSpec, opt FitOptions) error {
+	if opt.LowestOnly {
+		for i := range prof.Runs {
+			if prof.Runs[i].Label == "" {
+				continue
+			}
+			if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
+				return err
+			}
+		}
+	}
+	if opt.LeaveOneOut {
+		for i := range prof.Runs {
+			if prof.Runs[i].Label == "" {
+				continue
+			}
+			lo, err := leaveOneLevelOut(&specs[i], &prof.Runs[i], opt)
+			if err != nil {
+				return err
+			}
+			prof.Runs[i].LeaveOneOut = lo
+		}
+	}
+	return nil
 }
 
 // SkippedRun is a run a fit left out: the simulator cannot run it as

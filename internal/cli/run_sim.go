@@ -174,14 +174,11 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	if !set["gpu"] {
 		gpu = "" // telemetry's default, auto, names no board to simulate
 	}
-	if model == "" && *f.sim.profile != "" {
+	if model == "" {
 		return f.simConfigFromProfile(cfg, set, gpu)
 	}
 	if gpu == "" && !(set["gpu-gib"] && set["gpu-bandwidth"] && set["gpu-tflops"]) {
 		return usagef("run: --backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\"), or a custom board: " + customBoardFlags)
-	}
-	if model == "" {
-		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b), or a model-less --sim-profile")
 	}
 	spec, err := f.sim.engine.spec("run", gpu, model, sim.VLLM)
 	if err != nil {
@@ -217,6 +214,9 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 // describes it. A profile of a preset's fit still needs --model, and
 // other engine flags do not apply (the fit fixed the server).
 func (f *runFlags) simConfigFromProfile(cfg *runConfig, set map[string]bool, gpu string) error {
+	if *f.sim.profile == "" {
+		return usagef("run: --backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b), or a model-less --sim-profile")
+	}
 	rp, err := loadSimProfile("run", *f.sim.profile, *f.sim.fitLabel)
 	if err != nil {
 		return err

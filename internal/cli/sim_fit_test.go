@@ -121,18 +121,7 @@ func TestSimFitExamples(t *testing.T) {
 			if len(rows) == 0 {
 				t.Fatalf("no residual table in:\n%s", stdout)
 			}
-			// a fit of several levels predicts each from the others
-			if several := len(slices.Compact(slices.Sorted(slices.Values(prof.Runs[0].FitLevels)))) > 1; several {
-				lolo := 0
-				for _, r := range rows {
-					if r[8] != "-" {
-						lolo++
-					}
-				}
-				if lolo == 0 || len(prof.Runs[0].LeaveOneOut) == 0 || !strings.Contains(stdout, "left out;") {
-					t.Errorf("a fit of several levels prints no leave-one-level-out error:\n%s", stdout)
-				}
-			}
+			checkLeaveOneOut(t, &prof.Runs[0], rows, stdout)
 			rp := &prof.Runs[0]
 			for _, want := range []string{"fitted: ", rp.Label, map[bool]string{true: "targets met", false: "TARGETS MISSED"}[code == 0]} {
 				if !strings.Contains(stdout, want) {
@@ -294,6 +283,24 @@ func TestSimServeWithProfile(t *testing.T) {
 	code, _, errText := run(t, "sim", "serve", "--as", "llamacpp", "--gpu", "RTX 5070 Ti", "--model", model, "--addr", "127.0.0.1:0", "--sim-profile", prof)
 	if code != 2 || !strings.Contains(errText, "was fitted on vllm, the simulated server is llamacpp") {
 		t.Errorf("family mismatch: exit %d, %q", code, errText)
+	}
+}
+
+// checkLeaveOneOut: a fit of several levels predicts each from the
+// others and prints the errors beside the residuals.
+func checkLeaveOneOut(t *testing.T, rp *sim.RunProfile, rows [][]string, stdout string) {
+	t.Helper()
+	if len(slices.Compact(slices.Sorted(slices.Values(rp.FitLevels)))) < 2 {
+		return
+	}
+	lolo := 0
+	for _, r := range rows {
+		if r[8] != "-" {
+			lolo++
+		}
+	}
+	if lolo == 0 || len(rp.LeaveOneOut) == 0 || !strings.Contains(stdout, "left out;") {
+		t.Errorf("a fit of several levels prints no leave-one-level-out error:\n%s", stdout)
 	}
 }
 
