@@ -492,29 +492,9 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, repor
 			}
 		}
 		cands := st.candidates(top)
-		costs := make([]float64, len(cands))
-		candFits := map[int][]*RunProfile{}
-		for _, i := range unknown {
-			if !st.matters(&specs[i], cands) {
-				continue
-			}
-			candFits[i] = make([]*RunProfile, len(cands))
-			for k, v := range cands {
-				rs := specs[i]
-				st.set(&rs, v)
-				rp, err := fitRun(&rs, opt)
-				switch {
-				case unsimulable(err):
-					// a setting the server could not have run with (more
-					// slots than its memory holds) explains nothing
-					costs[k] = math.Inf(1)
-				case err != nil:
-					return err
-				default:
-					costs[k] += rp.objective
-					candFits[i][k] = rp
-				}
-			}
+		costs, candFits, err := settingCosts(specs, unknown, st, cands, opt)
+		if err != nil {
+			return err
 		}
 		v, why := st.pick(cands, costs)
 		for _, i := range unknown {
@@ -547,6 +527,38 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, repor
 		report(rp.Label)
 	}
 	return nil
+}
+
+// settingCosts fits each run of unknown whose levels can tell st's
+// candidates apart once per candidate: the summed fit objectives per
+// candidate (+Inf for one a run cannot be simulated with) and each run's
+// fit per candidate (nil where it could not be simulated).
+func settingCosts(specs []RunSpec, unknown []int, st setting, cands []int, opt FitOptions) ([]float64, map[int][]*RunProfile, error) {
+	costs := make([]float64, len(cands))
+	fits := map[int][]*RunProfile{}
+	for _, i := range unknown {
+		if !st.matters(&specs[i], cands) {
+			continue
+		}
+		fits[i] = make([]*RunProfile, len(cands))
+		for k, v := range cands {
+			rs := specs[i]
+			st.set(&rs, v)
+			rp, err := fitRun(&rs, opt)
+			switch {
+			case unsimulable(err):
+				// a setting the server could not have run with (more
+				// slots than its memory holds) explains nothing
+				costs[k] = math.Inf(1)
+			case err != nil:
+				return nil, nil, err
+			default:
+				costs[k] += rp.objective
+				fits[i][k] = rp
+			}
+		}
+	}
+	return costs, fits, nil
 }
 
 // chosenFor names the settings the fit chooses for rs's backend.
