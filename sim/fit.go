@@ -3,13 +3,13 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"github.com/servebench/servebench/internal/limits"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/internal/limits"
 )
 
 // FitOptions shape a fit.
@@ -28,6 +28,13 @@ type FitOptions struct {
 	// label and how many of the runs are done (a document of many runs
 	// takes minutes: the caller says how far it got).
 	Progress func(label string, done, total int)
+	// LeaveOneOut also refits each run once per level without that
+	// level and predicts it (RunProfile.LeaveOneOut): how well the fit
+	// predicts a level it did not see, beside its in-sample residuals.
+	// Each refit starts from the run's full fit with its settings held
+	// and a budget of LeaveOneOutIter iterations, so it costs a fraction
+	// of the fit.
+	LeaveOneOut bool
 }
 
 // MaxFitLevels bounds the levels one run is fitted on (limits.MaxFitLevels).
@@ -169,13 +176,12 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 			done[j] = true
 		}
 	}
-	for i := range prof.Runs {
-		if !predictRest[i] {
-			continue
-		}
-		if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
-			return nil, err
-		}
+	if err := predictLeftOut(prof, specs, full, predictRest, opt); err != nil {
+		return nil, err
+	}
+	prof.Runs = slices.DeleteFunc(prof.Runs, func(rp RunProfile) bool { return rp.Label == "" && len(rp.FitLevels) == 0 })
+	if len(prof.Runs) == 0 {
+		return nil, fmt.Errorf("%w: no run could be simulated: %s", ErrTooFewLevels, prof.skippedText())
 	}
 	var errs []error
 	for i := range prof.Runs {
@@ -185,6 +191,63 @@ func FitRuns(specs []RunSpec, opt FitOptions) (*Profile, error) {
 		}
 	}
 	return prof, errors.Join(errs...)
+}
+
+// predictLeftOut adds to each fitted run of prof the predictions of
+// the levels its fit did not see: the other levels of a run cut before
+// the fit (predictRest: a fit on the lowest alone, or on MaxFitLevels of
+// many; full are the runs before the cut), and the leave-one-level-out
+// predictions when opt asks for them.
+func predictLeftOut(prof *Profile, specs, full []RunSpec, predictRest []bool, opt FitOptions) error {
+	for i := range prof.Runs {
+		if !predictRest[i] || prof.Runs[i].Label == "" {
+			continue
+		}
+		if err := heldOut(&prof.Runs[i], &full[i], opt.Seed); err != nil {
+			return err
+		}
+	}
+	if opt.LeaveOneOut {
+		for i := range prof.Runs {
+			if prof.Runs[i].Label == "" {
+				continue
+			}
+			lo, err := leaveOneLevelOut(&specs[i], &prof.Runs[i], opt)
+			if err != nil {
+				return err
+			}
+			prof.Runs[i].LeaveOneOut = lo
+		}
+	}
+	return nil
+}
+
+// SkippedRun is a run a fit left out: the simulator cannot run it as
+// the document describes it (a model the capacity model does not fit on
+// the GPU, too few measured figures, a level with no prediction). The
+// other runs are fitted all the same.
+type SkippedRun struct {
+	Label  string `json:"label"`
+	Reason string `json:"reason"`
+}
+
+// unsimulable says whether err is one that leaves a run out of a fit
+// rather than failing the whole fit.
+func unsimulable(err error) bool {
+	for _, e := range []error{ErrDoesNotFit, ErrTooFewLevels, ErrUnknownModel, errNoPrediction} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Profile) skippedText() string {
+	parts := make([]string, len(p.Skipped))
+	for i, s := range p.Skipped {
+		parts[i] = s.Label + ": " + s.Reason
+	}
+	return strings.Join(parts, "; ")
 }
 
 // heldOut predicts the levels of rs the fit did not aim at (a fit on
@@ -232,6 +295,55 @@ func caseLoad(c Case) float64 {
 		return c.Load.Rate
 	}
 	return float64(c.Load.Concurrency)
+}
+
+// leaveOneLevelOut refits rs once per level without that level (the
+// settings rp chose held fixed, the search started at rp's parameters
+// with LeaveOneOutIter iterations) and predicts the level left out. A level
+// whose removal leaves too few figures for the free parameters is not
+// predicted.
+func leaveOneLevelOut(rs *RunSpec, rp *RunProfile, opt FitOptions) ([]Residual, error) {
+	var keys []int
+	for _, c := range rs.Cases {
+		if !slices.Contains(keys, c.Load.Key) {
+			keys = append(keys, c.Load.Key)
+		}
+	}
+	if len(keys) < 2 {
+		return nil, nil
+	}
+	lopt := opt
+	lopt.MaxIter = min(opt.MaxIter, LeaveOneOutIter)
+	var out []Residual
+	for _, k := range keys {
+		rest, one := *rs, *rs
+		rest.Cases, one.Cases = nil, nil
+		for _, c := range rs.Cases {
+			if c.Load.Key == k {
+				one.Cases = append(one.Cases, c)
+			} else {
+				rest.Cases = append(rest.Cases, c)
+			}
+		}
+		rest.Spec.Server.Slots, rest.Spec.Server.MaxNumBatchedTokens = rp.Server.Slots, rp.Server.MaxNumBatchedTokens
+		rest.Notes = nil
+		lp, err := fitRunFrom(&rest, lopt, rp)
+		if unsimulable(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		_, res, err := Predict(lp.Config(), &one, opt.Seed+1)
+		if unsimulable(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
 }
 
 // lowest keeps the case of lowest concurrency.
@@ -360,6 +472,9 @@ func sameServer(a, b *RunSpec) bool {
 // them records.
 func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, report func(label string)) error {
 	var chosen []Choice
+	// fits holds each run's fit at the value chosen for its setting: the
+	// candidates' fits are the run's fit at that value, not redone.
+	fits := map[int]*RunProfile{}
 	for _, st := range []setting{slotsSetting, budgetSetting} {
 		var unknown []int
 		for _, i := range group {
@@ -377,29 +492,29 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, repor
 			}
 		}
 		cands := st.candidates(top)
-		costs := make([]float64, len(cands))
-		for _, i := range unknown {
-			if !st.matters(&specs[i], cands) {
-				continue
-			}
-			for k, v := range cands {
-				rs := specs[i]
-				st.set(&rs, v)
-				rp, err := fitRun(&rs, opt)
-				if err != nil {
-					return err
-				}
-				costs[k] += rp.objective
-			}
+		costs, candFits, err := settingCosts(specs, unknown, st, cands, opt)
+		if err != nil {
+			return err
 		}
 		v, why := st.pick(cands, costs)
 		for _, i := range unknown {
 			st.set(&specs[i], v)
+			delete(fits, i)
+			if cf := candFits[i]; cf != nil && cf[slices.Index(cands, v)] != nil {
+				fits[i] = cf[slices.Index(cands, v)]
+			}
 		}
 		chosen = append(chosen, Choice{Setting: st.name, Value: v, Why: why})
 	}
 	for _, i := range group {
-		rp, err := fitRun(&specs[i], opt)
+		rp, err := fits[i], error(nil)
+		if rp == nil {
+			rp, err = fitRun(&specs[i], opt)
+		}
+		if unsimulable(err) {
+			prof.Skipped = append(prof.Skipped, SkippedRun{Label: specs[i].Label, Reason: err.Error()})
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -412,6 +527,38 @@ func fitGroup(specs []RunSpec, group []int, opt FitOptions, prof *Profile, repor
 		report(rp.Label)
 	}
 	return nil
+}
+
+// settingCosts fits each run of unknown whose levels can tell st's
+// candidates apart once per candidate: the summed fit objectives per
+// candidate (+Inf for one a run cannot be simulated with) and each run's
+// fit per candidate (nil where it could not be simulated).
+func settingCosts(specs []RunSpec, unknown []int, st setting, cands []int, opt FitOptions) ([]float64, map[int][]*RunProfile, error) {
+	costs := make([]float64, len(cands))
+	fits := map[int][]*RunProfile{}
+	for _, i := range unknown {
+		if !st.matters(&specs[i], cands) {
+			continue
+		}
+		fits[i] = make([]*RunProfile, len(cands))
+		for k, v := range cands {
+			rs := specs[i]
+			st.set(&rs, v)
+			rp, err := fitRun(&rs, opt)
+			switch {
+			case unsimulable(err):
+				// a setting the server could not have run with (more
+				// slots than its memory holds) explains nothing
+				costs[k] = math.Inf(1)
+			case err != nil:
+				return nil, nil, err
+			default:
+				costs[k] += rp.objective
+				fits[i][k] = rp
+			}
+		}
+	}
+	return costs, fits, nil
 }
 
 // chosenFor names the settings the fit chooses for rs's backend.
@@ -428,8 +575,27 @@ func chosenFor(rs *RunSpec) []string {
 	return []string{slotsSetting.name}
 }
 
-// fitRun fits one run's parameters.
+// fitRun fits one run's parameters from their defaults.
 func fitRun(rs *RunSpec, opt FitOptions) (*RunProfile, error) {
+	return fitRunFrom(rs, opt, nil)
+}
+
+// LeaveOneOutIter is the optimizer's budget for each leave-one-level-out
+// refit. The refit starts at the full fit's parameters, which one level
+// less moves little, so a small budget reaches what a fit from the
+// defaults would: a run of L levels costs L such refits beside its fit,
+// instead of L full fits.
+const LeaveOneOutIter = 25
+
+// leaveOneOutStep is the refit's initial simplex step in log space
+// (±10%, against the full fit's ±35%): it searches near the fit.
+const leaveOneOutStep = 0.1
+
+// fitRunFrom fits one run's parameters, starting the search at from's
+// fitted values when from is set (with a small simplex: a refit near a
+// fit) and at the defaults otherwise. The priors stay centred on the
+// defaults either way, so a refit minimizes the same objective.
+func fitRunFrom(rs *RunSpec, opt FitOptions, from *RunProfile) (*RunProfile, error) {
 	targets := 0
 	for _, c := range rs.Cases {
 		targets += len(c.Targets)
@@ -446,6 +612,14 @@ func fitRun(rs *RunSpec, opt FitOptions) (*RunProfile, error) {
 	x0 := make([]float64, len(free))
 	for i, p := range free {
 		x0[i] = math.Log(max(p.get(&base), p.lo))
+	}
+	start, step := x0, 0.3
+	if from != nil {
+		fc := from.Config()
+		start, step = make([]float64, len(free)), leaveOneOutStep
+		for i, p := range free {
+			start[i] = math.Log(min(max(p.get(&fc), p.lo), p.hi))
+		}
 	}
 	cfgAt := func(x []float64) Config {
 		c := base
@@ -468,7 +642,7 @@ func fitRun(rs *RunSpec, opt FitOptions) (*RunProfile, error) {
 		}
 		return v
 	}
-	x, fx := nelderMead(obj, x0, 0.3, opt.MaxIter)
+	x, fx := nelderMead(obj, start, step, opt.MaxIter)
 	cfg := cfgAt(x)
 	_, res, err := Predict(cfg, rs, opt.Seed)
 	if err != nil {
@@ -524,7 +698,8 @@ func names(ps []param) []string {
 // the weights, so it trades against the memory efficiency in every
 // figure). Without a model: the bytes per step and FLOPs per token (a
 // batch document's throughput alone determines only the bytes; its image
-// records the image encoder's FLOPs).
+// records the image encoder's FLOPs) and, given several levels, the
+// sequence cost.
 func freeParams(rs *RunSpec) []param {
 	levels := map[int]bool{}
 	ttft, images := false, false
@@ -542,6 +717,11 @@ func freeParams(rs *RunSpec) []param {
 		}
 		if images {
 			ps = append(ps, pImage)
+		}
+		if len(levels) > 1 {
+			// several batch sizes tell the per-sequence cost from the
+			// bytes every step reads, as for a preset's run
+			ps = append(ps, pSeq)
 		}
 		return ps
 	}

@@ -183,3 +183,36 @@ func BenchmarkFit(b *testing.B) {
 		}
 	}
 }
+
+// TestFitLeavesOutUnsimulableRuns: a run the simulator cannot run as the
+// document describes it (here a 70B model on a 12 GB board) is left out
+// and reported, and the document's other runs are fitted; a document of
+// such runs alone is ErrTooFewLevels.
+func TestFitLeavesOutUnsimulableRuns(t *testing.T) {
+	specs, err := RunSpecs(readSweep(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok RunSpec
+	for _, s := range specs {
+		if s.Label == "vllm-fp16kv-chat" {
+			ok = s
+		}
+	}
+	bad := ok
+	bad.Label, bad.Spec.GPU, bad.Spec.GPUGiB, bad.Spec.Model = "too-big", "RTX 3060 12GB", 0, "llama-3.1-70b"
+	p, err := FitRuns([]RunSpec{ok, bad}, FitOptions{LowestOnly: true, MaxIter: 40})
+	var fe *FitError
+	if err != nil && !errors.As(err, &fe) {
+		t.Fatalf("err = %v, want the other run fitted", err)
+	}
+	if len(p.Runs) != 1 || p.Runs[0].Label != ok.Label {
+		t.Fatalf("fitted %d runs, want %s alone", len(p.Runs), ok.Label)
+	}
+	if len(p.Skipped) != 1 || p.Skipped[0].Label != "too-big" || !strings.Contains(p.Skipped[0].Reason, "does not fit") {
+		t.Errorf("skipped = %+v, want too-big with its reason", p.Skipped)
+	}
+	if _, err := FitRuns([]RunSpec{bad}, FitOptions{LowestOnly: true}); !errors.Is(err, ErrTooFewLevels) {
+		t.Errorf("only unsimulable runs: err = %v, want ErrTooFewLevels", err)
+	}
+}

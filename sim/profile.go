@@ -25,6 +25,8 @@ const ProfileVersion = 1
 type Profile struct {
 	Version int          `json:"sim_profile_version"`
 	Runs    []RunProfile `json:"runs"`
+	// Skipped are the runs the fit left out, and why.
+	Skipped []SkippedRun `json:"skipped,omitempty"`
 }
 
 // RunProfile is one run's fit.
@@ -51,7 +53,10 @@ type RunProfile struct {
 	FitLevels  []int      `json:"fit_levels"`
 	Residuals  []Residual `json:"residuals"`
 	TargetsMet bool       `json:"targets_met"`
-	Notes      []string   `json:"notes,omitempty"`
+	// LeaveOneOut are the leave-one-level-out predictions: each level
+	// predicted by a fit on the run's other levels (FitOptions.LeaveOneOut).
+	LeaveOneOut []Residual `json:"leave_one_level_out,omitempty"`
+	Notes       []string   `json:"notes,omitempty"`
 	// objective is the fit's final objective (see sigmaMeasured).
 	objective float64
 }

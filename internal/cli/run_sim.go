@@ -176,11 +176,11 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	if !set["gpu"] {
 		gpu = "" // telemetry's default, auto, names no board to simulate
 	}
+	if model == "" {
+		return f.simConfigFromProfile(cfg, set, gpu)
+	}
 	if gpu == "" && !(set["gpu-gib"] && set["gpu-bandwidth"] && set["gpu-tflops"]) {
 		return configf("--backend sim needs --gpu, a GPU from the catalog (e.g. --gpu \"RTX 4090\"), or a custom board: " + customBoardFlags)
-	}
-	if model == "" {
-		return configf("--backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b)")
 	}
 	spec, err := f.sim.engine.spec("", gpu, model, backend.VLLM)
 	if err != nil {
@@ -202,6 +202,48 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	} else if set["sim-profile-run"] {
 		return configf("--sim-profile-run needs --sim-profile")
 	}
+	if info.Engine, err = json.Marshal(c); err != nil {
+		return fmt.Errorf("run: --backend sim: %w", err)
+	}
+	cfg.Sim = &simTarget{Config: c, Info: info}
+	cfg.Backend, cfg.Model, cfg.URL = c.Backend, model, ""
+	return nil
+}
+
+// simConfigFromProfile is the simulated server of a fit whose model
+// resolved to no preset (a batch document names none): its fitted model
+// cost, GPU and settings are the whole server, so --sim-profile alone
+// describes it. A profile of a preset's fit still needs --model, and
+// other engine flags do not apply (the fit fixed the server).
+func (f *runFlags) simConfigFromProfile(cfg *runConfig, set map[string]bool, gpu string) error {
+	if *f.sim.profile == "" {
+		return configf("--backend sim needs --model, a model preset or a name that resolves to one (e.g. --model qwen2.5-7b), or a model-less --sim-profile")
+	}
+	rp, err := loadSimProfile("", *f.sim.profile, *f.sim.fitLabel, "", "")
+	if err != nil {
+		return err
+	}
+	if !rp.FreeModel {
+		return configf("--backend sim needs --model: sim profile run %q was fitted with the preset model %s (give --model %s)", rp.Label, rp.Cost.Name, rp.Cost.Name)
+	}
+	for _, n := range f.sim.engine.names {
+		if set[n] && n != "sim-profile" && n != "sim-profile-run" {
+			return configf("--%s does not apply with a model-less --sim-profile (the fit fixed the server) : give --model to simulate another", n)
+		}
+	}
+	c := rp.Config()
+	if gpu != "" && !strings.EqualFold(gpu, c.GPU.Name) {
+		return configf("--gpu %q: sim profile run %q was fitted on %s and has no model to carry to another GPU", gpu, rp.Label, c.GPU.Name)
+	}
+	if _, err := sim.New(c); err != nil {
+		return simSpecError("", err)
+	}
+	model := rp.Model
+	if model == "" {
+		model = "fitted (" + rp.Label + ")"
+	}
+	info := record.SimInfo{Scheduler: string(c.Backend), GPU: c.GPU.Name, Model: model,
+		Seed: cfg.Seed, JitterMeanMS: float64(sim.DefaultJitter) / 1e6, Profile: *f.sim.profile + "#" + rp.Label}
 	if info.Engine, err = json.Marshal(c); err != nil {
 		return fmt.Errorf("run: --backend sim: %w", err)
 	}

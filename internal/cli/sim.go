@@ -191,7 +191,8 @@ func (f *simServeFlags) options() (simserve.Options, error) {
 // (flag names the flag that chooses it), and only then that it has what
 // that family needs; every failure is a usage error naming
 // --sim-profile or --sim-profile-run. cmd prefixes the message ("sim
-// serve").
+// serve"). fam "" takes the run's own family (a model-less profile is
+// the whole server).
 func loadSimProfile(cmd, path, label string, fam backend.Kind, flag string) (*sim.RunProfile, error) {
 	data, err := filecap.ReadFile(path, filecap.Config, "a sim profile")
 	if err != nil {
@@ -209,6 +210,9 @@ func loadSimProfile(cmd, path, label string, fam backend.Kind, flag string) (*si
 	rp, err := p.Select(label)
 	if err != nil {
 		return nil, usageOf(cmd, "--sim-profile-run: %s: %v", path, err)
+	}
+	if fam == "" {
+		fam = rp.Backend
 	}
 	if rp.Backend != fam {
 		return nil, usageOf(cmd, "--sim-profile: run %q was fitted to %s, not the %s being simulated (%s %s)", rp.Label, rp.Backend, fam, flag, rp.Backend)

@@ -30,15 +30,21 @@ the memory efficiency). Server settings a document does not record
 (llama.cpp's and Ollama's slot count, vLLM's max_num_batched_tokens) are
 chosen and said. A run whose model resolves to no preset (and the batch
 document, which names none) gets its bytes read per step and FLOPs per
-token fitted as free parameters instead, and says so. Each file is fitted
-on its own; the runs of a file that share a server share its settings.
+token fitted as free parameters instead, and says so. Several documents
+make one fit: runs that share a server (backend, model, GPU), in one file
+or several, share its chosen settings. A run the simulator cannot run as
+measured (say, a model its capacity model does not fit on the GPU) is
+left out and reported, and the others are fitted.
 
 Prints per run the fitted parameters and a residual table (predicted
-beside measured, per level and figure) and writes the profile to --out,
+beside measured, per level and figure, and beside each fitted figure its
+leave-one-level-out error: the level predicted by a fit on the run's
+other levels) and writes the profile to --out,
 which 'sim serve --sim-profile' (and 'run --backend sim --sim-profile')
 apply to later predictions. Exit status: 0 when every fitted figure is
 within --tolerance; 1 when some run misses it (its residuals are printed
-and the profile is still written: it is the best fit there is); 2 for
+and the profile is still written: it is the best fit there is), or when
+some run was left out; 2 for
 usage errors (a bad flag, an unreadable file, a document with too few
 levels, an unknown GPU).
 
@@ -130,48 +136,86 @@ func runSimFit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	opt := sim.FitOptions{LowestOnly: f.lowest, Tolerance: f.tolerance, Seed: f.seed, MaxIter: f.maxIter}
-	prof := &sim.Profile{Version: sim.ProfileVersion}
-	var missed []string
+	opt := sim.FitOptions{LowestOnly: f.lowest, Tolerance: f.tolerance, Seed: f.seed, MaxIter: f.maxIter, LeaveOneOut: true}
+	// One fit over every document: runs of one server (backend, model,
+	// GPU) share the settings the fit chooses, whichever file they are in.
+	var all []sim.RunSpec
+	var from []string
 	for i, src := range srcs {
-		if len(specs[i]) == 0 {
-			continue
+		for range specs[i] {
+			from = append(from, src.File)
 		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("sim fit: interrupted before %s: %w", src.File, err)
+		all = append(all, specs[i]...)
+	}
+	if len(all) == 0 {
+		return usagef("sim fit: --run selects no run")
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sim fit: interrupted: %w", err)
+	}
+	fmt.Fprintf(stderr, "sim fit: fitting %d run(s) of %s…\n", len(all), strings.Join(srcFiles(srcs), ", "))
+	start := time.Now()
+	opt.Progress = fitProgress(stderr, func(label string) string { return fileOf(all, from, label) }, start)
+	prof, err := sim.FitRuns(all, opt)
+	var fe *sim.FitError
+	if err != nil && !errors.As(err, &fe) {
+		return simFitError(strings.Join(srcFiles(srcs), ", "), err)
+	}
+	fmt.Fprintf(stderr, "sim fit: fitted in %v\n", time.Since(start).Round(time.Millisecond))
+	var missed []string
+	for k := range prof.Runs {
+		rp := &prof.Runs[k]
+		// Labels, models, notes and workloads come from the document:
+		// control characters and bidirectional overrides are shown
+		// escaped, as report shows them.
+		var b strings.Builder
+		writeRunFit(&b, fileOf(all, from, rp.Label), rp, f.tolerance)
+		io.WriteString(stdout, safetext.Lines(b.String()))
+		if !rp.TargetsMet {
+			missed = append(missed, safetext.Line(rp.Label))
 		}
-		fmt.Fprintf(stderr, "sim fit: fitting %d run(s) of %s…\n", len(specs[i]), src.File)
-		start := time.Now()
-		opt.Progress = fitProgress(stderr, src.File, start)
-		p, err := sim.FitRuns(specs[i], opt)
-		var fe *sim.FitError
-		if err != nil && !errors.As(err, &fe) {
-			return simFitError(src.File, err)
-		}
-		fmt.Fprintf(stderr, "sim fit: %s fitted in %v\n", src.File, time.Since(start).Round(time.Millisecond))
-		for k := range p.Runs {
-			rp := &p.Runs[k]
-			// Labels, models, notes and workloads come from the
-			// document: control characters and bidirectional overrides
-			// are shown escaped, as report shows them.
-			var b strings.Builder
-			writeRunFit(&b, src.File, rp, f.tolerance)
-			io.WriteString(stdout, safetext.Lines(b.String()))
-			if !rp.TargetsMet {
-				missed = append(missed, safetext.Line(rp.Label))
-			}
-		}
-		prof.Runs = append(prof.Runs, p.Runs...)
+	}
+	for _, sk := range prof.Skipped {
+		fmt.Fprintf(stdout, "%s (%s): not fitted: the simulator cannot run it as measured: %s\n\n",
+			safetext.Line(sk.Label), fileOf(all, from, sk.Label), safetext.Line(sk.Reason))
 	}
 	if err := writeProfileFile(f.out, prof); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "sim fit: wrote %s (%d runs)\n", f.out, len(prof.Runs))
+	if len(prof.Skipped) > 0 {
+		var labels []string
+		for _, sk := range prof.Skipped {
+			labels = append(labels, safetext.Line(sk.Label))
+		}
+		return fmt.Errorf("sim fit: %d of %d runs not fitted (%s): see why above; the other runs were fitted and %s was written",
+			len(prof.Skipped), len(prof.Skipped)+len(prof.Runs), strings.Join(labels, ", "), f.out)
+	}
 	if len(missed) > 0 {
 		return fmt.Errorf("sim fit: %d of %d runs miss the ±%.0f%% tolerance (%s): see their residuals above; %s was written all the same (it is the best fit found)",
 			len(missed), len(prof.Runs), f.tolerance*100, strings.Join(missed, ", "), f.out)
 	}
 	return nil
+}
+
+// srcFiles are the sources' file names.
+func srcFiles(srcs []report.Source) []string {
+	out := make([]string, len(srcs))
+	for i, s := range srcs {
+		out[i] = s.File
+	}
+	return out
+}
+
+// fileOf is the file the run labelled label came from (labels are unique
+// across files: simFitSpecs makes them so).
+func fileOf(specs []sim.RunSpec, files []string, label string) string {
+	for i := range specs {
+		if specs[i].Label == label {
+			return files[i]
+		}
+	}
+	return ""
 }
 
 // simFitSpecs turns each source into the runs to fit, per file: --gpu
@@ -294,7 +338,7 @@ func writeRunFit(w io.Writer, file string, rp *sim.RunProfile, tol float64) {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  concurrency\tworkload\tfigure\tmeasured\tpredicted\terror\tfitted\t")
+	fmt.Fprintln(tw, "  concurrency\tworkload\tfigure\tmeasured\tpredicted\terror\tfitted\tleft out\t")
 	for _, r := range rp.Residuals {
 		fit := "no"
 		if r.Fitted {
@@ -304,9 +348,10 @@ func writeRunFit(w io.Writer, file string, rp *sim.RunProfile, tol float64) {
 		if wl == "" {
 			wl = "-"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t\n", r.Level, wl, r.Metric, sig4(r.Measured), sig4(r.Predicted), r.ErrorPct, fit)
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%+.1f%%\t%s\t%s\t\n", r.Level, wl, r.Metric, sig4(r.Measured), sig4(r.Predicted), r.ErrorPct, fit, leftOut(rp, r))
 	}
 	tw.Flush()
+	writeLeaveOneOut(w, rp)
 	var miss []string
 	for _, r := range rp.Residuals {
 		if r.Fitted && math.Abs(r.ErrorPct) > tol*100 {
@@ -318,6 +363,62 @@ func writeRunFit(w io.Writer, file string, rp *sim.RunProfile, tol float64) {
 		return
 	}
 	fmt.Fprintf(w, "  TARGETS MISSED (±%.0f%%): %s\n\n", tol*100, strings.Join(miss, "; "))
+}
+
+// leftOut is the leave-one-level-out error of r's figure: its level
+// predicted by a fit on the run's other levels, or "-" where there is
+// none (a figure not fitted, a run of one level).
+func leftOut(rp *sim.RunProfile, r sim.Residual) string {
+	if !r.Fitted {
+		return "-"
+	}
+	for _, l := range rp.LeaveOneOut {
+		if l.Level == r.Level && l.Workload == r.Workload && l.Metric == r.Metric {
+			return fmt.Sprintf("%+.1f%%", l.ErrorPct)
+		}
+	}
+	return "-"
+}
+
+// writeLeaveOneOut prints the median |error| of the fitted figures in
+// sample and left out, per figure: how much of the fit's agreement is
+// the data it was given.
+func writeLeaveOneOut(w io.Writer, rp *sim.RunProfile) {
+	if len(rp.LeaveOneOut) == 0 {
+		fmt.Fprintln(w, "  leave-one-level-out: not computed (one level, or too few figures without one)")
+		return
+	}
+	var parts []string
+	for _, m := range []string{sim.MetricThroughput, sim.MetricAggregate, sim.MetricTPOT, sim.MetricTTFT} {
+		var in, out []float64
+		for _, r := range rp.Residuals {
+			if r.Fitted && r.Metric == m {
+				in = append(in, math.Abs(r.ErrorPct))
+			}
+		}
+		for _, r := range rp.LeaveOneOut {
+			if r.Metric == m {
+				out = append(out, math.Abs(r.ErrorPct))
+			}
+		}
+		if len(out) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.1f%% in sample, %.1f%% left out", m, medianOf(in), medianOf(out)))
+		}
+	}
+	fmt.Fprintf(w, "  leave-one-level-out (median |error|): %s\n", strings.Join(parts, "; "))
+}
+
+// medianOf is the median of xs (0 for none).
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // paramText is a parameter's value with its unit.
@@ -354,11 +455,11 @@ func sig4(x float64) string {
 // takes minutes, and the runs' tables come only at the end (a file of
 // one run has its "fitted in" line). The label is shown escaped
 // (safetext), as the tables show it.
-func fitProgress(stderr io.Writer, file string, start time.Time) func(label string, done, total int) {
+func fitProgress(stderr io.Writer, fileOf func(label string) string, start time.Time) func(label string, done, total int) {
 	return func(label string, done, total int) {
 		if total < 2 {
 			return
 		}
-		fmt.Fprintf(stderr, "sim fit: %s: run %s fitted (%d of %d, %v)\n", file, safetext.Line(label), done, total, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(stderr, "sim fit: %s: run %s fitted (%d of %d, %v)\n", fileOf(label), safetext.Line(label), done, total, time.Since(start).Round(time.Millisecond))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,7 +78,8 @@ func TestSimFitUsageErrors(t *testing.T) {
 }
 
 // residualRow matches a row of sim fit's residual table.
-var residualRow = regexp.MustCompile(`(?m)^\s+(\d+)\s+(\S+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%\s+(yes|no)\s*$`)
+// (the last column is the leave-one-level-out error, "-" where none).
+var residualRow = regexp.MustCompile(`(?m)^\s+(\d+)\s+(\S+)\s+(\w+)\s+([\d.]+)\s+([\d.]+)\s+([+-][\d.]+)%\s+(yes|no)\s+(-|[+-][\d.]+%)\s*$`)
 
 // TestSimFitExamples: sim fit on each example document writes a profile
 // ReadProfile accepts, and that profile predicts the fitted levels within
@@ -119,6 +121,7 @@ func TestSimFitExamples(t *testing.T) {
 			if len(rows) == 0 {
 				t.Fatalf("no residual table in:\n%s", stdout)
 			}
+			checkLeaveOneOut(t, &prof.Runs[0], rows, stdout)
 			rp := &prof.Runs[0]
 			for _, want := range []string{"fitted: ", rp.Label, map[bool]string{true: "targets met", false: "TARGETS MISSED"}[code == 0]} {
 				if !strings.Contains(stdout, want) {
@@ -299,5 +302,59 @@ func TestSimFitProgress(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// checkLeaveOneOut: a fit of several levels predicts each from the
+// others and prints the errors beside the residuals.
+func checkLeaveOneOut(t *testing.T, rp *sim.RunProfile, rows [][]string, stdout string) {
+	t.Helper()
+	if len(slices.Compact(slices.Sorted(slices.Values(rp.FitLevels)))) < 2 {
+		return
+	}
+	lolo := 0
+	for _, r := range rows {
+		if r[8] != "-" {
+			lolo++
+		}
+	}
+	if lolo == 0 || len(rp.LeaveOneOut) == 0 || !strings.Contains(stdout, "left out;") {
+		t.Errorf("a fit of several levels prints no leave-one-level-out error:\n%s", stdout)
+	}
+}
+
+// TestSimFitModelLessProfileRuns: the profile sim fit writes for a batch
+// document (which names no model) is the whole server: run --backend sim
+// takes it with --sim-profile alone and reproduces the fitted record's
+// aggregate throughput; a profile of a preset's fit still needs --model.
+func TestSimFitModelLessProfileRuns(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "sim-profile.json")
+	if code, _, stderr := run(t, "sim", "fit", batchExample, "--out", prof); code != 0 {
+		t.Fatalf("sim fit: exit %d: %s", code, stderr)
+	}
+	res := filepath.Join(dir, "run.json")
+	code, _, stderr := run(t, "run", "--backend", "sim", "--sim-profile", prof, "--concurrency", "4", "--requests", "8", "--max-tokens", "128", "--out", res)
+	if code != 0 {
+		t.Fatalf("run --backend sim --sim-profile (no --model): exit %d: %s", code, stderr)
+	}
+	doc, err := document.ReadFile(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Runs) != 1 || len(doc.Runs[0].Levels) != 1 || doc.Runs[0].Levels[0].ThroughputTokS == nil {
+		t.Fatalf("run wrote no level with a throughput: %+v", doc.Runs)
+	}
+	// the text record: 486.9 tok/s at 4 requests of 128 tokens
+	if got := *doc.Runs[0].Levels[0].ThroughputTokS; math.Abs(got-486.9)/486.9 > 0.10 {
+		t.Errorf("throughput %.1f tok/s, want the fitted record's 486.9 within 10%%", got)
+	}
+	pre := filepath.Join(dir, "preset.json")
+	if code, _, stderr := run(t, "sim", "fit", sweepExample, "--run", "vllm-fp16kv-chat", "--lowest", "--out", pre); code > 1 {
+		t.Fatalf("sim fit: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run(t, "run", "--backend", "sim", "--sim-profile", pre, "--requests", "2", "--out", filepath.Join(dir, "r2.json"))
+	if code != 2 || !strings.Contains(stderr, "needs --model") {
+		t.Errorf("a preset's profile without --model: exit %d, %q; want 2 naming --model", code, stderr)
 	}
 }
