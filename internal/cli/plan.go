@@ -33,7 +33,7 @@ type planFlags struct {
 	// preset matches (as HF_HUB_OFFLINE=1 does).
 	offline bool
 	// breadth are the flags of several GPUs, offload, LoRA, images and
-	// SGLang (issue 16).
+	// SGLang.
 	breadth breadthFlags
 	// calibrationMayBeNew lets --calibration name a file that does not
 	// exist yet (calibrate --fit creates it); for plan it must exist.

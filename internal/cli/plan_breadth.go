@@ -19,7 +19,7 @@ import (
 )
 
 // breadthFlags are plan's and calibrate's flags for several GPUs, CPU
-// offload, LoRA, vision-language models and SGLang (issue 16). Numeric
+// offload, LoRA, vision-language models and SGLang. Numeric
 // ones have written limits (breadthLimits), listed in --help and checked
 // before anything else, one error line naming the flag.
 type breadthFlags struct {

@@ -99,7 +99,7 @@ type runConfig struct {
 	ImageFormat  workload.ImageFormat
 	Seed         int64
 
-	// Sessions and shared prefixes (issue 14): Turns per session
+	// Sessions and shared prefixes: Turns per session
 	// (multiturn scenario), the think time between turns, and the shared
 	// system prompts.
 	Turns              int
@@ -122,7 +122,7 @@ type runConfig struct {
 	Arrival        load.Arrival
 	MaxConcurrency int
 
-	// Arrival shapes and level length (issue 14), rate method: the gamma
+	// Arrival shapes and level length, rate method: the gamma
 	// shape of the gaps (gamma, ramp), the ramp's start rate and length,
 	// and the time that ends each level's schedule (0: none).
 	Burstiness float64
@@ -175,7 +175,7 @@ type runConfig struct {
 	Records string
 	Quiet   bool
 
-	// The first five minutes (issue 18): Table ends the run with the
+	// The first five minutes: Table ends the run with the
 	// report's table on standard output (a terminal), with the capacity
 	// answer for SLO when given; Discovered is what discoverServer found
 	// by itself, recorded in run.server.discovered; ServerNotes are
@@ -199,12 +199,12 @@ type runConfig struct {
 	// Confidence is the confidence of the levels' intervals (0: the
 	// default); StopWhenSaturated ends a sweep at its first saturated
 	// level; SLO (above) is also the budget each level's goodput counts
-	// requests against (issue 15).
+	// requests against.
 	Confidence        float64
 	StopWhenSaturated bool
 
 	// Sim is the server run --backend sim simulates in virtual time
-	// instead of measuring one (issue 17); nil for a real server.
+	// instead of measuring one; nil for a real server.
 	Sim *simTarget
 }
 
@@ -778,14 +778,14 @@ type runFlags struct {
 	dataset                                 datasetFlags
 	body                                    bodyFlags
 	cost                                    costFlags
-	// Intervals and saturation (issue 15).
+	// Intervals and saturation.
 	confidence        *float64
 	stopWhenSaturated *bool
-	// The simulated server of run --backend sim (issue 17).
+	// The simulated server of run --backend sim.
 	sim *simRunFlags
 }
 
-// shapeFlags are the flags of workloads like real traffic (issue 14):
+// shapeFlags are the flags of workloads like real traffic:
 // arrival shapes and level length, trace replay, mixes.
 type shapeFlags struct {
 	burstiness, rateStart, traceSpeed *float64

@@ -15,7 +15,7 @@ import (
 	"github.com/servebench/servebench/simrun"
 )
 
-// run --backend sim (issue 17, way 1): the sweep runs unchanged on package
+// run --backend sim (way 1): the sweep runs unchanged on package
 // simrun's virtual clock and simulated client instead of a server; the
 // flags below say what is simulated. simEngineFlags are defined once and
 // shared with sim serve.

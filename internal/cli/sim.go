@@ -92,7 +92,7 @@ type simServeFlags struct {
 	seed                         uint64
 	grace                        time.Duration
 	faults                       simserve.Faults
-	// Fitted profile (issue 17, sim fit).
+	// Fitted profile (sim fit).
 	profile, profileRun string
 }
 
