@@ -56,6 +56,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	var sb strings.Builder
 	md := *format == "markdown"
+	width := outputWidth(stdout)
 	for i, p := range pairs {
 		title, table := compare.Title(p), compare.Table(compare.Rows(p))
 		if md {
@@ -65,8 +66,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if i > 0 {
 			sb.WriteString("\n")
 		}
-		// Labels and file names come from documents: Clean keeps them inert.
-		fmt.Fprintf(&sb, "%s\n%s", report.Clean(title), report.AlignTable(table, "   "))
+		// Labels and file names come from documents: Clean keeps them
+		// inert. Fitted to the terminal's width, as report's text is.
+		table.Keys = 2 // the load and the metric name a row
+		sb.WriteString(report.WrapLine(report.Clean(title), width, "", "  "))
+		sb.WriteString(report.FoldTable(table, "   ", width))
 	}
 	for _, u := range unpaired {
 		fmt.Fprintf(stderr, "servebench: note: %s\n", report.Clean(u))

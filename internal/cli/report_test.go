@@ -125,6 +125,7 @@ func TestReportFormatsAndFiles(t *testing.T) {
 // TestCompareTextImage is the first compare test: the text and image runs
 // of the reference example.
 func TestCompareTextImage(t *testing.T) {
+	t.Setenv("COLUMNS", "200") // each row on one line
 	ex := seedFile(t, "vllm-text-image-example.json")
 	code, out, stderr := run(t, "compare", ex+"#text", ex+"#one_image_per_request")
 	if code != 0 {

@@ -81,3 +81,22 @@ func TestRunColumnsFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareFitsWidth: compare's text, titles included, fits $COLUMNS
+// (as on a terminal of that width), and keeps every figure's row.
+func TestCompareFitsWidth(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	sweep := seedFile(t, "multi-backend-sweep.json")
+	code, out, stderr := run(t, "compare", sweep, sweep)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("line of %d columns at COLUMNS=80: %q", n, l)
+		}
+	}
+	if !strings.Contains(out, "throughput tok/s   527.4   527.4  1.000×") {
+		t.Errorf("the c=16 throughput row is missing or cut:\n%s", out)
+	}
+}
