@@ -203,7 +203,7 @@ func (st *stream) finish(f *failure) {
 	}
 	st.finishTokens()
 	st.finishReasoning()
-	res.FinishReason = redact(st.finishReason, st.apiKey) // a server string, as the warnings are
+	res.FinishReason = RedactAll(st.finishReason, st.secrets) // a server string, as the warnings are
 	res.Server = st.timings.record()
 	for _, w := range st.warnings {
 		res.Warnings = append(res.Warnings, RedactAll(w, st.secrets))

@@ -138,7 +138,7 @@ func (p *prober) call(method, path string, body any, out any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 { // an answer, never followed: Status says where it pointed
-		msg := statusFailure(resp, p.cfg.APIKey).msg
+		msg := RedactAll(statusFailure(resp, p.cfg.APIKey).msg, p.cfg.secrets())
 		return &StatusError{Path: path, Code: resp.StatusCode, Status: strings.TrimPrefix(msg, "HTTP ")}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBytes))
@@ -146,13 +146,13 @@ func (p *prober) call(method, path string, body any, out any) error {
 		return p.redact(err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &StatusError{Path: path, Code: resp.StatusCode, Status: redact(resp.Status, p.cfg.APIKey)}
+		return &StatusError{Path: path, Code: resp.StatusCode, Status: RedactAll(resp.Status, p.cfg.secrets())}
 	}
 	// Every string a server sends (version, model ids, paths, details)
-	// may reach the report, the records and stderr: the key goes before
-	// anything is decoded. The marker holds no JSON syntax, so a key
+	// may reach the report, the records and stderr: the key and the
+	// headers' values go before anything is decoded. The marker holds no JSON syntax, so a key
 	// inside a JSON string leaves the body valid.
-	b = []byte(redact(string(b), p.cfg.APIKey))
+	b = []byte(RedactAll(string(b), p.cfg.secrets()))
 	if err := json.Unmarshal(b, out); err != nil {
 		return &bodyError{path: path, err: err}
 	}
@@ -169,9 +169,10 @@ type bodyError struct {
 
 func (e *bodyError) Error() string { return "not the JSON expected: " + e.err.Error() }
 
-// redact keeps an API key out of an error that may end up in a report.
+// redact keeps the API key and the headers' values out of an error that
+// may end up in a report.
 func (p *prober) redact(err error) error {
-	if msg := redact(err.Error(), p.cfg.APIKey); msg != err.Error() {
+	if msg := RedactAll(err.Error(), p.cfg.secrets()); msg != err.Error() {
 		return errors.New(msg)
 	}
 	return err

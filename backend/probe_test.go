@@ -290,14 +290,14 @@ func stallingServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// echoKeyServer answers every probe with the Authorization header it was
-// sent folded into each string a server gives about itself (version,
+// echoKeyServer answers every probe with the Authorization header (and
+// an X-Tenant header's value) it was sent folded into each string a server gives about itself (version,
 // model ids, paths, details), raw and JSON-escaped, as a misconfigured
 // proxy or a hostile server may.
 func echoKeyServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth := r.Header.Get("Authorization")
+		auth := r.Header.Get("Authorization") + r.Header.Get("X-Tenant")
 		esc := strings.ReplaceAll(auth, "s", `\u0073`)
 		bodies := map[string]string{
 			"/version":         `{"version":"v-` + auth + `"}`,
@@ -321,6 +321,36 @@ func echoKeyServer(t *testing.T) *httptest.Server {
 	}))
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// TestProbeRedactsEchoedHeader: a --header value is a secret as the key
+// is: echoed in what a server says about itself, it reaches neither the
+// identity nor what discovery found.
+func TestProbeRedactsEchoedHeader(t *testing.T) {
+	const value = "tenant-secret-42"
+	srv := echoKeyServer(t)
+	for _, kind := range []Kind{VLLM, SGLang, LlamaCpp, Ollama, TGI, OpenAI} {
+		t.Run(string(kind), func(t *testing.T) {
+			cfg := Config{Kind: kind, BaseURL: srv.URL + "/v1", Model: "m", Headers: []Header{{Name: "X-Tenant", Value: value}}}
+			b, err := json.Marshal(Probe(context.Background(), cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(b), value) || strings.Contains(string(b), "tenant-\\u0073ecret") {
+				t.Fatalf("the identity carries the header's value: %s", b)
+			}
+			if !strings.Contains(string(b), redacted) {
+				t.Fatalf("nothing redacted, so the echo was not read: %s", b)
+			}
+			f, err := Identify(context.Background(), cfg, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := fmt.Sprintf("%s %+v", f.Name(), f); strings.Contains(s, value) {
+				t.Fatalf("discovery carries the header's value: %s", s)
+			}
+		})
+	}
 }
 
 // TestProbeRedactsEchoedKey: a server that echoes the API key in what it

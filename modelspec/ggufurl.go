@@ -38,8 +38,11 @@ func IsGGUFURL(arg string) bool {
 func FetchGGUF(ctx context.Context, rawURL string, client *http.Client) (Spec, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return Spec{}, err
+		return Spec{}, errors.New("the GGUF URL does not parse")
 	}
+	// A signed or token-bearing URL keeps its secret in the query, the
+	// fragment or the user info: errors show the rest only.
+	shown := (&url.URL{Scheme: req.URL.Scheme, Host: req.URL.Host, Path: req.URL.Path}).String()
 	// Open-ended: the answer states the file's size, and the body is
 	// closed as soon as the header is parsed, so the weights behind it are
 	// not transferred.
@@ -52,21 +55,25 @@ func FetchGGUF(ctx context.Context, rawURL string, client *http.Client) (Spec, e
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return Spec{}, err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return Spec{}, fmt.Errorf("%s: %v", shown, ue.Err)
+		}
+		return Spec{}, fmt.Errorf("%s: %v", shown, err)
 	}
 	defer resp.Body.Close()
 	size, err := ggufSize(resp)
 	if err != nil {
-		return Spec{}, fmt.Errorf("%s: %v", rawURL, err)
+		return Spec{}, fmt.Errorf("%s: %v", shown, err)
 	}
 	info, err := gguf.Parse(io.LimitReader(resp.Body, maxGGUFHeader), size)
 	if err != nil {
-		return Spec{}, fmt.Errorf("%s: %v (a header is read up to %d MiB)", rawURL, err, maxGGUFHeader>>20)
+		return Spec{}, fmt.Errorf("%s: %v (a header is read up to %d MiB)", shown, err, maxGGUFHeader>>20)
 	}
 	name := path.Base(req.URL.Path)
 	m, err := FromGGUF(info, name)
 	if err != nil {
-		return Spec{}, fmt.Errorf("%s: %v", rawURL, err)
+		return Spec{}, fmt.Errorf("%s: %v", shown, err)
 	}
 	m.Name = name
 	if n := info.Strings["general.name"]; n != "" {

@@ -334,3 +334,27 @@ func TestResolveGGUFURL(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// TestFetchGGUFErrorsHideTheQuery: a signed URL's query, fragment and user
+// info never reach an error, whether the server answers badly or the
+// connection fails.
+func TestFetchGGUFErrorsHideTheQuery(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	const secret = "s3cr3t-signature"
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, base := range []string{srv.URL, closed.URL} {
+		u := strings.Replace(base, "http://", "http://user:"+secret+"@", 1) + "/m/tiny.gguf?X-Signature=" + secret + "#" + secret
+		_, err := FetchGGUF(context.Background(), u, nil)
+		if err == nil {
+			t.Fatalf("%s: no error", base)
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows the URL's secret: %v", err)
+		}
+		if !strings.Contains(err.Error(), "/m/tiny.gguf") {
+			t.Errorf("the error does not name the file: %v", err)
+		}
+	}
+}

@@ -22,13 +22,14 @@ var workstationPrefixes = []string{"rtx a", "rtx 6000 ada", "rtx 5000 ada", "rtx
 // names it.
 func GPUClass(gpu string) string {
 	g := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(gpu), "NVIDIA "))
-	if strings.HasPrefix(g, "geforce") || strings.HasPrefix(g, "rtx 30") || strings.HasPrefix(g, "rtx 40") || strings.HasPrefix(g, "rtx 50") {
-		return ClassConsumer
-	}
+	// The workstation names first: "RTX 4000 Ada" begins as "RTX 40…" does.
 	for _, p := range workstationPrefixes {
 		if strings.HasPrefix(g, p) {
 			return ClassWorkstation
 		}
+	}
+	if strings.HasPrefix(g, "geforce") || strings.HasPrefix(g, "rtx 30") || strings.HasPrefix(g, "rtx 40") || strings.HasPrefix(g, "rtx 50") {
+		return ClassConsumer
 	}
 	return ClassDatacenter
 }

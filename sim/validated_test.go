@@ -11,6 +11,7 @@ func TestGPUClass(t *testing.T) {
 	for gpu, want := range map[string]string{
 		"GeForce RTX 4090": ClassConsumer, "NVIDIA GeForce RTX 3090": ClassConsumer, "RTX 5090": ClassConsumer,
 		"RTX A6000": ClassWorkstation, "RTX 6000 Ada Generation": ClassWorkstation, "L40S": ClassWorkstation,
+		"RTX 4000 Ada Generation": ClassWorkstation, "NVIDIA RTX 5000 Ada": ClassWorkstation, "RTX 4500 Ada": ClassWorkstation, "RTX 4070 Ti": ClassConsumer,
 		"H100 80GB": ClassDatacenter, "A100 40GB": ClassDatacenter, "Tesla T4": ClassDatacenter,
 	} {
 		if got := GPUClass(gpu); got != want {

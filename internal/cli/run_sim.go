@@ -15,8 +15,9 @@ import (
 	"github.com/servebench/servebench/simrun"
 )
 
-// run --backend sim (way 1): the sweep runs unchanged on package
-// simrun's virtual clock and simulated client instead of a server; the
+// run --backend sim (way 1): the sweep runs unchanged on the simulator's
+// virtual clock (sim.Virtual) and simrun's simulated client instead of a
+// server; the
 // flags below say what is simulated. simEngineFlags are defined once and
 // shared with sim serve.
 

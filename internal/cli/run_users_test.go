@@ -173,3 +173,26 @@ func TestUsersProgressLine(t *testing.T) {
 		t.Errorf("progress %q names a users level as clients (c=)", stderr)
 	}
 }
+
+// TestUsersSLOAnswer: report --slo of a users run answers in people —
+// "holds up to users", "best … at N users" — never in clients (c=).
+func TestUsersSLOAnswer(t *testing.T) {
+	t.Setenv("COLUMNS", "200")
+	out := filepath.Join(t.TempDir(), "u.json")
+	if code, _, stderr := run(t, usersArgs("--users", "3,5", "--out", out)...); code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := run(t, "report", out, "--slo", "ttft_p95=60s")
+	if code != 0 {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	slo := stdout[strings.Index(stdout, "== SLO"):]
+	for _, want := range []string{"holds up to users", "first break users", "at 5 users"} {
+		if !strings.Contains(slo, want) {
+			t.Errorf("the SLO answer lacks %q:\n%s", want, slo)
+		}
+	}
+	if strings.Contains(slo, "c=") || strings.Contains(slo, "concurrency") {
+		t.Errorf("the SLO answer names people as clients:\n%s", slo)
+	}
+}

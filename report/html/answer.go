@@ -44,8 +44,11 @@ func sloCards(a *sloreport.Answer) []card {
 			continue
 		}
 		load := "c=" + strconv.Itoa(b.Concurrency)
-		if b.By == slo.ByRate {
+		switch b.By {
+		case slo.ByRate:
 			load = slo.ByRate.Format(b.Load)
+		case slo.ByUsers:
+			load = strconv.Itoa(b.Concurrency) + " users"
 		}
 		c := card{Head: head, Value: b.Label, LowerBound: b.LowerBound, Simulated: b.Simulated,
 			Detail: "holds up to " + load + ", " + report.FormatFloat(b.ThroughputTokS, 1) + " tok/s there"}

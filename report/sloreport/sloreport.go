@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/document"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/report"
 	"github.com/servebench/servebench/slo"
 )
@@ -140,7 +141,7 @@ func Evaluate(s *report.Set, bounds []slo.Bound) *Answer {
 			b.Label, b.By, b.Load, b.ThroughputTokS = ra.Label, ra.By, ra.Holds, ra.ThroughputTokS
 			b.LowerBound, b.Simulated = ra.LowerBound(), ra.Simulated
 			b.Concurrency = 0
-			if ra.By == slo.ByConcurrency {
+			if ra.By != slo.ByRate {
 				b.Concurrency = int(ra.Holds)
 			}
 		}
@@ -167,6 +168,15 @@ func noGoodputWarning(other []string, recorded bool) string {
 	return fmt.Sprintf("no goodput for %s: their documents were summarized without this SLO%s", names, advice)
 }
 
+// runLoad is what a run varies: people for a users run (run --users,
+// whose levels' concurrency is the number of people), else RunLoad's.
+func runLoad(r *report.Run) slo.Load {
+	if r.Sweep != nil && load.Method(r.Sweep.Method) == load.Users {
+		return slo.ByUsers
+	}
+	return RunLoad(r.Points)
+}
+
 // RunLoad is what a run's points vary: the request rate when every point
 // has one (a rate-method run), else concurrency.
 func RunLoad(pts []report.Point) slo.Load {
@@ -182,7 +192,7 @@ func RunLoad(pts []report.Point) slo.Load {
 }
 
 func evaluateRun(r *report.Run, bounds []slo.Bound) RunAnswer {
-	ra := RunAnswer{Label: r.Label, Backend: r.Backend, Workload: r.Workload, Simulated: r.Simulated(), By: RunLoad(r.Points)}
+	ra := RunAnswer{Label: r.Label, Backend: r.Backend, Workload: r.Workload, Simulated: r.Simulated(), By: runLoad(r)}
 	pts := append([]report.Point(nil), r.Points...)
 	load := func(p report.Point) float64 {
 		if ra.By == slo.ByRate {
@@ -233,15 +243,31 @@ func (r RunAnswer) RunLabel() string {
 	return r.Label
 }
 
+// loadHeaders are the headers of the load columns: "c" when every run
+// varied concurrency, "users" when every run varied people, else none
+// (a rate's values carry their unit).
+func loadHeaders(runs []RunAnswer) (holds, brk string) {
+	unit := ""
+	for i, r := range runs {
+		u := map[slo.Load]string{slo.ByConcurrency: " c", slo.ByUsers: " users"}[r.By]
+		if i > 0 && u != unit {
+			u = ""
+		}
+		unit = u
+		if unit == "" {
+			break
+		}
+	}
+	if len(runs) == 0 {
+		unit = " c"
+	}
+	return "holds up to" + unit, "first break" + unit
+}
+
 // Table lays the answer out as a report.Table, one row per run; a
 // simulated run's label carries report.SimulatedMark.
 func (a *Answer) Table() report.Table {
-	holdsHdr, brkHdr := "holds up to c", "first break c"
-	for _, r := range a.Runs {
-		if r.By == slo.ByRate {
-			holdsHdr, brkHdr = "holds up to", "first break"
-		}
-	}
+	holdsHdr, brkHdr := loadHeaders(a.Runs)
 	t := report.Table{Columns: []report.Column{
 		{Header: "run", Align: report.Left}, {Header: "backend", Align: report.Left}, {Header: "workload", Align: report.Left},
 		{Header: holdsHdr, Align: report.Right}, {Header: "throughput tok/s", Align: report.Right},
@@ -307,10 +333,14 @@ func uncertainNote(j slo.Judgement, at string) string {
 	return "at " + at + ": " + strings.Join(notes, ", ")
 }
 
-// prefix is how a load is introduced in words: "c=" for concurrency.
+// prefix is how a load is introduced in words: "c=" for concurrency,
+// "users " for people.
 func prefix(l slo.Load) string {
-	if l == slo.ByRate {
+	switch l {
+	case slo.ByRate:
 		return ""
+	case slo.ByUsers:
+		return "users "
 	}
 	return "c="
 }
@@ -347,8 +377,11 @@ func (a *Answer) BestLines() []string {
 			continue
 		}
 		at := fmt.Sprintf("concurrency %d", b.Concurrency)
-		if b.By == slo.ByRate {
+		switch b.By {
+		case slo.ByRate:
 			at = slo.ByRate.Format(b.Load)
+		case slo.ByUsers:
+			at = fmt.Sprintf("%d users", b.Concurrency)
 		}
 		line := fmt.Sprintf("best %s run: %s at %s, %s tok/s", w, b.RunLabel(), at, report.FormatFloat(b.ThroughputTokS, 1))
 		if b.LowerBound {
