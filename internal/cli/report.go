@@ -58,10 +58,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	// The HTML page lays out every column; the text and Markdown a
-	// person reads, the columns chosen (compact by default).
+	// The text and Markdown a person reads show the columns chosen
+	// (compact by default); the HTML page leads each run with that table
+	// and keeps every column below it.
 	view := choice.view(bounds)
+	var compact *report.Layout
 	if *format == "html" {
+		if !choice.Wide {
+			compact = report.BuildView(set, view)
+		}
 		view = report.View{Wide: true}
 	}
 	layout, answer := reportLayout(set, bounds, view)
@@ -78,7 +83,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	err = writeOut(*outPath, stdout, func(out io.Writer) error {
 		layout.Width = choice.width(out)
-		return writeReport(out, *format, set, layout, charts, answer)
+		return writeReport(out, *format, set, layout, compact, charts, answer)
 	})
 	if err == nil && *outPath != "" {
 		// The page or file is all the output: say where it went.
@@ -163,7 +168,9 @@ func reportLayout(set *report.Set, bounds []slo.Bound, view report.View) (*repor
 	return layout, answer
 }
 
-func writeReport(w io.Writer, format string, set *report.Set, layout *report.Layout, charts []chart.Chart, answer *sloreport.Answer) error {
+// writeReport writes the report in format; compact is the HTML page's
+// leading tables (nil: every column only).
+func writeReport(w io.Writer, format string, set *report.Set, layout, compact *report.Layout, charts []chart.Chart, answer *sloreport.Answer) error {
 	switch format {
 	case "markdown":
 		return report.WriteMarkdown(w, layout)
@@ -172,7 +179,9 @@ func writeReport(w io.Writer, format string, set *report.Set, layout *report.Lay
 	case "json":
 		return sloreport.WriteJSON(w, set, answer)
 	case "html":
-		return html.WriteAnswer(w, layout, charts, answer)
+		// Each run leads with the table a terminal shows (the compact
+		// columns, or --columns'), every column one click below.
+		return html.WriteCompact(w, layout, compact, charts, answer)
 	case "gobench":
 		return report.WriteGoBench(w, set)
 	default:

@@ -100,3 +100,24 @@ func TestCompareFitsWidth(t *testing.T) {
 		t.Errorf("the c=16 throughput row is missing or cut:\n%s", out)
 	}
 }
+
+// TestHTMLLeadsWithCompactTable: each run of the HTML page leads with the
+// compact table a terminal shows; every column follows, folded away.
+func TestHTMLLeadsWithCompactTable(t *testing.T) {
+	code, out, stderr := run(t, "report", seedFile(t, "multi-backend-sweep.json"), "--format", "html")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	runs := out[strings.Index(out, "<h2>Runs</h2>"):]
+	first := runs[strings.Index(runs, "<section>"):strings.Index(runs, "</section>")]
+	lead, rest, ok := strings.Cut(first, "<details><summary>every column</summary>")
+	if !ok {
+		t.Fatalf("a run's section has no folded table of every column:\n%s", first)
+	}
+	if !strings.Contains(lead, "<th>TTFT p95 ms</th>") || strings.Contains(lead, "<th>peak VRAM GiB</th>") {
+		t.Errorf("the leading table is not the compact one:\n%s", lead)
+	}
+	if !strings.Contains(rest, "<th>peak VRAM GiB</th>") {
+		t.Errorf("the folded table lacks a column the compact one leaves out:\n%s", rest)
+	}
+}

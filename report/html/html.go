@@ -49,6 +49,10 @@ type pageData struct {
 	EqualLoad *report.Table
 	// Simulated says some run was predicted by the simulator.
 	Simulated bool
+	// Compact are the blocks' compact tables (the columns a terminal
+	// shows), in the blocks' order: each run's section leads with its
+	// compact table, every column one click below. Nil: every column.
+	Compact []report.Table
 }
 
 // Write writes the page for l with the given charts, without an SLO: its
@@ -63,6 +67,14 @@ func Write(w io.Writer, l *report.Layout, charts []chart.Chart) error {
 // bidirectional overrides become visible escapes), and escaped for HTML
 // by the template.
 func WriteAnswer(w io.Writer, l *report.Layout, charts []chart.Chart, a *sloreport.Answer) error {
+	return WriteCompact(w, l, nil, charts, a)
+}
+
+// WriteCompact is WriteAnswer whose run sections lead with the tables of
+// compact, a layout of the same runs in the compact view
+// (report.BuildView), each run's every column below it, folded; nil
+// compact, or one of other blocks, shows every column only.
+func WriteCompact(w io.Writer, l, compact *report.Layout, charts []chart.Chart, a *sloreport.Answer) error {
 	var runs []*report.Run
 	for _, b := range l.Blocks {
 		if b.Run != nil {
@@ -86,6 +98,11 @@ func WriteAnswer(w io.Writer, l *report.Layout, charts []chart.Chart, a *slorepo
 	for _, c := range charts {
 		svg := string(c.SVG())
 		d.Figures = append(d.Figures, figure{Name: c.Name, Title: c.Title, SVG: template.HTML(svg)})
+	}
+	if compact != nil && len(compact.Blocks) == len(l.Blocks) {
+		for _, b := range compact.Cleaned().Blocks {
+			d.Compact = append(d.Compact, b.Table)
+		}
 	}
 	d.Runs = len(l.Blocks)
 	for _, b := range l.Blocks {
