@@ -115,6 +115,33 @@ type Sink interface {
 	LevelEnd(l Level, end *record.LevelEnd)
 }
 
+// Collect is a Sink that keeps a sweep's Results and its last level's
+// level_end fields in memory, for sweeps whose results are used at once
+// (the simulator's engine-only levels, plan --users); run writes records
+// to disk instead. It is safe for concurrent use.
+type Collect struct {
+	mu      sync.Mutex
+	Results []record.Result
+	End     *record.Observations
+}
+
+// LevelStart is a no-op: Collect keeps results, not level boundaries.
+func (c *Collect) LevelStart(Level) {}
+
+// Result keeps a copy of r.
+func (c *Collect) Result(r *record.Result) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.Results = append(c.Results, *r)
+}
+
+// LevelEnd keeps the level's level_end fields.
+func (c *Collect) LevelEnd(_ Level, e *record.LevelEnd) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.End = e.Fields
+}
+
 // Observer watches levels from outside the requests (telemetry: server
 // metrics, GPU memory). LevelStart is called after the warm-up, just before
 // the level's first counted request; LevelEnd after its last one ended. The

@@ -171,29 +171,22 @@ func (s fixedSource) Items(_ context.Context, _, n int) ([]workload.Item, error)
 }
 
 // levelSink collects one level's Results and its level_end telemetry.
-type levelSink struct {
-	results []record.Result
-	end     *record.Observations
-}
-
-func (k *levelSink) LevelStart(load.Level)                     {}
-func (k *levelSink) Result(r *record.Result)                   { k.results = append(k.results, *r) }
-func (k *levelSink) LevelEnd(_ load.Level, e *record.LevelEnd) { k.end = e.Fields }
+type levelSink struct{ load.Collect }
 
 // result is the LevelResult of what k collected: the Results in send
 // order, their summary with the server's telemetry, and the batch record
 // of a batch level.
 func (k *levelSink) result(e *Engine, w Workload, l Load) *LevelResult {
-	slices.SortFunc(k.results, func(a, b record.Result) int { return a.Seq - b.Seq })
+	slices.SortFunc(k.Results, func(a, b record.Result) int { return a.Seq - b.Seq })
 	first := 0
-	for first < len(k.results) && k.results[first].Warmup {
+	for first < len(k.Results) && k.Results[first].Warmup {
 		first++
 	}
-	counted := k.results[first:]
-	res := &LevelResult{Results: k.results, Stats: e.Stats()}
+	counted := k.Results[first:]
+	res := &LevelResult{Results: k.Results, Stats: e.Stats()}
 	res.Level = stats.SummarizeLevel(counted)
-	if k.end != nil {
-		stats.MergeLevel(&res.Level, k.end)
+	if k.End != nil {
+		stats.MergeLevel(&res.Level, k.End)
 	}
 	if l.Method == load.Rate {
 		res.Level.RequestedRate = ptr(l.Rate)

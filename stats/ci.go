@@ -233,19 +233,19 @@ func PercentileInterval(reps []float64, confidence float64) Interval {
 	return Interval{ptr.To(percentileSorted(reps, 100*alpha/2)), ptr.To(percentileSorted(reps, 100*(1-alpha/2)))}
 }
 
-// OneSidedRanks returns the ranks of the order statistics that bound the
+// oneSidedRanks returns the ranks of the order statistics that bound the
 // q-quantile of a sample of n on one side each at confidence: X(l) lies
 // at or below the quantile with probability at least confidence, and
 // X(u) at or above it. It is QuantileRanks at 2·confidence − 1, whose α/2
 // a side is the one-sided α: the bounds an SLO verdict rests on (a bound
 // holds when the upper one is within it, breaks when the lower one is
 // beyond it), as a one-sided question needs only one tail.
-func OneSidedRanks(n int, q, confidence float64) (l, u int, lowOK, highOK bool) {
+func oneSidedRanks(n int, q, confidence float64) (l, u int, lowOK, highOK bool) {
 	return QuantileRanks(n, q, 2*confidence-1)
 }
 
 // OneSidedCI is the pair of one-sided bounds of the p-th percentile of
-// the sorted sample s at confidence (OneSidedRanks). Read each end on its
+// the sorted sample s at confidence (oneSidedRanks). Read each end on its
 // own: together they are the two-sided interval at 2·confidence − 1.
 func OneSidedCI(s []float64, p, confidence float64) Interval {
 	return QuantileCI(s, p, 2*confidence-1)

@@ -349,12 +349,12 @@ func TestBoundSampleSizes(t *testing.T) {
 		if got, want := BoundSampleSize(c.q, conf, false), fewest(1-c.q, 1-conf); got != want {
 			t.Errorf("BoundSampleSize(%v, lower) = %d, want %d", c.q, got, want)
 		}
-		// OneSidedRanks bounds the upper side from exactly that n.
-		if _, u, _, ok := OneSidedRanks(one, c.q, conf); !ok || u != one {
-			t.Errorf("OneSidedRanks(%d, %v): upper rank %d, ok %v; want X(n)", one, c.q, u, ok)
+		// oneSidedRanks bounds the upper side from exactly that n.
+		if _, u, _, ok := oneSidedRanks(one, c.q, conf); !ok || u != one {
+			t.Errorf("oneSidedRanks(%d, %v): upper rank %d, ok %v; want X(n)", one, c.q, u, ok)
 		}
-		if _, _, _, ok := OneSidedRanks(one-1, c.q, conf); ok {
-			t.Errorf("OneSidedRanks(%d, %v) bounds the upper side", one-1, c.q)
+		if _, _, _, ok := oneSidedRanks(one-1, c.q, conf); ok {
+			t.Errorf("oneSidedRanks(%d, %v) bounds the upper side", one-1, c.q)
 		}
 		// The all-below confidence crosses 95% at the same n.
 		if AllBelowConfidence(one, c.q) < conf || AllBelowConfidence(one-1, c.q) >= conf {
@@ -374,7 +374,7 @@ func TestOneSidedRanksCoverage(t *testing.T) {
 		n int
 		q float64
 	}{{72, 0.95}, {100, 0.95}, {400, 0.99}, {30, 0.5}} {
-		l, u, lowOK, highOK := OneSidedRanks(c.n, c.q, 0.95)
+		l, u, lowOK, highOK := oneSidedRanks(c.n, c.q, 0.95)
 		below := func(r int) float64 { // P(B < r) = P(X(r) > quantile)
 			s := 0.0
 			for k := 0; k < r; k++ {

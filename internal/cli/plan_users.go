@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
@@ -86,7 +85,7 @@ func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int,
 	if err := b.Calibrate(ctx); err != nil {
 		return document.Level{}, err
 	}
-	k := &levelResults{}
+	k := &load.Collect{}
 	sw := &load.Sweep{Run: "plan", Method: load.Users, Levels: []load.Level{{Level: n, Concurrency: n, Requests: defaultUserTurns}},
 		Seed: seed, Client: v.Client(), Source: b, People: &workload.People{Builder: b, Profile: p, Seed: seed},
 		Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v}
@@ -94,24 +93,10 @@ func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int,
 		return document.Level{}, err
 	}
 	var counted []record.Result
-	for _, r := range k.results {
+	for _, r := range k.Results {
 		if !r.Warmup {
 			counted = append(counted, r)
 		}
 	}
 	return stats.SummarizeLevel(counted), nil
 }
-
-// levelResults is a load.Sink that keeps a level's Results.
-type levelResults struct {
-	mu      sync.Mutex
-	results []record.Result
-}
-
-func (k *levelResults) LevelStart(load.Level) {}
-func (k *levelResults) Result(r *record.Result) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.results = append(k.results, *r)
-}
-func (k *levelResults) LevelEnd(load.Level, *record.LevelEnd) {}
