@@ -67,13 +67,14 @@ func isTimeout(err error) bool {
 // classifies the status: 3xx → ReasonRedirect (never followed: see
 // noRedirects; the excerpt names the Location), 429 → ReasonHTTP429, 5xx →
 // ReasonHTTP5xx, any other non-2xx → ReasonHTTP4xx. The API key is
-// redacted (excerpt).
-func statusFailure(resp *http.Response, apiKey string) *failure {
-	buf := make([]byte, excerptWindow(apiKey))
+// secrets (the API key and the extra headers' values) are redacted
+// (excerpt).
+func statusFailure(resp *http.Response, secrets []string) *failure {
+	buf := make([]byte, excerptWindow(secrets))
 	n, _ := io.ReadFull(resp.Body, buf)
-	body := excerpt(buf[:n], apiKey)
+	body := excerpt(buf[:n], secrets)
 	if resp.StatusCode/100 == 3 {
-		return redirectFailure(resp, body, apiKey)
+		return redirectFailure(resp, body, secrets)
 	}
 	reason := record.ReasonHTTP4xx
 	switch {
@@ -90,10 +91,10 @@ func statusFailure(resp *http.Response, apiKey string) *failure {
 
 // redirectFailure is the failure of a 3xx answer: its Location (or that
 // it had none) and the body excerpt.
-func redirectFailure(resp *http.Response, body, apiKey string) *failure {
+func redirectFailure(resp *http.Response, body string, secrets []string) *failure {
 	where := "without a Location header"
 	if loc := resp.Header.Get("Location"); loc != "" {
-		where = "to " + excerpt([]byte(loc), apiKey)
+		where = "to " + excerpt([]byte(loc), secrets)
 	}
 	msg := fmt.Sprintf("HTTP %d redirect %s, not followed (requests to the server under test never follow redirects)", resp.StatusCode, where)
 	if body != "" {
@@ -115,20 +116,26 @@ func sanitize(b []byte) string {
 }
 
 // excerptWindow is how many bytes of a server's answer excerpt looks at
-// for a key: maxExcerpt, and room for a key that starts before the cut in
-// its longest encoded form (see redact).
-func excerptWindow(key string) int { return maxExcerpt + maxEncodedKeyFactor*len(key) }
+// for its secrets: maxExcerpt, and room for the longest secret to start
+// before the cut in its longest encoded form (see redact).
+func excerptWindow(secrets []string) int {
+	longest := 0
+	for _, s := range secrets {
+		longest = max(longest, len(s))
+	}
+	return maxExcerpt + maxEncodedKeyFactor*longest
+}
 
-// excerpt returns at most maxExcerpt bytes of b, sanitized, with the API
-// key redacted (in every form redact knows) before the cut: a key the
-// server echoed across the cut cannot leak in part. Only the first
-// excerptWindow(key) bytes are looked at; a key starting later is cut off
-// anyway.
-func excerpt(b []byte, key string) string {
-	if w := excerptWindow(key); len(b) > w {
+// excerpt returns at most maxExcerpt bytes of b, sanitized, with every
+// secret (the API key and the extra headers' values) redacted, in every
+// form redact knows, before the cut: a secret the server echoed across
+// the cut cannot leak in part. Only the first excerptWindow(secrets)
+// bytes are looked at; a secret starting later is cut off anyway.
+func excerpt(b []byte, secrets []string) string {
+	if w := excerptWindow(secrets); len(b) > w {
 		b = b[:w]
 	}
-	b = []byte(redact(string(b), key))
+	b = []byte(RedactAll(string(b), secrets))
 	if len(b) > maxExcerpt {
 		b = b[:maxExcerpt]
 	}

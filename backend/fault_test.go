@@ -298,6 +298,37 @@ func TestKeyCutAtExcerptEdge(t *testing.T) {
 	}
 }
 
+// TestHeaderSecretCutAtExcerptEdge: an extra header's value (--header,
+// a secret like the API key) that the server echoes where the error
+// excerpt is cut leaks not even in part, in a status error's body and in
+// a stream's malformed chunk.
+func TestHeaderSecretCutAtExcerptEdge(t *testing.T) {
+	const secret = "hdr-9f3c1a7e5b2d4c6a8e0f"
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string // %s is the header's value, placed across the cut
+		reason record.Reason
+	}{
+		{"status body", http.StatusForbidden, strings.Repeat("x", maxExcerpt-10) + "%s denied", record.ReasonHTTP4xx},
+		{"malformed chunk", http.StatusOK, "data: " + strings.Repeat("x", maxExcerpt-8) + "%s\n\ndata: [DONE]\n\n", record.ReasonMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				fmt.Fprintf(w, tc.body, r.Header.Get("X-Gateway-Token"))
+			}))
+			defer srv.Close()
+			c, _ := New(Config{Kind: VLLM, BaseURL: srv.URL, Model: "m", Headers: []Header{{Name: "X-Gateway-Token", Value: secret}}})
+			var res record.Result
+			c.Do(t.Context(), &Request{Prompt: "x", MaxTokens: 4}, &res)
+			if res.Reason != tc.reason || strings.Contains(res.Error, secret[:6]) {
+				t.Errorf("Reason=%q Error=%q: want %s without any part of the header's value", res.Reason, res.Error, tc.reason)
+			}
+		})
+	}
+}
+
 // TestChunkKeyCutAtExcerptEdge: a key the server echoes in a stream chunk
 // where the error excerpt is cut leaks not even in part (malformed chunk,
 // error chunk, cut last line; SSE and NDJSON).

@@ -55,10 +55,8 @@ type stream struct {
 	// that cannot be true, one per field.
 	warnings []string
 
-	// apiKey is redacted from failure messages (excerpt, finish);
-	// secrets (the key and the extra headers' values) from what finish
-	// writes.
-	apiKey  string
+	// secrets (the API key and the extra headers' values) are redacted
+	// from failure messages (excerpt) and from what finish writes.
 	secrets []string
 }
 

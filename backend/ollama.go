@@ -117,11 +117,11 @@ type ollamaDecoder struct {
 
 func (d *ollamaDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
 	if err := d.decode(data); err != nil {
-		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.apiKey))
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.secrets))
 	}
 	l := &d.l
 	if l.errRaw != nil {
-		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw, st.apiKey))
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(l.errRaw, st.secrets))
 	}
 	if l.text.any() {
 		st.content(now, -1, l.text)

@@ -214,11 +214,11 @@ type openAIDecoder struct {
 
 func (d *openAIDecoder) chunk(data []byte, now time.Time, st *stream) (bool, *failure) {
 	if err := d.decode(data); err != nil {
-		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.apiKey))
+		return false, failf(record.ReasonMalformed, "malformed chunk: %v: %s", err, excerpt(data, st.secrets))
 	}
 	c := &d.c
 	if c.errRaw != nil {
-		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw, st.apiKey))
+		return false, failf(record.ReasonStreamError, "server error in stream: %s", excerpt(c.errRaw, st.secrets))
 	}
 	cum := -1
 	switch {

@@ -138,7 +138,7 @@ func (p *prober) call(method, path string, body any, out any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 { // an answer, never followed: Status says where it pointed
-		msg := RedactAll(statusFailure(resp, p.cfg.APIKey).msg, p.cfg.secrets())
+		msg := RedactAll(statusFailure(resp, p.cfg.secrets()).msg, p.cfg.secrets())
 		return &StatusError{Path: path, Code: resp.StatusCode, Status: strings.TrimPrefix(msg, "HTTP ")}
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBytes))

@@ -113,7 +113,6 @@ func (b *base) post(ctx context.Context, x exchange, body []byte, res *record.Re
 	defer cancel()
 
 	st := newStream(res, x.rq.MaxTokens)
-	st.apiKey = b.cfg.APIKey
 	st.secrets = b.secrets
 	if x.rq.Answer != nil {
 		x.rq.Answer.Reset()
@@ -162,7 +161,7 @@ func (b *base) roundTrip(ctx context.Context, scope requestScope, x exchange, bo
 	defer drainClose(resp.Body, scope.cancel)
 	st.res.Status = resp.StatusCode
 	if resp.StatusCode/100 != 2 {
-		f := statusFailure(resp, b.cfg.APIKey)
+		f := statusFailure(resp, b.secrets)
 		st.end = time.Now()
 		return f
 	}
@@ -310,14 +309,14 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 			st.end = time.Now()
 			return nil
 		case evError:
-			return failf(record.ReasonStreamError, "server error in stream (event: error): %s", excerpt(data, st.apiKey))
+			return failf(record.ReasonStreamError, "server error in stream (event: error): %s", excerpt(data, st.secrets))
 		case evData:
 			payloads = true
 			now := time.Now()
 			done, f := dec.chunk(data, now, st)
 			if f != nil {
 				if eof && f.reason == record.ReasonMalformed {
-					return errTruncated("last line cut: " + excerpt(data, st.apiKey))
+					return errTruncated("last line cut: " + excerpt(data, st.secrets))
 				}
 				return f
 			}
@@ -331,7 +330,7 @@ func readStream(lr *lineReader, fr framing, dec decoder, st *stream) error {
 			case jsonBody && !payloads:
 				return failf(record.ReasonNotStreamed, "not streamed: the response was one JSON body (the server or a proxy ignored stream: true)")
 			case len(p) > 0:
-				return errTruncated("the stream ended inside an event (no blank line after it): " + excerpt(p, st.apiKey))
+				return errTruncated("the stream ended inside an event (no blank line after it): " + excerpt(p, st.secrets))
 			}
 			return errTruncated("")
 		}

@@ -50,7 +50,7 @@ func (c *openAIClient) Tokenize(ctx context.Context, text string) (int, error) {
 	var n int
 	err := c.postJSON(ctx, tk.Path, in, maxTokenizeAnswer(len(text)), func(body []byte) error {
 		var err error
-		n, err = countTokens(body, field, limit, c.cfg.APIKey)
+		n, err = countTokens(body, field, limit, c.cfg.secrets())
 		return err
 	})
 	if err != nil {
@@ -63,8 +63,8 @@ func (c *openAIClient) Tokenize(ctx context.Context, text string) (int, error) {
 // member field ("count", vLLM) or the length of the array member field
 // ("tokens", llama.cpp), counted without decoding its elements. A count
 // above limit stops the reading with an error. Errors quote the answer
-// with key redacted.
-func countTokens(body []byte, field string, limit int, key string) (int, error) {
+// with secrets (the API key, the extra headers' values) redacted.
+func countTokens(body []byte, field string, limit int, secrets []string) (int, error) {
 	var s jsonScan
 	s.reset(body)
 	n, found := -1, false
@@ -110,7 +110,7 @@ func countTokens(body []byte, field string, limit int, key string) (int, error) 
 	}
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("bad answer: %v: %s", err, excerpt(body, key))
+		return 0, fmt.Errorf("bad answer: %v: %s", err, excerpt(body, secrets))
 	case n < 0:
 		return 0, fmt.Errorf("the answer has no %q", field)
 	case n > limit:
@@ -151,7 +151,7 @@ func (b *base) postJSON(ctx context.Context, path string, in any, maxBody int64,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s", path, statusFailure(resp, b.cfg.APIKey).msg)
+		return fmt.Errorf("%s: %s", path, statusFailure(resp, b.secrets).msg)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
