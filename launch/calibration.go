@@ -28,7 +28,7 @@ func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, e
 		return in, fmt.Errorf("no capacity model for backend %s", p.Backend)
 	}
 	l.planKnobs(p, &in)
-	in.FlashAttention = p.FlashAttention != nil && *p.FlashAttention
+	in.LlamaCpp.FlashAttention = p.FlashAttention != nil && *p.FlashAttention
 	if p.KVCacheDtype != nil {
 		d, err := plan.ParseKVDtype(*p.KVCacheDtype)
 		if err != nil {
@@ -43,10 +43,10 @@ func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, e
 // gpu_memory_utilization.
 func vllmPlanKnobs(p *Profile, in *plan.Inputs) {
 	in.Context = deref(p.MaxModelLen)
-	in.MaxNumSeqs = deref(p.MaxNumSeqs)
-	in.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
+	in.VLLM.MaxNumSeqs = deref(p.MaxNumSeqs)
+	in.VLLM.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
 	if p.GPUMemoryUtilization != nil {
-		in.Utilization = *p.GPUMemoryUtilization
+		in.VLLM.Utilization = *p.GPUMemoryUtilization
 	}
 	in.Given = plan.Given{Context: p.MaxModelLen != nil, Utilization: p.GPUMemoryUtilization != nil}
 }
@@ -54,7 +54,7 @@ func vllmPlanKnobs(p *Profile, in *plan.Inputs) {
 // slotPlanKnobs: llama.cpp's -c and -np, Ollama's OLLAMA_CONTEXT_LENGTH
 // and OLLAMA_NUM_PARALLEL.
 func slotPlanKnobs(p *Profile, in *plan.Inputs) {
-	in.Context, in.Parallel = deref(p.ContextLength), deref(p.Parallel)
+	in.Context, in.LlamaCpp.Parallel = deref(p.ContextLength), deref(p.Parallel)
 	in.Given = plan.Given{Context: p.ContextLength != nil, Parallel: p.Parallel != nil}
 }
 

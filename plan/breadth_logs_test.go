@@ -105,9 +105,12 @@ func TestVLLMParallelRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := Inputs{Model: m, Server: backend.VLLM, GPUName: g.Name, GPUGiB: g.MemoryGiB, Utilization: r.Util, WeightsGiB: r.WeightsGiB,
-			KVDtypes: []KVDtype{KVAuto}, Context: r.MaxModelLen, MaxNumSeqs: r.Seqs, MaxNumBatchedTokens: r.Batched,
-			Sampler: Sampler(r.Sampler), VLLMVersion: ver, TensorParallel: r.TP, PipelineParallel: r.PP}
+		in := Inputs{
+			Model: m, Server: backend.VLLM, GPUName: g.Name, GPUGiB: g.MemoryGiB, WeightsGiB: r.WeightsGiB,
+			KVDtypes: []KVDtype{KVAuto}, Context: r.MaxModelLen,
+			TensorParallel: r.TP, PipelineParallel: r.PP,
+			VLLM: VLLMSettings{Utilization: r.Util, MaxNumSeqs: r.Seqs, MaxNumBatchedTokens: r.Batched, Sampler: Sampler(r.Sampler), VLLMVersion: ver},
+		}
 		res, err := Plan(in)
 		if err != nil {
 			t.Fatalf("%s: %v", r.Name, err)
@@ -160,10 +163,11 @@ func TestVLLMLoRARecords(t *testing.T) {
 			if r.MaxNumSeqs != nil {
 				seqs = *r.MaxNumSeqs
 			}
-			in := Inputs{Model: m, Server: backend.VLLM, GPUGiB: *r.TotalGiB, Utilization: r.Utilization, Quant: Quant(l.Quant),
-				KVDtypes: []KVDtype{KVAuto}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
-				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: SamplerPyTorch, VLLMVersion: ver,
-				LoRA: &LoRA{MaxLoRAs: l.MaxLoRAs, MaxRank: l.MaxRank}}
+			in := Inputs{
+				Model: m, Server: backend.VLLM, GPUGiB: *r.TotalGiB, Quant: Quant(l.Quant),
+				KVDtypes: []KVDtype{KVAuto}, Context: r.MaxModelLen,
+				VLLM: VLLMSettings{Utilization: r.Utilization, BlockSize: r.BlockSize, MaxNumSeqs: seqs, MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: SamplerPyTorch, VLLMVersion: ver, LoRA: &LoRA{MaxLoRAs: l.MaxLoRAs, MaxRank: l.MaxRank}},
+			}
 			res, err := Plan(in)
 			if err != nil {
 				t.Fatal(err)
@@ -287,10 +291,10 @@ func TestLlamaCppOffloadRecords(t *testing.T) {
 			q = Quant(r.Quant)
 		}
 		ngl := r.NGPULayers
-		in := Inputs{Model: m, Server: backend.LlamaCpp, GPUGiB: 80, Context: r.NCtx, Parallel: 1, NGPULayers: &ngl, KVDtypes: []KVDtype{KVFP16}, Quant: q}
+		in := Inputs{Model: m, Server: backend.LlamaCpp, GPUGiB: 80, Context: r.NCtx, KVDtypes: []KVDtype{KVFP16}, Quant: q, LlamaCpp: LlamaCppSettings{Parallel: 1, NGPULayers: &ngl}}
 		if len(r.Devices) > 1 {
 			in.GPUs = []Device{{Name: "RTX 4070 Ti", MemoryGiB: 12}, {Name: "RTX 3090 Ti", MemoryGiB: 24}}
-			in.TensorSplit = []float64{12, 29}
+			in.LlamaCpp.TensorSplit = []float64{12, 29}
 		}
 		if q == "" {
 			in.WeightsGiB = 1
@@ -597,7 +601,7 @@ func TestVisionProfile(t *testing.T) {
 		t.Errorf("Gemma 3 with a limit of 2 images and 1 sequence: %d", items)
 	}
 	zero := 0
-	res, err := Plan(Inputs{Model: vl, Server: backend.VLLM, GPUGiB: 24, Quant: "bf16", KVDtypes: []KVDtype{KVAuto}, Context: 8192, ImagesPerPrompt: &zero})
+	res, err := Plan(Inputs{Model: vl, Server: backend.VLLM, GPUGiB: 24, Quant: "bf16", KVDtypes: []KVDtype{KVAuto}, Context: 8192, VLLM: VLLMSettings{ImagesPerPrompt: &zero}})
 	if err != nil {
 		t.Fatal(err)
 	}

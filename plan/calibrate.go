@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/servebench/servebench/backend"
@@ -110,7 +111,10 @@ func Calibrate(in Inputs, obs Observed) (*Calibration, error) {
 	}
 	if c := obs.Log; c != nil {
 		if a.Tokens == 0 {
-			a.Tokens, _ = c.TokensFor(in.BlockSize)
+			// blocks are vLLM's (its log states them); a plan of another
+			// family leaves the block size unset, and a vLLM log held
+			// against it counts blocks of vLLM's default size
+			a.Tokens, _ = c.TokensFor(cmp.Or(in.VLLM.BlockSize, vllmDefaultBlockSize))
 		}
 		a.KVMiB = c.KVMiB
 		a.Terms = memoryTerms{Weights: c.WeightsGiB, Activation: c.ActivationGiB, NonTorch: c.NonTorchGiB,
@@ -162,8 +166,8 @@ var statedByLog = map[backend.Kind]func(in *Inputs, c *serverlog.Capacity, note 
 // attention was on.
 func (in *Inputs) takeLlamaLog(c *serverlog.Capacity, note func(format string, a ...any)) {
 	if c.NSeq != nil && *c.NSeq > 0 && !in.Given.Parallel {
-		in.Parallel = *c.NSeq
-		note("%d slots (n_seq_max)", in.Parallel)
+		in.LlamaCpp.Parallel = *c.NSeq
+		note("%d slots (n_seq_max)", in.LlamaCpp.Parallel)
 	}
 	nctx := c.NCtx
 	if nctx == nil {
@@ -182,7 +186,7 @@ func (in *Inputs) takeLlamaLog(c *serverlog.Capacity, note func(format string, a
 			in.KVDtypes = []KVDtype{d}
 			note("KV type %s", c.TypeK)
 			if d.isGGMLQuant() {
-				in.FlashAttention = true
+				in.LlamaCpp.FlashAttention = true
 			}
 		}
 	}
@@ -192,19 +196,19 @@ func (in *Inputs) takeLlamaLog(c *serverlog.Capacity, note func(format string, a
 // CUDA-graph estimate was charged to the KV cache from a vLLM log.
 func (in *Inputs) takeVLLMLog(c *serverlog.Capacity, note func(format string, a ...any)) {
 	if c.Utilization != nil && !in.Given.Utilization {
-		in.Utilization = *c.Utilization
-		note("gpu_memory_utilization %.2f", in.Utilization)
+		in.VLLM.Utilization = *c.Utilization
+		note("gpu_memory_utilization %.2f", in.VLLM.Utilization)
 	}
 	if c.VLLMVersion != "" && !in.Given.VLLMVersion {
 		if v, err := ParseVLLMVersion(c.VLLMVersion); err == nil {
-			in.VLLMVersion = v
+			in.VLLM.VLLMVersion = v
 			note("vLLM %s", v)
 		}
 	}
 	if c.CUDAGraphEstimateApplied != nil && !in.Given.GraphEstimate && !in.Given.EnforceEager {
-		in.GraphEstimate = GraphEstimateOff
+		in.VLLM.GraphEstimate = GraphEstimateOff
 		if *c.CUDAGraphEstimateApplied {
-			in.GraphEstimate = GraphEstimateOn
+			in.VLLM.GraphEstimate = GraphEstimateOn
 		}
 		note("CUDA-graph estimate charged to the KV cache: %v", *c.CUDAGraphEstimateApplied)
 	}
@@ -213,7 +217,7 @@ func (in *Inputs) takeVLLMLog(c *serverlog.Capacity, note func(format string, a 
 // takeLive sets the inputs not given from what a live server reports.
 func (in *Inputs) takeLive(l Live) error {
 	if l.BlockSize != nil && !in.Given.BlockSize {
-		in.BlockSize = *l.BlockSize
+		in.VLLM.BlockSize = *l.BlockSize
 	}
 	if l.KVDtype != "" && !in.Given.KVDtypes {
 		d, err := ParseKVDtype(l.KVDtype)
@@ -223,7 +227,7 @@ func (in *Inputs) takeLive(l Live) error {
 		in.KVDtypes = []KVDtype{d}
 	}
 	if l.Utilization != nil && !in.Given.Utilization {
-		in.Utilization = *l.Utilization
+		in.VLLM.Utilization = *l.Utilization
 	}
 	if l.ContextPerSlot != nil && !in.Given.Context {
 		in.Context = *l.ContextPerSlot
@@ -235,8 +239,8 @@ func (in *Inputs) takeLive(l Live) error {
 // to.
 func (in *Inputs) slots() int {
 	switch {
-	case in.Parallel > 0:
-		return in.Parallel
+	case in.LlamaCpp.Parallel > 0:
+		return in.LlamaCpp.Parallel
 	case in.Server == backend.Ollama:
 		return ollamaDefaultParallel
 	}

@@ -96,7 +96,7 @@ func TestApplyLogOllama(t *testing.T) {
 	nctx, nseq := 8192, 4
 	in := Inputs{Server: backend.Ollama}
 	notes, err := in.takeStated(&Observed{Log: &serverlog.Capacity{NCtx: &nctx, NSeq: &nseq, TypeK: "q8_0"}})
-	if err != nil || in.Context != 2048 || in.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.FlashAttention || len(notes) != 3 {
+	if err != nil || in.Context != 2048 || in.LlamaCpp.Parallel != 4 || in.KVDtypes[0] != KVQ8_0 || !in.LlamaCpp.FlashAttention || len(notes) != 3 {
 		t.Errorf("%+v %v %v", in, notes, err)
 	}
 	in = Inputs{Server: backend.Ollama, Context: 4096, Given: Given{Context: true}}
@@ -236,12 +236,12 @@ func TestApplyLogVLLM(t *testing.T) {
 	log := &serverlog.Capacity{VLLMVersion: "0.27.1", CUDAGraphEstimateApplied: &no}
 	in := Inputs{Server: backend.VLLM}
 	notes, _ := in.takeStated(&Observed{Log: log})
-	if in.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
-		t.Errorf("version %v estimate %q notes %q", in.VLLMVersion, in.GraphEstimate, notes)
+	if in.VLLM.VLLMVersion != (VLLMVersion{0, 27, 1}) || in.VLLM.GraphEstimate != GraphEstimateOff || len(notes) != 2 {
+		t.Errorf("version %v estimate %q notes %q", in.VLLM.VLLMVersion, in.VLLM.GraphEstimate, notes)
 	}
-	in = Inputs{Server: backend.VLLM, GraphEstimate: GraphEstimateAuto, Given: Given{VLLMVersion: true, GraphEstimate: true}}
+	in = Inputs{Server: backend.VLLM, Given: Given{VLLMVersion: true, GraphEstimate: true}, VLLM: VLLMSettings{GraphEstimate: GraphEstimateAuto}}
 	in.takeStated(&Observed{Log: log})
-	if !in.VLLMVersion.latest() || in.GraphEstimate != GraphEstimateAuto {
-		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLMVersion, in.GraphEstimate)
+	if !in.VLLM.VLLMVersion.latest() || in.VLLM.GraphEstimate != GraphEstimateAuto {
+		t.Errorf("flags given, yet the log changed version %v estimate %q", in.VLLM.VLLMVersion, in.VLLM.GraphEstimate)
 	}
 }

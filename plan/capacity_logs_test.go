@@ -128,7 +128,7 @@ func TestLlamaCppKVExact(t *testing.T) {
 func TestOllamaTestbedKV(t *testing.T) {
 	m := modelspec.Spec{Name: "tiny", Arch: "llama", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, Hidden: 64,
 		Intermediate: 128, Vocab: 256}
-	res, err := Plan(Inputs{Model: m, Server: backend.Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, Parallel: 4})
+	res, err := Plan(Inputs{Model: m, Server: backend.Ollama, GPUGiB: 16, WeightsGiB: 0.001, Context: 2048, LlamaCpp: LlamaCppSettings{Parallel: 4}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,9 +188,11 @@ func TestVLLMRecords(t *testing.T) {
 		}
 		rows = append(rows, row{
 			name: fmt.Sprintf("%s %s %s", r.Model, r.GPU, r.VLLMVersion),
-			in: Inputs{Model: m, Server: backend.VLLM, GPUGiB: total, Utilization: r.Utilization, WeightsGiB: r.WeightsGiB,
-				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen, BlockSize: r.BlockSize, MaxNumSeqs: seqs,
-				MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler, VLLMVersion: ver},
+			in: Inputs{
+				Model: m, Server: backend.VLLM, GPUGiB: total, WeightsGiB: r.WeightsGiB,
+				KVDtypes: []KVDtype{dt}, Context: r.MaxModelLen,
+				VLLM: VLLMSettings{Utilization: r.Utilization, BlockSize: r.BlockSize, MaxNumSeqs: seqs, MaxNumBatchedTokens: r.MaxNumBatchedTokens, Sampler: sampler, VLLMVersion: ver},
+			},
 			actual: r.actualTokens(), targetPct: 5,
 		})
 	}
@@ -204,8 +206,11 @@ func TestVLLMRecords(t *testing.T) {
 		dt, _ := ParseKVDtype(c.KVCacheDtype)
 		r := row{
 			name: "seed " + c.Model + " " + c.KVCacheDtype,
-			in: Inputs{Model: m, Server: backend.VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB, Utilization: c.GPUMemoryUtilization,
-				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768},
+			in: Inputs{
+				Model: m, Server: backend.VLLM, GPUName: seedGPU, GPUGiB: c.GPUGiB,
+				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768,
+				VLLM: VLLMSettings{Utilization: c.GPUMemoryUtilization},
+			},
 			actual: c.ActualTokens, targetPct: 3,
 		}
 		if dt == KVFP8 {
@@ -233,8 +238,11 @@ func TestVLLMRecords(t *testing.T) {
 	phi4, _ := modelspec.Preset("phi-4")
 	rows = append(rows, row{
 		name: "extra: phi-4 GPTQ A100 80GB V0 (serverlog/testdata/vllm-v0-phi4.log)",
-		in: Inputs{Model: phi4, Server: backend.VLLM, GPUGiB: 79.25, Utilization: 0.15, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
-			Context: 2048, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, Sampler: SamplerPyTorch},
+		in: Inputs{
+			Model: phi4, Server: backend.VLLM, GPUGiB: 79.25, WeightsGiB: 8.5107, KVDtypes: []KVDtype{KVAuto},
+			Context: 2048,
+			VLLM:    VLLMSettings{Utilization: 0.15, MaxNumSeqs: 256, MaxNumBatchedTokens: 2048, Sampler: SamplerPyTorch},
+		},
 		actual: 715 * 16, targetPct: math.Inf(1), knownMiss: "information only",
 	})
 	t.Logf("%-75s %10s %10s %7s", "record", "predicted", "actual", "error%")
@@ -321,8 +329,11 @@ func TestVLLMGraphCharge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Plan(Inputs{Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
-				Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768, VLLMVersion: v, EnforceEager: c.eager, GraphEstimate: c.estimate})
+			res, err := Plan(Inputs{
+				Model: m, Server: backend.VLLM, GPUName: "NVIDIA GeForce RTX 5070 Ti", GPUGiB: 15.92,
+				Quant: "awq", KVDtypes: []KVDtype{KVFP8}, Context: 32768,
+				VLLM: VLLMSettings{VLLMVersion: v, EnforceEager: c.eager, GraphEstimate: c.estimate},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

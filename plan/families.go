@@ -15,8 +15,9 @@ type capacityModel interface {
 	tensorParallel() bool
 	// kvDtypes are the KV dtypes tried when none is given.
 	kvDtypes() []KVDtype
-	// defaults fills the family's own zero fields of in (after the
-	// shared ones: parallelism, KV dtypes, block size).
+	// defaults fills the family's own zero fields of in, its nested
+	// settings and its default context (after the shared ones:
+	// parallelism, KV dtypes).
 	defaults(in *Inputs)
 	// predictor writes the family's settings into o and returns its
 	// prediction for one KV dtype; autoParallel tells that Ollama's
@@ -48,12 +49,19 @@ func (layerFamily) kvDtypes() []KVDtype  { return ggmlKV }
 // vllmModel is vLLM's capacity model (vllmPredict).
 type vllmModel struct{ workerFamily }
 
-func (vllmModel) defaults(in *Inputs) { in.vllmDefaults() }
+// defaults: vLLM's settings (VLLMSettings.defaults) and the model's full
+// context (max_model_len).
+func (vllmModel) defaults(in *Inputs) {
+	in.VLLM.defaults(in.GPUName, in.GPUGiB)
+	if in.Context == 0 {
+		in.Context = in.Model.MaxContext
+	}
+}
 
 func (vllmModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(KVDtype) (Prediction, []string) {
 	o.GPUMemoryUtilization, o.BlockSize, o.MaxNumSeqs, o.MaxNumBatchedTokens, o.Sampler =
-		in.Utilization, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens, in.Sampler
-	o.VLLMVersion, o.EnforceEager, o.GraphEstimate = in.VLLMVersion.String(), in.EnforceEager, string(in.GraphEstimate)
+		in.VLLM.Utilization, in.VLLM.BlockSize, in.VLLM.MaxNumSeqs, in.VLLM.MaxNumBatchedTokens, in.VLLM.Sampler
+	o.VLLMVersion, o.EnforceEager, o.GraphEstimate = in.VLLM.VLLMVersion.String(), in.VLLM.EnforceEager, string(in.VLLM.GraphEstimate)
 	charged := vllmChargesGraphs(in)
 	o.GraphsCharged = &charged
 	return func(d KVDtype) (Prediction, []string) { return vllmPredict(in, wb, d) }
@@ -62,7 +70,15 @@ func (vllmModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(KVDt
 // sglangModel is SGLang's capacity model (sglangPredict).
 type sglangModel struct{ workerFamily }
 
-func (sglangModel) defaults(in *Inputs) { in.sglangDefaults() }
+// defaults: SGLang's settings as it derives them from the GPU's memory
+// and the parallelism (SGLangSettings.defaults), and the model's full
+// context.
+func (sglangModel) defaults(in *Inputs) {
+	in.SGLang.defaults(in.GPUGiB, in.TensorParallel, in.PipelineParallel)
+	if in.Context == 0 {
+		in.Context = in.Model.MaxContext
+	}
+}
 
 func (sglangModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(KVDtype) (Prediction, []string) {
 	o.Sampler = ""
@@ -72,10 +88,17 @@ func (sglangModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(KV
 // llamaCppModel is llama-server's capacity model (llamaPredict).
 type llamaCppModel struct{ layerFamily }
 
-func (llamaCppModel) defaults(in *Inputs) { in.llamaCppDefaults() }
+// defaults: llama-server's one slot (-np 1) and n_ubatch 512
+// (LlamaCppSettings.defaults), and -c 4096.
+func (llamaCppModel) defaults(in *Inputs) {
+	in.LlamaCpp.defaults(1)
+	if in.Context == 0 {
+		in.Context = 4096
+	}
+}
 
 func (llamaCppModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(KVDtype) (Prediction, []string) {
-	o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
+	o.Parallel, o.UBatch, o.FlashAttention = in.LlamaCpp.Parallel, in.LlamaCpp.UBatch, in.LlamaCpp.FlashAttention
 	return func(d KVDtype) (Prediction, []string) { return llamaPredict(in, wb, d) }
 }
 
@@ -83,10 +106,17 @@ func (llamaCppModel) predictor(in *Inputs, wb int64, o *InputsOut, _ bool) func(
 // estimate, then the llama.cpp runner it starts).
 type ollamaModel struct{ layerFamily }
 
-func (ollamaModel) defaults(in *Inputs) { in.ollamaDefaults() }
+// defaults: Ollama's OLLAMA_NUM_PARALLEL and n_ubatch 512
+// (LlamaCppSettings.defaults), and its num_ctx.
+func (ollamaModel) defaults(in *Inputs) {
+	in.LlamaCpp.defaults(ollamaDefaultParallel)
+	if in.Context == 0 {
+		in.Context = ollamaDefaultNumCtx
+	}
+}
 
 func (ollamaModel) predictor(in *Inputs, wb int64, o *InputsOut, autoParallel bool) func(KVDtype) (Prediction, []string) {
-	o.Parallel, o.UBatch, o.FlashAttention = in.Parallel, in.UBatch, in.FlashAttention
+	o.Parallel, o.UBatch, o.FlashAttention = in.LlamaCpp.Parallel, in.LlamaCpp.UBatch, in.LlamaCpp.FlashAttention
 	return func(d KVDtype) (Prediction, []string) { return ollamaPredict(in, wb, d, autoParallel) }
 }
 
@@ -116,49 +146,4 @@ func init() {
 func (in *Inputs) tensorParallel() bool {
 	m, ok := capacityModels[in.Server]
 	return ok && m.tensorParallel()
-}
-
-// vllmDefaults fills vLLM's zero fields: gpu_memory_utilization 0.9,
-// max_num_seqs and max_num_batched_tokens by GPU, FlashInfer's sampler,
-// and the model's full context.
-func (in *Inputs) vllmDefaults() {
-	if in.Utilization == 0 {
-		in.Utilization = 0.9
-	}
-	seqs, batched := vllmDefaults(in.GPUName, in.GPUGiB)
-	if in.MaxNumSeqs == 0 {
-		in.MaxNumSeqs = seqs
-	}
-	if in.MaxNumBatchedTokens == 0 {
-		in.MaxNumBatchedTokens = batched
-	}
-	if in.Sampler == "" {
-		in.Sampler = SamplerFlashInfer
-	}
-	if in.GraphEstimate == "" {
-		in.GraphEstimate = GraphEstimateAuto
-	}
-	if in.Context == 0 {
-		in.Context = in.Model.MaxContext
-	}
-}
-
-// llamaCppDefaults fills llama-server's: one slot (-np 1), -c 4096.
-func (in *Inputs) llamaCppDefaults() {
-	if in.Parallel == 0 {
-		in.Parallel = 1
-	}
-	if in.Context == 0 {
-		in.Context = 4096
-	}
-}
-
-// ollamaDefaults fills Ollama's: OLLAMA_NUM_PARALLEL and num_ctx.
-func (in *Inputs) ollamaDefaults() {
-	if in.Parallel == 0 {
-		in.Parallel = ollamaDefaultParallel
-	}
-	if in.Context == 0 {
-		in.Context = ollamaDefaultNumCtx
-	}
 }

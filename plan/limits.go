@@ -84,19 +84,36 @@ func groupThousands(v float64) string {
 	return b.String()
 }
 
-// checkLimits checks the numeric inputs against their limits.
-func (in *Inputs) checkLimits() error {
-	for _, c := range []struct {
+// limitCheck is one numeric input and its Limit; signCheck one integer
+// input that must not be negative (0 is its default).
+type (
+	limitCheck struct {
 		l Limit
 		v float64
-	}{
-		{LimitGPUGiB, in.GPUGiB}, {LimitUtilization, in.Utilization}, {LimitWeightsGiB, in.WeightsGiB},
-		{LimitContext, float64(in.Context)}, {LimitBlockSize, float64(in.BlockSize)},
-		{LimitMaxNumSeqs, float64(in.MaxNumSeqs)}, {LimitMaxNumBatchedTokens, float64(in.MaxNumBatchedTokens)},
-		{LimitParallel, float64(in.Parallel)}, {LimitUBatch, float64(in.UBatch)},
-	} {
+	}
+	signCheck struct {
+		field Field
+		v     int
+	}
+)
+
+// checkLimits checks numeric inputs against their limits, in order: the
+// first out of range is the error.
+func checkLimits(cs ...limitCheck) error {
+	for _, c := range cs {
 		if err := c.l.Check(c.v); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkNonNegative checks that integer inputs are not negative, in
+// order: the first below 0 is the error.
+func checkNonNegative(cs ...signCheck) error {
+	for _, c := range cs {
+		if c.v < 0 {
+			return &InputError{c.field, c.v, "must be >= 0"}
 		}
 	}
 	return nil

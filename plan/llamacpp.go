@@ -9,6 +9,90 @@ import (
 	"github.com/servebench/servebench/modelspec"
 )
 
+// LlamaCppSettings are llama.cpp's own settings, which Ollama shares
+// (it runs llama.cpp, and sets them through its own names): the layers
+// offloaded and their split over the GPUs, the system memory for the
+// rest, the slots, the micro-batch and flash attention. Zero values take
+// each family's defaults (see defaults).
+type LlamaCppSettings struct {
+	// NGPULayers is llama.cpp's --n-gpu-layers and Ollama's num_gpu: how
+	// many layers go to the GPUs, counting the output layer as the last
+	// one (n_layer + 1 = everything); nil means all for llama.cpp and
+	// Ollama's own estimate for Ollama (EstimateGPULayers).
+	NGPULayers *int
+	// TensorSplit is llama.cpp's --tensor-split: the proportion of the
+	// offloaded layers each GPU takes; nil splits by GPU memory.
+	TensorSplit []float64
+	// RAMGiB is the system memory for what llama.cpp and Ollama keep on
+	// the CPU (0 = not checked).
+	RAMGiB float64
+	// Parallel is llama.cpp --parallel / OLLAMA_NUM_PARALLEL (slots).
+	Parallel int
+	// UBatch is llama.cpp's n_ubatch.
+	UBatch int
+	// FlashAttention is llama.cpp -fa / OLLAMA_FLASH_ATTENTION.
+	FlashAttention bool
+}
+
+// defaults fills the zero settings: parallel slots (the family's own
+// default: llama-server's -np 1, Ollama's OLLAMA_NUM_PARALLEL) and
+// n_ubatch 512.
+func (l *LlamaCppSettings) defaults(parallel int) {
+	if l.Parallel == 0 {
+		l.Parallel = parallel
+	}
+	if l.UBatch == 0 {
+		l.UBatch = 512
+	}
+}
+
+// check checks the settings against their ranges (zero: the default):
+// slots and micro-batch not negative and within their Limits, the layers
+// on GPUs, the tensor split (one share for each of the gpus, not all
+// zero) and the host memory. validate calls it whichever family is
+// planned, so that a setting out of range is refused even where it is
+// not used.
+func (l *LlamaCppSettings) check(gpus int) error {
+	if err := checkNonNegative(signCheck{FieldParallel, l.Parallel}, signCheck{FieldUBatch, l.UBatch}); err != nil {
+		return err
+	}
+	if err := checkLimits(limitCheck{LimitParallel, float64(l.Parallel)}, limitCheck{LimitUBatch, float64(l.UBatch)}); err != nil {
+		return err
+	}
+	if l.NGPULayers != nil && (*l.NGPULayers < 0 || *l.NGPULayers > MaxGPULayers) {
+		return &InputError{FieldNGPULayers, *l.NGPULayers, fmt.Sprintf("must be in 0..%d", MaxGPULayers)}
+	}
+	if err := l.checkSplit(gpus); err != nil {
+		return err
+	}
+	if !(l.RAMGiB >= 0) || l.RAMGiB > MaxRAMGiB {
+		return &InputError{FieldRAMGiB, l.RAMGiB, fmt.Sprintf("must be >= 0 and at most %d", MaxRAMGiB)}
+	}
+	return nil
+}
+
+// checkSplit checks the tensor split, when given: one share for each of
+// the gpus, each >= 0 and at most 1000000, not all zero.
+func (l *LlamaCppSettings) checkSplit(gpus int) error {
+	if len(l.TensorSplit) == 0 {
+		return nil
+	}
+	if len(l.TensorSplit) != gpus {
+		return &InputError{FieldTensorSplit, len(l.TensorSplit), fmt.Sprintf("values for %d GPUs", gpus)}
+	}
+	sum := 0.0
+	for _, v := range l.TensorSplit {
+		if !(v >= 0) || v > 1e6 {
+			return &InputError{FieldTensorSplit, v, "must be >= 0 and at most 1000000"}
+		}
+		sum += v
+	}
+	if !(sum > 0) {
+		return &InputError{FieldTensorSplit, sum, "must not be all zero"}
+	}
+	return nil
+}
+
 // llamaPad is llama.cpp's KV-cache size padding (GGML_PAD(n_ctx, 256)).
 const llamaPad = 256
 
@@ -119,7 +203,7 @@ func llamaComputeMiB(m *modelspec.Spec, nKV, nUBatch int, flashAttn bool) float6
 // within RAMGiB, when given), and FitTokens how many cells would fit.
 func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []string) {
 	var warns []string
-	cellsReq, perSeq := in.Context, in.Context/max(in.Parallel, 1)
+	cellsReq, perSeq := in.Context, in.Context/max(in.LlamaCpp.Parallel, 1)
 	eff := d
 	if d == KVAuto {
 		eff = KVFP16
@@ -130,21 +214,21 @@ func llamaPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []stri
 	}
 	if in.Server == backend.Ollama {
 		var w []string
-		cellsReq, perSeq = in.Context*in.Parallel, in.Context
+		cellsReq, perSeq = in.Context*in.LlamaCpp.Parallel, in.Context
 		eff, w = ollamaKVType(in, eff)
 		warns = append(warns, w...)
-	} else if eff.isGGMLQuant() && !in.FlashAttention {
+	} else if eff.isGGMLQuant() && !in.LlamaCpp.FlashAttention {
 		warns = append(warns, "llama.cpp needs flash attention (-fa) for a quantized V cache; pass --flash-attn")
 	}
 	if in.Model.IsMLA() {
 		warns = append(warns, "llama.cpp MLA cache: K = kv_lora_rank + qk_rope_head_dim, V = kv_lora_rank per layer")
 	}
-	kv, err := llamaKVSize(&in.Model, cellsReq, in.Parallel, in.UBatch, eff, eff)
+	kv, err := llamaKVSize(&in.Model, cellsReq, in.LlamaCpp.Parallel, in.LlamaCpp.UBatch, eff, eff)
 	if err != nil {
 		return Prediction{KVCacheDtype: string(d)}, []string{err.Error()}
 	}
 	bpt := float64(kv.KBytes+kv.VBytes) / float64(kv.Cells)
-	comp := llamaComputeMiB(&in.Model, kv.Cells, min(in.UBatch, kv.Cells), in.FlashAttention)
+	comp := llamaComputeMiB(&in.Model, kv.Cells, min(in.LlamaCpp.UBatch, kv.Cells), in.LlamaCpp.FlashAttention)
 	p := Prediction{
 		KVCacheDtype: string(d), BytesPerElement: eff.BytesPerElement(""), PredictedTokens: kv.Cells,
 		WeightsGiB: round(float64(weightsBytes)/GiB, 3), KVGiB: round(float64(kv.KBytes+kv.VBytes)/GiB, 3),
@@ -253,8 +337,8 @@ func llamaPlace(in *Inputs, weightsBytes int64, kv llamaKV, compMiB float64) lla
 	m := &in.Model
 	devs := in.devices()
 	ngl := m.Layers + 1
-	if in.NGPULayers != nil {
-		ngl = *in.NGPULayers
+	if in.LlamaCpp.NGPULayers != nil {
+		ngl = *in.LlamaCpp.NGPULayers
 	}
 	where := llamaLayerDevices(m.Layers, ngl, llamaSplit(in, devs))
 	layerW, outW, embW := llamaLayerWeights(m, in.Quant, weightsBytes)
@@ -315,8 +399,8 @@ func btoi(b bool) int {
 // given, else each GPU's memory (llama.cpp's default split by free
 // memory).
 func llamaSplit(in *Inputs, devs []Device) []float64 {
-	if len(in.TensorSplit) > 0 {
-		return in.TensorSplit
+	if len(in.LlamaCpp.TensorSplit) > 0 {
+		return in.LlamaCpp.TensorSplit
 	}
 	split := make([]float64, len(devs))
 	for i, d := range devs {
@@ -358,11 +442,11 @@ func finishShares(shares []DeviceShare, kvPerCell []float64, compMiB float64) in
 // host memory given is too small for what it holds; nil otherwise.
 func llamaHost(in *Inputs, host *HostShare, hostW, hostKV int64) *HostShare {
 	holds := host.Layers > 0 || host.Output
-	if !holds && in.RAMGiB <= 0 {
+	if !holds && in.LlamaCpp.RAMGiB <= 0 {
 		return nil
 	}
-	host.WeightsGiB, host.KVGiB, host.KVMiB, host.RAMGiB = round(float64(hostW)/GiB, 3), round(float64(hostKV)/GiB, 3), round(float64(hostKV)/MiB, 2), in.RAMGiB
-	host.Fits = in.RAMGiB == 0 || float64(hostW+hostKV) <= in.RAMGiB*GiB
+	host.WeightsGiB, host.KVGiB, host.KVMiB, host.RAMGiB = round(float64(hostW)/GiB, 3), round(float64(hostKV)/GiB, 3), round(float64(hostKV)/MiB, 2), in.LlamaCpp.RAMGiB
+	host.Fits = in.LlamaCpp.RAMGiB == 0 || float64(hostW+hostKV) <= in.LlamaCpp.RAMGiB*GiB
 	if holds || !host.Fits {
 		return host
 	}

@@ -23,7 +23,7 @@ func ollamaKVType(in *Inputs, d KVDtype) (KVDtype, []string) {
 	case KVFP16:
 		return d, nil
 	case KVQ8_0, KVQ4_0:
-		if !in.FlashAttention {
+		if !in.LlamaCpp.FlashAttention {
 			return KVFP16, []string{"Ollama uses OLLAMA_KV_CACHE_TYPE=" + string(d) + " only with OLLAMA_FLASH_ATTENTION=1 (--flash-attn); without it the cache is f16"}
 		}
 		return d, nil
@@ -51,10 +51,10 @@ func ollamaPredict(in *Inputs, weightsBytes int64, d KVDtype, autoParallel bool)
 	layerW, outW, _ := llamaLayerWeights(m, in.Quant, weightsBytes)
 	devs := in.devices()
 	numGPU := -1
-	if in.NGPULayers != nil {
-		numGPU = *in.NGPULayers
+	if in.LlamaCpp.NGPULayers != nil {
+		numGPU = *in.LlamaCpp.NGPULayers
 	}
-	tries := []int{max(in.Parallel, 1)}
+	tries := []int{max(in.LlamaCpp.Parallel, 1)}
 	if autoParallel {
 		tries = []int{ollamaDefaultParallel, 1}
 	}
@@ -112,14 +112,14 @@ func ollamaChoose(devs []Device, tries []int, estimate func(p int, ds []Device) 
 // parallelism, GPUs, layers and tensor split of its estimate.
 func ollamaRunner(in *Inputs, chosen []Device, est OllamaEstimate) Inputs {
 	run := *in
-	run.Parallel, run.GPUs = est.Parallel, chosen
+	run.LlamaCpp.Parallel, run.GPUs = est.Parallel, chosen
 	layers := est.Layers
-	run.NGPULayers = &layers
-	run.TensorSplit = nil
+	run.LlamaCpp.NGPULayers = &layers
+	run.LlamaCpp.TensorSplit = nil
 	if len(est.TensorSplit) > 0 {
-		run.TensorSplit = make([]float64, len(est.TensorSplit))
+		run.LlamaCpp.TensorSplit = make([]float64, len(est.TensorSplit))
 		for i, c := range est.TensorSplit {
-			run.TensorSplit[i] = float64(c)
+			run.LlamaCpp.TensorSplit[i] = float64(c)
 		}
 	}
 	return run

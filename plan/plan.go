@@ -58,7 +58,9 @@ func ParseCapacityModel(s string) (CapacityModel, error) {
 }
 
 // Inputs are everything a plan depends on. Zero values mean "the server
-// family's default" (see defaults).
+// family's default" (see defaults). The inputs every family reads are
+// fields of Inputs; a family's own settings are one nested group each
+// (VLLM, SGLang, LlamaCpp), which its capacity model defaults.
 type Inputs struct {
 	// Model is the model's attention and matrix shape.
 	Model modelspec.Spec
@@ -78,34 +80,10 @@ type Inputs struct {
 	// TensorParallel and PipelineParallel are vLLM's and SGLang's
 	// --tensor-parallel-size and --pipeline-parallel-size (0 = 1; with
 	// GPUs listed and neither given, tensor parallel over all of them).
-	// Their product must be the number of GPUs.
+	// Their product must be the number of GPUs. They are shared, not
+	// nested, because both worker families read them, and the checks of
+	// the GPU list (one GPU per rank) need them for every family.
 	TensorParallel, PipelineParallel int
-	// NGPULayers is llama.cpp's --n-gpu-layers and Ollama's num_gpu: how
-	// many layers go to the GPUs, counting the output layer as the last
-	// one (n_layer + 1 = everything); nil means all for llama.cpp and
-	// Ollama's own estimate for Ollama (EstimateGPULayers).
-	NGPULayers *int
-	// TensorSplit is llama.cpp's --tensor-split: the proportion of the
-	// offloaded layers each GPU takes; nil splits by GPU memory.
-	TensorSplit []float64
-	// RAMGiB is the system memory for what llama.cpp and Ollama keep on
-	// the CPU (0 = not checked).
-	RAMGiB float64
-	// LoRA is vLLM's --enable-lora with its --max-loras, --max-lora-rank
-	// and target modules; nil = LoRA off.
-	LoRA *LoRA
-	// ImagesPerPrompt is vLLM's --limit-mm-per-prompt image=N for a
-	// vision-language model: 0 turns image profiling off (text only);
-	// nil is vLLM's default (the encoder budget decides).
-	ImagesPerPrompt *int
-	// DisableHybridKV is vLLM's --disable-hybrid-kv-cache-manager:
-	// sliding-window and chunked layers then get as many blocks as full
-	// ones.
-	DisableHybridKV bool
-	// SGLang holds SGLang's memory settings (zero values: its defaults).
-	SGLang SGLangSettings
-	// Utilization is vLLM's gpu_memory_utilization (seed and vllm only).
-	Utilization float64
 	// WeightsGiB overrides the weight estimate when > 0.
 	WeightsGiB float64
 	// Quant is the weight format for the estimate; "" = the model's dtype
@@ -117,28 +95,16 @@ type Inputs struct {
 	// KVDtypes are the KV-cache dtypes to compare.
 	KVDtypes []KVDtype
 	// Context is the per-sequence length used for "max concurrency"
-	// (vLLM max_model_len; llama.cpp/Ollama per-slot context).
+	// (vLLM and SGLang max_model_len; llama.cpp/Ollama per-slot context).
 	Context int
-	// BlockSize is vLLM's KV block size in tokens.
-	BlockSize int
-	// MaxNumSeqs and MaxNumBatchedTokens shape vLLM's profiling run.
-	MaxNumSeqs          int
-	MaxNumBatchedTokens int
-	// Sampler is vLLM's top-k/top-p implementation during profiling.
-	Sampler Sampler
-	// VLLMVersion is the vLLM release whose accounting to follow (zero:
-	// the current one); EnforceEager is its --enforce-eager (no CUDA
-	// graphs, so nothing is charged for them); GraphEstimate its
-	// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS ("" = auto).
-	VLLMVersion   VLLMVersion
-	EnforceEager  bool
-	GraphEstimate GraphEstimate
-	// Parallel is llama.cpp --parallel / OLLAMA_NUM_PARALLEL (slots).
-	Parallel int
-	// UBatch is llama.cpp's n_ubatch.
-	UBatch int
-	// FlashAttention is llama.cpp -fa / OLLAMA_FLASH_ATTENTION.
-	FlashAttention bool
+	// VLLM holds vLLM's settings (zero values: its defaults); the seed
+	// formula, a model of vLLM, reads them too.
+	VLLM VLLMSettings
+	// SGLang holds SGLang's memory settings (zero values: its defaults).
+	SGLang SGLangSettings
+	// LlamaCpp holds llama.cpp's settings, which Ollama shares (it runs
+	// llama.cpp; zero values: each family's defaults).
+	LlamaCpp LlamaCppSettings
 	// Corrections, if set, are calibration corrections to apply.
 	Corrections *CalibrationFile
 	// Given says which of these the caller set on purpose, for Calibrate
@@ -315,14 +281,8 @@ func (in *Inputs) Defaults() {
 			in.KVDtypes = m.kvDtypes()
 		}
 	}
-	if in.BlockSize == 0 {
-		in.BlockSize = 16
-	}
 	if m, ok := capacityModels[in.Server]; ok {
 		m.defaults(in)
-	}
-	if in.UBatch == 0 {
-		in.UBatch = 512
 	}
 	if in.Context == 0 {
 		in.Context = 32768
@@ -411,41 +371,32 @@ func (in *Inputs) validate() error {
 		return &InputError{FieldGPUGiB, 0.0, "is missing"}
 	case in.Context == 0:
 		return &InputError{FieldContext, 0, "is missing"}
-	case in.BlockSize == 0:
-		return &InputError{FieldBlockSize, 0, "is missing"}
-	}
-	for _, c := range []struct {
-		field Field
-		v     int
-	}{{FieldMaxNumSeqs, in.MaxNumSeqs}, {FieldMaxNumBatchedTokens, in.MaxNumBatchedTokens}, {FieldParallel, in.Parallel}, {FieldUBatch, in.UBatch}} {
-		if c.v < 0 {
-			return &InputError{c.field, c.v, "must be >= 0"}
-		}
 	}
 	// Every numeric input is finite and within its written limit
-	// (limits.go), so no product of them overflows.
-	if err := in.checkLimits(); err != nil {
+	// (limits.go), so no product of them overflows: the shared ones here,
+	// each family's in its settings' check (validateBreadth).
+	if err := checkLimits(limitCheck{LimitGPUGiB, in.GPUGiB}, limitCheck{LimitWeightsGiB, in.WeightsGiB},
+		limitCheck{LimitContext, float64(in.Context)}); err != nil {
 		return err
 	}
 	return in.validateBreadth()
 }
 
-// validateBreadth checks the inputs of several GPUs, offload, LoRA,
-// images and SGLang, each group by its own check.
+// validateBreadth checks how the model is split over GPUs, then each
+// family's settings by its own check: every family's, whichever is
+// planned, so that a setting out of range is refused even where it is
+// not used.
 func (in *Inputs) validateBreadth() error {
 	if err := in.validateParallel(); err != nil {
 		return err
 	}
-	if err := in.validateOffload(); err != nil {
+	if err := in.VLLM.check(); err != nil {
 		return err
 	}
-	if err := in.LoRA.validate(); err != nil {
+	if err := in.LlamaCpp.check(len(in.devices())); err != nil {
 		return err
 	}
-	if in.ImagesPerPrompt != nil && (*in.ImagesPerPrompt < 0 || *in.ImagesPerPrompt > MaxImages) {
-		return &InputError{FieldImagesPerPrompt, *in.ImagesPerPrompt, fmt.Sprintf("must be in 0..%d", MaxImages)}
-	}
-	return in.SGLang.validate()
+	return in.SGLang.check()
 }
 
 // validateParallel checks how the model is split over GPUs: tensor and
@@ -476,52 +427,6 @@ func (in *Inputs) validateParallel() error {
 	}
 	if pp > in.Model.Layers {
 		return &InputError{FieldPipelineParallel, pp, fmt.Sprintf("is more than the model's %d layers", in.Model.Layers)}
-	}
-	return nil
-}
-
-// validateOffload checks llama.cpp's and Ollama's placement: the layers
-// on GPUs, the tensor split (one share per GPU, not all zero) and the
-// host memory.
-func (in *Inputs) validateOffload() error {
-	if in.NGPULayers != nil && (*in.NGPULayers < 0 || *in.NGPULayers > MaxGPULayers) {
-		return &InputError{FieldNGPULayers, *in.NGPULayers, fmt.Sprintf("must be in 0..%d", MaxGPULayers)}
-	}
-	if len(in.TensorSplit) > 0 {
-		if len(in.TensorSplit) != len(in.devices()) {
-			return &InputError{FieldTensorSplit, len(in.TensorSplit), fmt.Sprintf("values for %d GPUs", len(in.devices()))}
-		}
-		sum := 0.0
-		for _, v := range in.TensorSplit {
-			if !(v >= 0) || v > 1e6 {
-				return &InputError{FieldTensorSplit, v, "must be >= 0 and at most 1000000"}
-			}
-			sum += v
-		}
-		if !(sum > 0) {
-			return &InputError{FieldTensorSplit, sum, "must not be all zero"}
-		}
-	}
-	if !(in.RAMGiB >= 0) || in.RAMGiB > MaxRAMGiB {
-		return &InputError{FieldRAMGiB, in.RAMGiB, fmt.Sprintf("must be >= 0 and at most %d", MaxRAMGiB)}
-	}
-	return nil
-}
-
-// validate checks SGLang's settings against their ranges (zero: its
-// default).
-func (s SGLangSettings) validate() error {
-	switch {
-	case !(s.MemFractionStatic >= 0 && s.MemFractionStatic <= 1):
-		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in (0, 1]"}
-	case s.MaxTotalTokens < 0 || s.MaxTotalTokens > MaxTotalTokens:
-		return &InputError{FieldMaxTotalTokens, s.MaxTotalTokens, fmt.Sprintf("must be in 0..%d", MaxTotalTokens)}
-	case s.ChunkedPrefillSize < -1 || s.ChunkedPrefillSize > MaxChunkedTokens:
-		return &InputError{FieldChunkedPrefill, s.ChunkedPrefillSize, fmt.Sprintf("must be -1 (off) or in 0..%d", MaxChunkedTokens)}
-	case s.CUDAGraphMaxBS < 0 || s.CUDAGraphMaxBS > MaxCUDAGraphBS:
-		return &InputError{FieldCUDAGraphMaxBS, s.CUDAGraphMaxBS, fmt.Sprintf("must be in 0..%d", MaxCUDAGraphBS)}
-	case s.PageSize < 0 || s.PageSize > 1<<16:
-		return &InputError{FieldBlockSize, s.PageSize, "must be in 0..65536"}
 	}
 	return nil
 }
@@ -575,7 +480,7 @@ var fileTypeQuant = map[string]Quant{"F32": "fp32", "F16": "fp16", "BF16": "bf16
 
 // Plan computes the capacity for every KV dtype of in.
 func Plan(in Inputs) (*Result, error) {
-	autoParallel := in.Server == backend.Ollama && in.Parallel == 0
+	autoParallel := in.Server == backend.Ollama && in.LlamaCpp.Parallel == 0
 	in.Defaults()
 	if err := in.validate(); err != nil {
 		return nil, err
@@ -585,8 +490,8 @@ func Plan(in Inputs) (*Result, error) {
 	res.Inputs = InputsOut{
 		Model: in.Model.Name, Backend: in.Server, CapacityModel: in.CapacityModel, GPU: in.GPUName, GPUGiB: in.GPUGiB,
 		WeightsSource: wsrc, Quant: in.Quant, Context: in.Context,
-		GPUs: in.GPUs, NGPULayers: in.NGPULayers, TensorSplit: in.TensorSplit, RAMGiB: in.RAMGiB, LoRA: in.LoRA,
-		ImagesPerPrompt: in.ImagesPerPrompt, DisableHybridKV: in.DisableHybridKV,
+		GPUs: in.GPUs, NGPULayers: in.LlamaCpp.NGPULayers, TensorSplit: in.LlamaCpp.TensorSplit, RAMGiB: in.LlamaCpp.RAMGiB, LoRA: in.VLLM.LoRA,
+		ImagesPerPrompt: in.VLLM.ImagesPerPrompt, DisableHybridKV: in.VLLM.DisableHybridKV,
 	}
 	if tp, pp := in.TensorParallel, in.PipelineParallel; tp*pp > 1 {
 		res.Inputs.TensorParallel, res.Inputs.PipelineParallel = tp, pp
@@ -601,7 +506,7 @@ func Plan(in Inputs) (*Result, error) {
 	m, ok := capacityModels[in.Server]
 	switch {
 	case in.CapacityModel == SeedFormula:
-		res.Inputs.GPUMemoryUtilization, res.Inputs.BlockSize = in.Utilization, in.BlockSize
+		res.Inputs.GPUMemoryUtilization, res.Inputs.BlockSize = in.VLLM.Utilization, in.VLLM.BlockSize
 		p = func(d KVDtype) (Prediction, []string) { return seedPredict(&in, wb, d) }
 	case ok:
 		p = m.predictor(&in, wb, &res.Inputs, autoParallel)

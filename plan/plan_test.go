@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,12 +26,12 @@ func TestValidateNamesTheField(t *testing.T) {
 		field Field
 	}{
 		{"no GPU memory", func(in *Inputs) { in.GPUGiB = 0 }, FieldGPUGiB},
-		{"utilization above 1", func(in *Inputs) { in.Utilization = 1.5 }, FieldUtilization},
+		{"utilization above 1", func(in *Inputs) { in.VLLM.Utilization = 1.5 }, FieldUtilization},
 		{"negative weights", func(in *Inputs) { in.WeightsGiB = -1 }, FieldWeightsGiB},
 		{"negative context", func(in *Inputs) { in.Context = -3 }, FieldContext},
-		{"negative block size", func(in *Inputs) { in.BlockSize = -16 }, FieldBlockSize},
-		{"negative slots", func(in *Inputs) { in.Server, in.Parallel = backend.LlamaCpp, -1 }, FieldParallel},
-		{"negative ubatch", func(in *Inputs) { in.UBatch = -1 }, FieldUBatch},
+		{"negative block size", func(in *Inputs) { in.VLLM.BlockSize = -16 }, FieldBlockSize},
+		{"negative slots", func(in *Inputs) { in.Server, in.LlamaCpp.Parallel = backend.LlamaCpp, -1 }, FieldParallel},
+		{"negative ubatch", func(in *Inputs) { in.LlamaCpp.UBatch = -1 }, FieldUBatch},
 		{"server without a capacity model", func(in *Inputs) { in.Server = backend.TGI }, FieldServer},
 		{"no server", func(in *Inputs) { in.Server = "" }, FieldServer},
 		{"seed formula of llama.cpp", func(in *Inputs) { in.Server, in.CapacityModel = backend.LlamaCpp, SeedFormula }, FieldCapacityModel},
@@ -43,17 +44,17 @@ func TestValidateNamesTheField(t *testing.T) {
 		}, FieldGPUs},
 		{"a GPU without memory", func(in *Inputs) { in.GPUs = []Device{{MemoryGiB: 24}, {MemoryGiB: math.NaN()}} }, FieldGPUs},
 		{"tensor parallel on llama.cpp", func(in *Inputs) { in.Server, in.TensorParallel = backend.LlamaCpp, 2 }, FieldTensorParallel},
-		{"negative n_gpu_layers", func(in *Inputs) { n := -1; in.Server, in.NGPULayers = backend.LlamaCpp, &n }, FieldNGPULayers},
+		{"negative n_gpu_layers", func(in *Inputs) { n := -1; in.Server, in.LlamaCpp.NGPULayers = backend.LlamaCpp, &n }, FieldNGPULayers},
 		{"tensor split of the wrong length", func(in *Inputs) {
-			in.Server, in.GPUs, in.TensorSplit = backend.LlamaCpp, []Device{{MemoryGiB: 24}, {MemoryGiB: 24}}, []float64{1}
+			in.Server, in.GPUs, in.LlamaCpp.TensorSplit = backend.LlamaCpp, []Device{{MemoryGiB: 24}, {MemoryGiB: 24}}, []float64{1}
 		}, FieldTensorSplit},
-		{"tensor split all zero", func(in *Inputs) { in.Server, in.TensorSplit = backend.LlamaCpp, []float64{0} }, FieldTensorSplit},
-		{"tensor split NaN", func(in *Inputs) { in.Server, in.TensorSplit = backend.LlamaCpp, []float64{math.NaN()} }, FieldTensorSplit},
-		{"RAM infinite", func(in *Inputs) { in.RAMGiB = math.Inf(1) }, FieldRAMGiB},
-		{"no adapters", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 0, MaxRank: 16} }, FieldMaxLoRAs},
-		{"rank too high", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 4096} }, FieldMaxLoRARank},
-		{"unknown LoRA module", func(in *Inputs) { in.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 16, TargetModules: []string{"lm_head"}} }, FieldLoRATargets},
-		{"negative images", func(in *Inputs) { n := -1; in.ImagesPerPrompt = &n }, FieldImagesPerPrompt},
+		{"tensor split all zero", func(in *Inputs) { in.Server, in.LlamaCpp.TensorSplit = backend.LlamaCpp, []float64{0} }, FieldTensorSplit},
+		{"tensor split NaN", func(in *Inputs) { in.Server, in.LlamaCpp.TensorSplit = backend.LlamaCpp, []float64{math.NaN()} }, FieldTensorSplit},
+		{"RAM infinite", func(in *Inputs) { in.LlamaCpp.RAMGiB = math.Inf(1) }, FieldRAMGiB},
+		{"no adapters", func(in *Inputs) { in.VLLM.LoRA = &LoRA{MaxLoRAs: 0, MaxRank: 16} }, FieldMaxLoRAs},
+		{"rank too high", func(in *Inputs) { in.VLLM.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 4096} }, FieldMaxLoRARank},
+		{"unknown LoRA module", func(in *Inputs) { in.VLLM.LoRA = &LoRA{MaxLoRAs: 1, MaxRank: 16, TargetModules: []string{"lm_head"}} }, FieldLoRATargets},
+		{"negative images", func(in *Inputs) { n := -1; in.VLLM.ImagesPerPrompt = &n }, FieldImagesPerPrompt},
 		{"mem_fraction_static above 1", func(in *Inputs) { in.Server, in.SGLang.MemFractionStatic = backend.SGLang, 1.2 }, FieldMemFractionStatic},
 		{"max_total_tokens negative", func(in *Inputs) { in.Server, in.SGLang.MaxTotalTokens = backend.SGLang, -1 }, FieldMaxTotalTokens},
 		{"chunked prefill -2", func(in *Inputs) { in.Server, in.SGLang.ChunkedPrefillSize = backend.SGLang, -2 }, FieldChunkedPrefill},
@@ -116,5 +117,35 @@ func TestCapacityModelOfRecords(t *testing.T) {
 	seed.Corrections = &f
 	if res, _ := Plan(seed); res.Predictions[0].Correction == nil {
 		t.Error("the seed formula's correction did not apply to it")
+	}
+}
+
+// TestDefaultsStayInTheFamily: Defaults fills the planned family's own
+// settings (its capacity model's defaults) and leaves every other
+// family's settings as given, zero here.
+func TestDefaultsStayInTheFamily(t *testing.T) {
+	m, err := modelspec.Preset("qwen2.5-7b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		server              backend.Kind
+		vllm, sglang, llama bool
+	}{
+		{backend.VLLM, true, false, false},
+		{backend.SGLang, false, true, false},
+		{backend.LlamaCpp, false, false, true},
+		{backend.Ollama, false, false, true},
+	} {
+		in := Inputs{Model: m, Server: c.server, GPUGiB: 24}
+		in.Defaults()
+		got := []bool{
+			!reflect.DeepEqual(in.VLLM, VLLMSettings{}),
+			!reflect.DeepEqual(in.SGLang, SGLangSettings{}),
+			!reflect.DeepEqual(in.LlamaCpp, LlamaCppSettings{}),
+		}
+		if want := []bool{c.vllm, c.sglang, c.llama}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: settings filled (vLLM, SGLang, llama.cpp) %v, want %v", c.server, got, want)
+		}
 	}
 }

@@ -394,7 +394,7 @@ func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, boo
 	for i := range gpus {
 		gpus[i] = r.GPU
 	}
-	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLMVersion: r.VLLMVersion}
+	in := Inputs{Model: m, Server: k, GPUs: gpus, Quant: q, KVDtypes: []KVDtype{d}, Context: r.Context, VLLM: VLLMSettings{VLLMVersion: r.VLLMVersion}}
 	switch k {
 	case backend.VLLM, backend.SGLang:
 		if m.Heads%n != 0 || (m.KVHeads%n != 0 && n%m.KVHeads != 0) {
@@ -403,12 +403,12 @@ func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, boo
 		in.TensorParallel = n
 		if k == backend.VLLM {
 			seqs, _ := vllmDefaults(r.GPU.Name, r.GPU.MemoryGiB)
-			in.MaxNumSeqs = max(seqs, r.Users)
+			in.VLLM.MaxNumSeqs = max(seqs, r.Users)
 		}
 	case backend.LlamaCpp:
-		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
+		in.Context, in.LlamaCpp.Parallel, in.LlamaCpp.FlashAttention = r.Context*r.Users, r.Users, true
 	case backend.Ollama:
-		in.Parallel, in.FlashAttention = r.Users, true
+		in.LlamaCpp.Parallel, in.LlamaCpp.FlashAttention = r.Users, true
 	}
 	return in, true
 }
@@ -434,7 +434,7 @@ func (r *Request) sequences(k backend.Kind, in Inputs, p Prediction) (Inputs, Pr
 	if r.SequenceTokens == 0 || p.Fits || slots < 1 || slots >= r.Users || p.Host != nil && p.Host.Layers > 0 {
 		return in, p, seqs
 	}
-	in.Parallel = slots
+	in.LlamaCpp.Parallel = slots
 	if k == backend.LlamaCpp {
 		in.Context = r.Context * slots
 	}

@@ -40,18 +40,18 @@ func seedPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	weightsGiB := round(float64(weightsBytes)/GiB, 3)
 	kb := d.BytesPerElement(in.Model.Dtype)
 	bpt := 2 * float64(in.Model.Layers*in.Model.KVHeads*in.Model.HeadDim) * kb
-	free := in.GPUGiB*in.Utilization - weightsGiB - seedOverheadGiB
+	free := in.GPUGiB*in.VLLM.Utilization - weightsGiB - seedOverheadGiB
 	p := Prediction{
-		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize,
+		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.VLLM.BlockSize,
 		WeightsGiB: weightsGiB, BytesPerToken: bpt, Context: in.Context,
-		RequestedGiB: round(in.GPUGiB*in.Utilization, 4), OverheadGiB: seedOverheadGiB, Fits: true,
+		RequestedGiB: round(in.GPUGiB*in.VLLM.Utilization, 4), OverheadGiB: seedOverheadGiB, Fits: true,
 	}
 	if free <= 0 {
 		p.Fits, p.ShortfallGiB = false, round(-free, 2)
 		return p, warns
 	}
-	p.Blocks = int(math.Floor(free * GiB / (float64(in.BlockSize) * bpt)))
-	p.PredictedTokens = p.Blocks * in.BlockSize
+	p.Blocks = int(math.Floor(free * GiB / (float64(in.VLLM.BlockSize) * bpt)))
+	p.PredictedTokens = p.Blocks * in.VLLM.BlockSize
 	p.KVGiB = round(float64(p.PredictedTokens)*bpt/GiB, 3)
 	p.MaxConcurrency = round(concurrency(p.PredictedTokens, in.Context), 2)
 	return p, warns

@@ -60,8 +60,11 @@ func TestSeedReproducesCalibration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Plan(Inputs{Model: m, Server: backend.VLLM, CapacityModel: SeedFormula, GPUGiB: rec.GPUGiB, Utilization: rec.GPUMemoryUtilization,
-				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768})
+			res, err := Plan(Inputs{
+				Model: m, Server: backend.VLLM, CapacityModel: SeedFormula, GPUGiB: rec.GPUGiB,
+				Quant: "awq", KVDtypes: []KVDtype{dt}, Context: 32768,
+				VLLM: VLLMSettings{Utilization: rec.GPUMemoryUtilization},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,10 +1,13 @@
 package plan
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // SGLangSettings are SGLang's memory settings (--mem-fraction-static,
 // --max-total-tokens, --chunked-prefill-size, --cuda-graph-max-bs,
-// --page-size). Zero values take SGLang's defaults (see sglangDefaults).
+// --page-size). Zero values take SGLang's defaults (see defaults).
 type SGLangSettings struct {
 	// MemFractionStatic is the fraction of the GPU memory free at start
 	// that weights and the KV pool may take.
@@ -21,6 +24,25 @@ type SGLangSettings struct {
 	PageSize int `json:"page_size"`
 }
 
+// check checks SGLang's settings against their ranges (zero: its
+// default). validate calls it whichever family is planned, so that a
+// setting out of range is refused even where it is not used.
+func (s *SGLangSettings) check() error {
+	switch {
+	case !(s.MemFractionStatic >= 0 && s.MemFractionStatic <= 1):
+		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in (0, 1]"}
+	case s.MaxTotalTokens < 0 || s.MaxTotalTokens > MaxTotalTokens:
+		return &InputError{FieldMaxTotalTokens, s.MaxTotalTokens, fmt.Sprintf("must be in 0..%d", MaxTotalTokens)}
+	case s.ChunkedPrefillSize < -1 || s.ChunkedPrefillSize > MaxChunkedTokens:
+		return &InputError{FieldChunkedPrefill, s.ChunkedPrefillSize, fmt.Sprintf("must be -1 (off) or in 0..%d", MaxChunkedTokens)}
+	case s.CUDAGraphMaxBS < 0 || s.CUDAGraphMaxBS > MaxCUDAGraphBS:
+		return &InputError{FieldCUDAGraphMaxBS, s.CUDAGraphMaxBS, fmt.Sprintf("must be in 0..%d", MaxCUDAGraphBS)}
+	case s.PageSize < 0 || s.PageSize > 1<<16:
+		return &InputError{FieldBlockSize, s.PageSize, "must be in 0..65536"}
+	}
+	return nil
+}
+
 // SGLang's start-up overheads below the free memory it measures before
 // loading weights (model_runner.py: total_gpu_memory is what
 // get_available_gpu_memory returns after torch.distributed is set up).
@@ -35,7 +57,7 @@ const (
 	sglangNCCLGiB    = 0.13
 )
 
-// sglangDefaults fills SGLang's defaults as server_args.py
+// defaults fills SGLang's defaults as server_args.py
 // (_handle_gpu_memory_settings, SGLang v0.5.x) derives them from the GPU
 // memory in MiB: chunked_prefill_size 2048 below 35 GB, 4096 below 60,
 // 8192 below 160, else 16384; cuda_graph_max_bs 8 below 20 GB, 24 (80
@@ -44,11 +66,12 @@ const (
 // = 512 + max(chunked_prefill_size, 2048) × 1.5 + cuda_graph_max_bs × 2 +
 // TP × PP / 8 × 1024 MiB, at least 10 GiB above 60 GB, rounded to three
 // decimals. (SGLang up to 0.4.x used 0.88, 0.87 at TP=2, 0.85 at TP=4,
-// 0.81 at TP=8 instead: pass --mem-fraction-static for those.)
-func (in *Inputs) sglangDefaults() {
-	s := &in.SGLang
-	gpuMiB := in.GPUGiB * 1024
-	tp4 := in.TensorParallel >= 4
+// 0.81 at TP=8 instead: pass --mem-fraction-static for those.) gpuGiB
+// is the GPU's memory, tp and pp the tensor and pipeline parallel sizes
+// (0 = 1).
+func (s *SGLangSettings) defaults(gpuGiB float64, tp, pp int) {
+	gpuMiB := gpuGiB * 1024
+	tp4 := tp >= 4
 	pick := func(small, large int) int {
 		if tp4 {
 			return large
@@ -82,7 +105,7 @@ func (in *Inputs) sglangDefaults() {
 	}
 	if s.MemFractionStatic == 0 {
 		reserved := 512 + float64(max(s.ChunkedPrefillSize, 2048))*1.5 + float64(s.CUDAGraphMaxBS)*2 +
-			float64(max(in.TensorParallel, 1)*max(in.PipelineParallel, 1))/8*1024
+			float64(max(tp, 1)*max(pp, 1))/8*1024
 		if gpuMiB > 60*1024 {
 			reserved = max(reserved, 10*1024)
 		}
@@ -91,9 +114,6 @@ func (in *Inputs) sglangDefaults() {
 		} else {
 			s.MemFractionStatic = 0.88
 		}
-	}
-	if in.Context == 0 {
-		in.Context = in.Model.MaxContext
 	}
 }
 

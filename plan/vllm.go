@@ -18,6 +18,10 @@ const (
 	vllmLargeMaxNumSeqs            = 1024
 )
 
+// vllmDefaultBlockSize is vLLM's default KV block size in tokens
+// (--block-size).
+const vllmDefaultBlockSize = 16
+
 // vllmDefaults returns vLLM's default max_num_seqs and
 // max_num_batched_tokens for a GPU.
 func vllmDefaults(gpuName string, gib float64) (seqs, batched int) {
@@ -25,6 +29,89 @@ func vllmDefaults(gpuName string, gib float64) (seqs, batched int) {
 		return vllmLargeMaxNumSeqs, vllmLargeMaxNumBatchedTokens
 	}
 	return vllmDefaultMaxNumSeqs, vllmDefaultMaxNumBatchedTokens
+}
+
+// VLLMSettings are vLLM's own settings (zero values: its defaults, see
+// defaults): its memory and profiling settings, the release whose
+// accounting to follow, and the features that change what it profiles
+// (LoRA, images, the hybrid KV-cache manager). The seed formula reads
+// Utilization and BlockSize too, being a model of vLLM.
+type VLLMSettings struct {
+	// Utilization is vLLM's gpu_memory_utilization.
+	Utilization float64
+	// BlockSize is vLLM's KV block size in tokens. SGLang's page has its
+	// own setting (SGLangSettings.PageSize), and llama.cpp has no blocks.
+	BlockSize int
+	// MaxNumSeqs and MaxNumBatchedTokens shape vLLM's profiling run.
+	MaxNumSeqs          int
+	MaxNumBatchedTokens int
+	// Sampler is vLLM's top-k/top-p implementation during profiling.
+	Sampler Sampler
+	// VLLMVersion is the vLLM release whose accounting to follow (zero:
+	// the current one); EnforceEager is its --enforce-eager (no CUDA
+	// graphs, so nothing is charged for them); GraphEstimate its
+	// VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS ("" = auto).
+	VLLMVersion   VLLMVersion
+	EnforceEager  bool
+	GraphEstimate GraphEstimate
+	// LoRA is vLLM's --enable-lora with its --max-loras, --max-lora-rank
+	// and target modules; nil = LoRA off.
+	LoRA *LoRA
+	// ImagesPerPrompt is vLLM's --limit-mm-per-prompt image=N for a
+	// vision-language model: 0 turns image profiling off (text only);
+	// nil is vLLM's default (the encoder budget decides).
+	ImagesPerPrompt *int
+	// DisableHybridKV is vLLM's --disable-hybrid-kv-cache-manager:
+	// sliding-window and chunked layers then get as many blocks as full
+	// ones.
+	DisableHybridKV bool
+}
+
+// defaults fills vLLM's zero settings: gpu_memory_utilization 0.9, block
+// size 16, max_num_seqs and max_num_batched_tokens by GPU (gpuName,
+// gpuGiB), FlashInfer's sampler and the automatic CUDA-graph estimate.
+func (v *VLLMSettings) defaults(gpuName string, gpuGiB float64) {
+	if v.Utilization == 0 {
+		v.Utilization = 0.9
+	}
+	if v.BlockSize == 0 {
+		v.BlockSize = vllmDefaultBlockSize
+	}
+	seqs, batched := vllmDefaults(gpuName, gpuGiB)
+	if v.MaxNumSeqs == 0 {
+		v.MaxNumSeqs = seqs
+	}
+	if v.MaxNumBatchedTokens == 0 {
+		v.MaxNumBatchedTokens = batched
+	}
+	if v.Sampler == "" {
+		v.Sampler = SamplerFlashInfer
+	}
+	if v.GraphEstimate == "" {
+		v.GraphEstimate = GraphEstimateAuto
+	}
+}
+
+// check checks vLLM's settings against their ranges (zero: its default):
+// the batch shape not negative, every number within its Limit, the LoRA
+// settings and the images per prompt. validate calls it whichever
+// family is planned, so that a setting out of range is refused even
+// where it is not used.
+func (v *VLLMSettings) check() error {
+	if err := checkNonNegative(signCheck{FieldMaxNumSeqs, v.MaxNumSeqs}, signCheck{FieldMaxNumBatchedTokens, v.MaxNumBatchedTokens}); err != nil {
+		return err
+	}
+	if err := checkLimits(limitCheck{LimitUtilization, v.Utilization}, limitCheck{LimitBlockSize, float64(v.BlockSize)},
+		limitCheck{LimitMaxNumSeqs, float64(v.MaxNumSeqs)}, limitCheck{LimitMaxNumBatchedTokens, float64(v.MaxNumBatchedTokens)}); err != nil {
+		return err
+	}
+	if err := v.LoRA.validate(); err != nil {
+		return err
+	}
+	if v.ImagesPerPrompt != nil && (*v.ImagesPerPrompt < 0 || *v.ImagesPerPrompt > MaxImages) {
+		return &InputError{FieldImagesPerPrompt, *v.ImagesPerPrompt, fmt.Sprintf("must be in 0..%d", MaxImages)}
+	}
+	return nil
 }
 
 // vllmNonTorchGiB is the memory vLLM counts as "non-torch" growth during
@@ -161,12 +248,12 @@ func vllmFlashInferGiB(gpuName string, d KVDtype, seqs, batched int) float64 {
 // graphs).
 func vllmChargesGraphs(in *Inputs) bool {
 	switch {
-	case in.EnforceEager || in.GraphEstimate == GraphEstimateOff:
+	case in.VLLM.EnforceEager || in.VLLM.GraphEstimate == GraphEstimateOff:
 		return false
-	case in.GraphEstimate == GraphEstimateOn:
+	case in.VLLM.GraphEstimate == GraphEstimateOn:
 		return true
 	}
-	return in.VLLMVersion.atLeast(vllmGraphEstimateDefault)
+	return in.VLLM.VLLMVersion.atLeast(vllmGraphEstimateDefault)
 }
 
 // flashInferFP8Warning says how far the FlashInfer term can be trusted.
@@ -255,21 +342,21 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 	if d.isGGMLQuant() {
 		warns = append(warns, "vLLM has no "+string(d)+" KV cache (use auto, fp16, bf16 or fp8)")
 	}
-	warns = append(warns, in.LoRA.warnings()...)
-	if in.LoRA != nil && m.IsMoE() {
+	warns = append(warns, in.VLLM.LoRA.warnings()...)
+	if in.VLLM.LoRA != nil && m.IsMoE() {
 		warns = append(warns, "LoRA on an MoE model: only attention projections and dense MLPs are counted; vLLM's fused-MoE LoRA buffers are not modelled")
 	}
-	hybrid := !in.DisableHybridKV && in.VLLMVersion.atLeast(vllmHybridKVVersion)
+	hybrid := !in.VLLM.DisableHybridKV && in.VLLM.VLLMVersion.atLeast(vllmHybridKVVersion)
 	layout := vllmKVLayout(m, hybrid)
 	if !layout.hybrid() && hasLocalLayers(m) {
 		warns = append(warns, "sliding-window and chunked layers are counted as full attention (vLLM before 0.10.0, or --disable-hybrid-kv-cache-manager): the figure is what such a vLLM allocates")
 	}
 	kb := d.BytesPerElement(m.Dtype)
 	tp, pp := max(in.TensorParallel, 1), max(in.PipelineParallel, 1)
-	page := float64(in.BlockSize*vllmPerLayerElems(m, tp)) * kb
+	page := float64(in.VLLM.BlockSize*vllmPerLayerElems(m, tp)) * kb
 	workers, imageItems, imageTokens := vllmWorkers(in, weightsBytes, d, layout, page)
 	p := Prediction{
-		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.BlockSize, Context: in.Context, Fits: true,
+		KVCacheDtype: string(d), BytesPerElement: kb, BlockSize: in.VLLM.BlockSize, Context: in.Context, Fits: true,
 		BytesPerToken: float64(m.Layers*vllmPerLayerElems(m, tp)) * kb, ImageItems: imageItems, ImageTokens: imageTokens,
 	}
 	limiting := 0
@@ -305,9 +392,9 @@ func vllmPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []strin
 		w.share.KVGiB = round(float64(p.Blocks)*page*float64(w.groupSize)/GiB, 3)
 		p.Devices = append(p.Devices, w.share)
 	}
-	p.PredictedTokens = layout.tokens(p.Blocks, in.BlockSize)
+	p.PredictedTokens = layout.tokens(p.Blocks, in.VLLM.BlockSize)
 	p.KVGiB = p.Devices[limiting].KVGiB
-	perSeq := layout.blocksPerSequence(m, in.Context, in.MaxNumBatchedTokens, in.BlockSize)
+	perSeq := layout.blocksPerSequence(m, in.Context, in.VLLM.MaxNumBatchedTokens, in.VLLM.BlockSize)
 	p.BlocksPerSequence = perSeq
 	p.MaxConcurrency = round(float64(p.Blocks)/float64(perSeq), 2)
 	if p.Blocks > 0 && perSeq > p.Blocks-1 {
@@ -337,11 +424,11 @@ func vllmWorkers(in *Inputs, weightsBytes int64, d KVDtype, layout kvLayout, pag
 	stages := ppPartition(m.Layers, pp)
 	items, tokens := 0, 0
 	if m.Vision != nil {
-		items, tokens = vllmImageItems(m.Vision, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.ImagesPerPrompt)
+		items, tokens = vllmImageItems(m.Vision, in.VLLM.MaxNumBatchedTokens, in.VLLM.MaxNumSeqs, in.VLLM.ImagesPerPrompt)
 	}
 	fi := 0.0
 	if vllmChargesGraphs(in) {
-		fi = vllmFlashInferGiB(in.GPUName, d, in.MaxNumSeqs, in.MaxNumBatchedTokens)
+		fi = vllmFlashInferGiB(in.GPUName, d, in.VLLM.MaxNumSeqs, in.VLLM.MaxNumBatchedTokens)
 	}
 	nonTorch := vllmNonTorchGiB
 	if tp*pp > 1 {
@@ -359,15 +446,15 @@ func vllmWorkers(in *Inputs, weightsBytes int64, d KVDtype, layout kvLayout, pag
 		for r := 0; r < tp; r++ {
 			rank := s*tp + r
 			dev := devs[min(rank, len(devs)-1)]
-			w := vllmWorker{requested: dev.MemoryGiB * in.Utilization, nonTorch: nonTorch, fi: fi, groupSize: layout.groupSize(first, n)}
+			w := vllmWorker{requested: dev.MemoryGiB * in.VLLM.Utilization, nonTorch: nonTorch, fi: fi, groupSize: layout.groupSize(first, n)}
 			if in.WeightsGiB > 0 {
 				w.weights = in.WeightsGiB
 			} else {
 				w.weights = float64(weightsBytes) * rankShare(m, in.Quant, tp, first, n, firstStage, lastStage) / GiB
-				w.lora = float64(loraBytes(m, in.LoRA, tp, layers, loraDtypeBytes(m))) / GiB
+				w.lora = float64(loraBytes(m, in.VLLM.LoRA, tp, layers, loraDtypeBytes(m))) / GiB
 				w.weights += w.lora
 			}
-			fwd, smp := vllmActivation(m, in.MaxNumBatchedTokens, in.MaxNumSeqs, in.Sampler, tp)
+			fwd, smp := vllmActivation(m, in.VLLM.MaxNumBatchedTokens, in.VLLM.MaxNumSeqs, in.VLLM.Sampler, tp)
 			if !lastStage {
 				smp = 0
 			}

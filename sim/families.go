@@ -72,11 +72,11 @@ func Batched(f backend.Kind) bool { return batched(f) }
 // block size, its defaults written back.
 func vllmCapacity(c *Config, in *plan.Inputs, util float64) {
 	s := &c.Server
-	in.Server, in.Utilization = backend.VLLM, util
-	in.Context, in.MaxNumSeqs, in.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
-	in.BlockSize = s.BlockSize
+	in.Server, in.VLLM.Utilization = backend.VLLM, util
+	in.Context, in.VLLM.MaxNumSeqs, in.VLLM.MaxNumBatchedTokens = s.MaxModelLen, s.MaxNumSeqs, s.MaxNumBatchedTokens
+	in.VLLM.BlockSize = s.BlockSize
 	in.Defaults()
-	s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.MaxNumSeqs, in.MaxNumBatchedTokens, in.BlockSize, in.Context
+	s.MaxNumSeqs, s.MaxNumBatchedTokens, s.BlockSize, s.MaxModelLen = in.VLLM.MaxNumSeqs, in.VLLM.MaxNumBatchedTokens, in.VLLM.BlockSize, in.Context
 }
 
 // sglangCapacity: plan's SGLang capacity model
@@ -97,7 +97,7 @@ func sglangCapacity(c *Config, in *plan.Inputs, util float64) {
 		// this size reaches first.
 		v := plan.Inputs{Server: backend.VLLM, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB}
 		v.Defaults()
-		s.MaxNumSeqs = v.MaxNumSeqs
+		s.MaxNumSeqs = v.VLLM.MaxNumSeqs
 	}
 }
 
@@ -126,11 +126,11 @@ func slotCapacity(c *Config, in *plan.Inputs, _ float64) {
 			s.SlotContext = 4096 / s.Slots
 		}
 	}
-	in.Parallel, in.Context = s.Slots, s.SlotContext
+	in.LlamaCpp.Parallel, in.Context = s.Slots, s.SlotContext
 	if c.Backend == backend.LlamaCpp {
 		in.Context = s.SlotContext * s.Slots
 	}
-	in.UBatch = s.NUBatch
+	in.LlamaCpp.UBatch = s.NUBatch
 	in.Defaults()
 	if s.NBatch == 0 {
 		s.NBatch = 2048 // llama-server's n_batch

@@ -354,15 +354,15 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth and FLOPS: name it with --gpu, or give --gpu-bandwidth and --gpu-tflops)", err)
 	}
 	ctx := in.Context
-	s := Spec{Backend: fam, FlashAttention: in.FlashAttention}
+	s := Spec{Backend: fam, FlashAttention: in.LlamaCpp.FlashAttention}
 	switch fam {
 	case backend.VLLM, backend.SGLang:
-		s.Server.MaxModelLen, s.Server.MaxNumSeqs = in.Context, in.MaxNumSeqs
+		s.Server.MaxModelLen, s.Server.MaxNumSeqs = in.Context, in.VLLM.MaxNumSeqs
 	case backend.LlamaCpp:
-		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context/max(in.Parallel, 1)
+		s.Server.Slots, s.Server.SlotContext = max(in.LlamaCpp.Parallel, 1), in.Context/max(in.LlamaCpp.Parallel, 1)
 		ctx = s.Server.SlotContext
 	case backend.Ollama:
-		s.Server.Slots, s.Server.SlotContext = max(in.Parallel, 1), in.Context
+		s.Server.Slots, s.Server.SlotContext = max(in.LlamaCpp.Parallel, 1), in.Context
 	}
 	w := Workload{OutputTokens: recommendOutput, PromptTokens: ctx - recommendOutput}
 	if ctx < 2*recommendOutput {
@@ -397,7 +397,7 @@ func kvDtype(f backend.Kind, s string) (plan.KVDtype, error) {
 // settings plan leaves alone), plan sizes the KV cache.
 func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64, flashAttention bool) error {
 	s := &c.Server
-	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, FlashAttention: flashAttention}
+	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, LlamaCpp: plan.LlamaCppSettings{FlashAttention: flashAttention}}
 	if sc, ok := schedulers[c.Backend]; ok {
 		sc.capacity(c, &in, util)
 	}

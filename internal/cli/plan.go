@@ -193,7 +193,7 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	if err := f.breadth.apply(cmd, f.gpu, f.gpuGiB, &in); err != nil {
 		return in, err
 	}
-	in.Utilization, in.WeightsGiB = f.util, f.weightsGiB
+	in.VLLM.Utilization, in.WeightsGiB = f.util, f.weightsGiB
 	if f.quant != "" {
 		in.QuantFrom = ""
 		if in.Quant, err = plan.ParseQuant(f.quant); err != nil {
@@ -207,19 +207,19 @@ func (f *planFlags) inputs(ctx context.Context, cmd string, modelInfo map[string
 	}
 	switch f.sampler {
 	case "", string(plan.SamplerFlashInfer), string(plan.SamplerPyTorch):
-		in.Sampler = plan.Sampler(f.sampler)
+		in.VLLM.Sampler = plan.Sampler(f.sampler)
 	default:
 		return in, usagef("%s: --sampler %q: want flashinfer or pytorch", cmd, f.sampler)
 	}
-	if in.VLLMVersion, err = plan.ParseVLLMVersion(f.vllmVersion); err != nil {
+	if in.VLLM.VLLMVersion, err = plan.ParseVLLMVersion(f.vllmVersion); err != nil {
 		return in, usagef("%s: --vllm-version: %v", cmd, err)
 	}
-	if in.GraphEstimate, err = plan.ParseGraphEstimate(f.graphEstimate); err != nil {
+	if in.VLLM.GraphEstimate, err = plan.ParseGraphEstimate(f.graphEstimate); err != nil {
 		return in, usagef("%s: --graph-estimate: %v", cmd, err)
 	}
-	in.EnforceEager = f.enforceEager
-	in.Context, in.BlockSize, in.MaxNumSeqs, in.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
-	in.Parallel, in.UBatch, in.FlashAttention = f.parallel, f.ubatch, f.flashAttn
+	in.VLLM.EnforceEager = f.enforceEager
+	in.Context, in.VLLM.BlockSize, in.VLLM.MaxNumSeqs, in.VLLM.MaxNumBatchedTokens = f.context, f.blockSize, f.maxSeqs, f.maxBatched
+	in.LlamaCpp.Parallel, in.LlamaCpp.UBatch, in.LlamaCpp.FlashAttention = f.parallel, f.ubatch, f.flashAttn
 	if f.calibration != "" {
 		load := plan.LoadCalibration
 		if f.calibrationMayBeNew {

@@ -137,7 +137,7 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 	in.TensorParallel, in.PipelineParallel = f.tp, f.pp
 	if f.nGPULayers >= 0 {
 		n := f.nGPULayers
-		in.NGPULayers = &n
+		in.LlamaCpp.NGPULayers = &n
 	}
 	if f.tensorSplit != "" {
 		for _, s := range strings.Split(f.tensorSplit, ",") {
@@ -145,22 +145,22 @@ func (f *breadthFlags) apply(cmd, gpuFlag string, gpuGiB float64, in *plan.Input
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e6 {
 				return usagef("%s: --tensor-split %q: want comma-separated numbers, each 0 to 1000000", cmd, f.tensorSplit)
 			}
-			in.TensorSplit = append(in.TensorSplit, v)
+			in.LlamaCpp.TensorSplit = append(in.LlamaCpp.TensorSplit, v)
 		}
 	}
-	in.RAMGiB = f.ramGiB
+	in.LlamaCpp.RAMGiB = f.ramGiB
 	if f.enableLoRA {
 		l, err := f.lora(cmd)
 		if err != nil {
 			return err
 		}
-		in.LoRA = l
+		in.VLLM.LoRA = l
 	}
 	if f.images >= 0 {
 		n := f.images
-		in.ImagesPerPrompt = &n
+		in.VLLM.ImagesPerPrompt = &n
 	}
-	in.DisableHybridKV = f.disableHybridKV
+	in.VLLM.DisableHybridKV = f.disableHybridKV
 	in.SGLang = plan.SGLangSettings{MemFractionStatic: f.memFractionStatic, MaxTotalTokens: f.maxTotalTokens,
 		ChunkedPrefillSize: f.chunkedPrefill, CUDAGraphMaxBS: f.cudaGraphMaxBS}
 	return nil
@@ -278,7 +278,7 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, ra recomm
 		return err
 	}
 	req := plan.Request{Model: in.Model, GPU: plan.Device{Name: in.GPUName, MemoryGiB: in.GPUGiB}, MaxGPUs: f.breadth.gpus,
-		Context: in.Context, Users: users, VLLMVersion: in.VLLMVersion,
+		Context: in.Context, Users: users, VLLMVersion: in.VLLM.VLLMVersion,
 		// the KV the people hold: the p95 of one conversation's tokens
 		SequenceTokens: ra.profile.HeldTokensP95(1)}
 	if len(in.GPUs) > 0 {
