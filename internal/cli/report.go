@@ -22,7 +22,19 @@ import (
 // reportFormats are the values of report --format.
 var reportFormats = []string{"table", "markdown", "csv", "json", "html", "gobench"}
 
-func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// reportArgs are report's parsed and checked arguments.
+type reportArgs struct {
+	files        []string
+	format       string
+	chartsDir    string
+	outPath      string
+	bounds       []slo.Bound
+	failOnBreach bool
+	choice       tableChoice
+}
+
+// parseReportArgs parses and checks report's flags and files.
+func parseReportArgs(args []string, stdout io.Writer) (reportArgs, error) {
 	fs := newFlagSet("report", "report FILE... [--format table|markdown|csv|json|html|gobench] [--columns LIST | --wide] [--charts DIR] [--out FILE] [--slo ttft_p95=1.5s,...]", stdout)
 	format := fs.String("format", "table", "output format: "+strings.Join(reportFormats, ", "))
 	chartsDir := fs.String("charts", "", "write SVG and PNG charts into `DIR`")
@@ -32,74 +44,90 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tf := defineTableFlags(fs)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
-		return err
+		return reportArgs{}, err
 	}
-	choice, err := tf.choice("report")
-	if err != nil {
-		return err
+	a := reportArgs{files: files, format: *format, chartsDir: *chartsDir, outPath: *outPath, failOnBreach: *failOnBreach}
+	if a.choice, err = tf.choice("report"); err != nil {
+		return a, err
 	}
 	if len(files) == 0 {
-		return usagef("report: no input files (want one or more result documents)")
+		return a, usagef("report: no input files (want one or more result documents)")
 	}
-	if !slices.Contains(reportFormats, *format) {
-		return usagef("report: --format %q: want one of %s", *format, strings.Join(reportFormats, ", "))
+	if !slices.Contains(reportFormats, a.format) {
+		return a, usagef("report: --format %q: want one of %s", a.format, strings.Join(reportFormats, ", "))
 	}
-	bounds, err := reportBounds(*sloFlag, *failOnBreach)
+	a.bounds, err = reportBounds(*sloFlag, *failOnBreach)
+	return a, err
+}
+
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a, err := parseReportArgs(args, stdout)
 	if err != nil {
 		return err
 	}
 	// Records files are summarized anew with the SLO's goodput budget;
 	// documents keep the goodput they were written with.
 	var opts summary.Options
-	if b, ok := slo.GoodputBudget(bounds); ok {
-		opts.SLO = &summary.SLO{Text: slo.Text(bounds), Budget: b}
+	if b, ok := slo.GoodputBudget(a.bounds); ok {
+		opts.SLO = &summary.SLO{Text: slo.Text(a.bounds), Budget: b}
 	}
-	set, err := loadSetWith(files, opts)
+	set, err := loadSetWith(a.files, opts)
 	if err != nil {
 		return err
 	}
 	// The text and Markdown a person reads show the columns chosen
 	// (compact by default); the HTML page leads each run with that table
 	// and keeps every column below it.
-	view := choice.view(bounds)
+	view := a.choice.view(a.bounds)
 	var compact *report.Layout
-	if *format == "html" {
-		if !choice.Wide {
+	if a.format == "html" {
+		if !a.choice.Wide {
 			compact = report.BuildView(set, view)
 		}
 		view = report.View{Wide: true}
 	}
-	layout, answer := reportLayout(set, bounds, view)
-	var charts []chart.Chart
-	if *chartsDir != "" || *format == "html" {
-		charts = chart.WithSLO(chart.ForSet(set), bounds)
-	}
-	if *chartsDir != "" {
-		written, err := chart.WriteDir(*chartsDir, charts)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), *chartsDir)
-	}
-	err = writeOut(*outPath, stdout, func(out io.Writer) error {
-		layout.Width = choice.width(out)
-		return writeReport(out, *format, set, layout, compact, charts, answer)
-	})
-	if err == nil && *outPath != "" {
-		// The page or file is all the output: say where it went.
-		fmt.Fprintf(stderr, "servebench: wrote the %s report to %s\n", *format, *outPath)
-	}
+	layout, answer := reportLayout(set, a.bounds, view)
+	charts, err := reportCharts(set, a, stderr)
 	if err != nil {
 		return err
 	}
-	if *format != "table" && *format != "markdown" && *format != "html" {
+	err = writeOut(a.outPath, stdout, func(out io.Writer) error {
+		layout.Width = a.choice.width(out)
+		return writeReport(out, a.format, set, layout, compact, charts, answer)
+	})
+	if err != nil {
+		return err
+	}
+	if a.outPath != "" {
+		// The page or file is all the output: say where it went.
+		fmt.Fprintf(stderr, "servebench: wrote the %s report to %s\n", a.format, a.outPath)
+	}
+	if a.format != "table" && a.format != "markdown" && a.format != "html" {
 		// Formats for machines carry no warnings lines; say them on stderr.
 		writeWarnings(stderr, layout)
 	}
-	if *failOnBreach {
+	if a.failOnBreach {
 		return sloGate(answer, stderr)
 	}
 	return nil
+}
+
+// reportCharts are the charts the report needs (--charts, or the HTML
+// page's), written into --charts' folder when given; nil when none is
+// needed.
+func reportCharts(set *report.Set, a reportArgs, stderr io.Writer) ([]chart.Chart, error) {
+	if a.chartsDir == "" && a.format != "html" {
+		return nil, nil
+	}
+	charts := chart.WithSLO(chart.ForSet(set), a.bounds)
+	if a.chartsDir != "" {
+		written, err := chart.WriteDir(a.chartsDir, charts)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "servebench: wrote %d charts to %s\n", len(written), a.chartsDir)
+	}
+	return charts, nil
 }
 
 // writeOut calls write with standard output, or with the file --out
