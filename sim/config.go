@@ -122,8 +122,9 @@ type Params struct {
 	StepOverhead time.Duration `json:"step_overhead_ns"`
 	// SeqCost is the time each sequence in a step adds (vLLM, SGLang: the
 	// scheduler, sampler and detokenizer on the CPU; llama.cpp, Ollama:
-	// ggml's per-column vector-kernel work, per token of micro-batches of
-	// at most eight tokens — one token per sequence when decoding).
+	// ggml's per-column vector-kernel work, per token after the first of
+	// micro-batches of at most eight tokens — one token per sequence when
+	// decoding).
 	SeqCost time.Duration `json:"seq_cost_ns"`
 	// RequestLatency is the time from a client's send to the request
 	// reaching the scheduler (HTTP, chat template, tokenization): it adds

@@ -153,14 +153,23 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the
 // roofline, the step overhead and, for micro-batches small enough for
-// ggml's vector kernels, the sequence cost per column (token).
+// ggml's vector kernels, the sequence cost per column (token) after the
+// first (mmvqExtraColumns).
 func (c *costModel) microBatch(s *shape) float64 {
 	t := c.roofline(s, false) + c.step
 	if s.tokens <= mmvqMaxBatch {
-		t += float64(s.tokens) * c.seq
+		t += float64(mmvqExtraColumns(s.tokens)) * c.seq
 	}
 	return t
 }
+
+// mmvqExtraColumns is the columns of a micro-batch of tokens tokens whose
+// dot products ggml's vector kernel (mmvq) adds to the time of its weight
+// read: all but the first. With one column the kernel is bound by the
+// read (its dp4a work takes under a fifth of the read's time on an RTX
+// 3090) and the arithmetic hides under it; each further column adds its
+// dot products to the same pass over the weights.
+func mmvqExtraColumns(tokens int) int { return max(tokens-1, 0) }
 
 // dur converts seconds to a Duration of at least one nanosecond.
 func dur(sec float64) time.Duration {

@@ -30,20 +30,21 @@ var llamaDefaults = struct {
 	// run ggml's MMQ on INT8 mma (fitted to pp512 of ggml-org/llama.cpp#7676).
 	ComputeEfficiency, mmqEfficiency float64
 	StepOverhead                     time.Duration
-	// smallBatchFLOPsFraction: the per-column cost of ggml's vector
-	// kernels (MMVQ, which runs dp4a on the INT32 lanes, not the tensor
-	// cores) as a fraction of the GPU's dp4a rate, DP4AOPS (SeqCost =
+	// smallBatchFLOPsFraction: the cost of each column after the first of
+	// ggml's vector kernels (MMVQ, which runs dp4a on the INT32 lanes, not
+	// the tensor cores; the first hides under the weight read, see
+	// mmvqExtraColumns) as a fraction of the GPU's dp4a rate, DP4AOPS (SeqCost =
 	// FLOPsPerToken / (DP4AOPS × fraction)); PeakFLOPS stands in where
 	// the rate is unknown (a custom board).
 	smallBatchFLOPsFraction float64
 	RequestLatency          time.Duration
 	OllamaRequestLatency    time.Duration
 }{
-	MemoryEfficiency:        0.919,
+	MemoryEfficiency:        0.7645,
 	ComputeEfficiency:       0.884,
 	mmqEfficiency:           0.2235,
 	StepOverhead:            0,
-	smallBatchFLOPsFraction: 0.1951,
+	smallBatchFLOPsFraction: 0.1959,
 	RequestLatency:          5 * time.Millisecond,
 	OllamaRequestLatency:    10 * time.Millisecond,
 }

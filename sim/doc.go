@@ -36,9 +36,10 @@
 //	        + step overhead + sequence cost × sequences in the step
 //
 // llama.cpp and Ollama run that per micro-batch (each micro-batch reads the
-// weights again) and charge the sequence cost per token only in
-// micro-batches of at most eight tokens, where ggml's vector kernels do
-// per-column work.
+// weights again) and charge the sequence cost per token after the first
+// only in micro-batches of at most eight tokens, where ggml's vector
+// kernels do per-column work (the first column's hides under the weight
+// read).
 // DEFAULTS.md lists each default efficiency and overhead with the
 // published figures it comes from (none from the reference sweep).
 //
