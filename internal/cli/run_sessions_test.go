@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/servebench/servebench/internal/testenv"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
 )
@@ -287,5 +288,57 @@ func TestRunPrefixCacheFromVLLM(t *testing.T) {
 	// --wide: the cache figures are not the compact table's.
 	if err := Run(context.Background(), []string{"report", report, "--wide"}, &out, &errb); err != nil || !strings.Contains(out.String(), "server prefix cache hit %") || !strings.Contains(out.String(), "64.0") {
 		t.Errorf("report table lacks the cache columns (%v):\n%s", err, out.String())
+	}
+}
+
+// TestUsersLaterTurnsHitOllamaCache: 4 people (the testbed's 4 slots)
+// in conversations of 3 turns, a 1,024-token first message and 24-token
+// follow-ups, with the think time shortened to 50 ms so the test takes
+// seconds. A later turn's prompt is its whole conversation so far, more
+// than 1,000 tokens of it cached in the person's slot; its TTFT p50 is
+// below half that of fresh prompts of the same length (the later turns'
+// median prompt) sent one at a time to the same server, which is the
+// fresh prompt's fastest case (no queue behind other prefills).
+func TestUsersLaterTurnsHitOllamaCache(t *testing.T) {
+	url, model := testenv.Ollama(t)
+	dir := t.TempDir()
+	records := func(name string, args ...string) []record.Result {
+		recs := filepath.Join(dir, name+".jsonl")
+		argv := append([]string{"run", "--url", url, "--model", model, "--quiet", "--warmup", "0", "--max-tokens", "8",
+			"--out", filepath.Join(dir, name+".json"), "--records", recs}, args...)
+		if code, _, stderr := run(t, argv...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		var out []record.Result
+		for _, r := range readRecords(t, recs).Results {
+			if !r.Warmup && r.OK() && r.TTFTNS != nil && r.PromptTokens != nil {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var later, laterPrompts []float64
+	for _, r := range records("users", "--users", "4", "--turns", "3", "--think-time", "const:50ms",
+		"--prompt-tokens", "1024", "--followup-tokens", "24", "--requests", "24") {
+		if r.Turn >= 2 {
+			later, laterPrompts = append(later, float64(*r.TTFTNS)), append(laterPrompts, float64(*r.PromptTokens))
+		}
+	}
+	if len(later) < 8 {
+		t.Fatalf("%d later turns answered, want at least 8", len(later))
+	}
+	prompt, _ := stats.Percentile(laterPrompts, 50)
+	if prompt < 1000 {
+		t.Fatalf("later turns' median prompt %.0f tokens, want a history of at least 1,000", prompt)
+	}
+	var fresh []float64
+	for _, r := range records("fresh", "--concurrency", "1", "--prompt-tokens", strconv.Itoa(int(prompt)), "--requests", "8") {
+		fresh = append(fresh, float64(*r.TTFTNS))
+	}
+	p50 := func(xs []float64) float64 { v, _ := stats.Percentile(xs, 50); return v / 1e6 }
+	t.Logf("TTFT p50: later turns %.1f ms (%d, median prompt %.0f tokens), fresh prompts of that length %.1f ms (%d)",
+		p50(later), len(later), prompt, p50(fresh), len(fresh))
+	if len(fresh) < 6 || p50(later) >= 0.5*p50(fresh) {
+		t.Errorf("later turns' TTFT p50 %.1f ms is not below half the fresh prompts' %.1f ms", p50(later), p50(fresh))
 	}
 }
