@@ -76,21 +76,31 @@ func verdictWords(j slo.Judgement) string {
 // peopleLevel simulates one level of n people of profile p on cfg, as
 // run --backend sim --users n does, and summarizes its counted turns.
 func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int, seed int64) (document.Level, error) {
-	v, err := simrun.New(cfg, simrun.Options{Seed: seed, Chat: true})
+	counted, err := peopleTurns(ctx, cfg, p, n, seed)
 	if err != nil {
 		return document.Level{}, err
+	}
+	return stats.SummarizeLevel(counted), nil
+}
+
+// peopleTurns simulates one level of n people of profile p on a fresh
+// server of cfg and returns its counted turns (the warm-up left out).
+func peopleTurns(ctx context.Context, cfg sim.Config, p workload.Profile, n int, seed int64) ([]record.Result, error) {
+	v, err := simrun.New(cfg, simrun.Options{Seed: seed, Chat: true})
+	if err != nil {
+		return nil, err
 	}
 	spec := workload.Spec{Scenario: workload.Chat, PromptTokens: int(math.Round(p.First.Mean)), MaxTokens: int(math.Round(p.Answer.Mean)), Seed: seed}
 	b := workload.NewBuilder(spec, v.Client())
 	if err := b.Calibrate(ctx); err != nil {
-		return document.Level{}, err
+		return nil, err
 	}
 	k := &load.Collect{}
 	sw := &load.Sweep{Run: "plan", Method: load.Users, Levels: []load.Level{{Level: n, Concurrency: n, Requests: defaultUserTurns}},
 		Seed: seed, Client: v.Client(), Source: b, People: &workload.People{Builder: b, Profile: p, Seed: seed},
 		Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v}
 	if _, err := sw.Do(ctx); err != nil {
-		return document.Level{}, err
+		return nil, err
 	}
 	var counted []record.Result
 	for _, r := range k.Results {
@@ -98,5 +108,5 @@ func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int,
 			counted = append(counted, r)
 		}
 	}
-	return stats.SummarizeLevel(counted), nil
+	return counted, nil
 }
