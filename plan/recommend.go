@@ -100,6 +100,12 @@ type Performance struct {
 	HoldsSLO *bool
 	Verdict  string
 	SLO      string
+	// ErrorNote says how many of the simulated turns failed and why
+	// ("3 of 72 counted turns failed: HTTP 400: the request exceeds the
+	// available context size"), "" when none did: the SLO bounds
+	// latencies, so failed turns do not move the verdict, and the note
+	// keeps them from being counted silently.
+	ErrorNote string
 }
 
 // Candidate is one configuration Recommend tried.
@@ -135,6 +141,9 @@ type Candidate struct {
 	// SLO (nil: not judged, as on several GPUs); SLOVerdict says why.
 	HoldsSLO   *bool  `json:"holds_slo,omitempty"`
 	SLOVerdict string `json:"slo_verdict,omitempty"`
+	// ErrorNote says how many simulated turns failed and why ("" when
+	// none did; see Performance.ErrorNote).
+	ErrorNote string `json:"error_note,omitempty"`
 	// PredictedUsers is the simulated capacity in users of a
 	// configuration that holds the users within the SLO (a UsersFunc's
 	// answer), PredictedUsersLow and PredictedUsersHigh its interval
@@ -164,8 +173,13 @@ type Recommendation struct {
 	MaxGPUs int    `json:"max_gpus"`
 	Context int    `json:"context"`
 	Users   int    `json:"users"`
-	// SequenceTokens is the request's (0: Context).
+	// SequenceTokens is the request's (0: Context); Overflows says it is
+	// more than Context, the most tokens a sequence (vLLM's and SGLang's
+	// max_model_len) or a slot (llama.cpp's -c over its slots, Ollama's
+	// num_ctx) holds: the longer conversations outgrow it, and their
+	// turns past it are refused.
 	SequenceTokens int         `json:"sequence_tokens,omitempty"`
+	Overflows      bool        `json:"conversations_overflow,omitempty"`
 	Tried          int         `json:"configurations_tried"`
 	Fits           []Candidate `json:"fits"`
 	// Nearest are the configurations closest to holding the users when
@@ -329,7 +343,8 @@ func Recommend(r Request) (*Recommendation, error) {
 	if len(backends) == 0 {
 		backends = Servers
 	}
-	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens}
+	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens,
+		Overflows: r.SequenceTokens > r.Context}
 	var misses []Candidate
 	for _, k := range backends {
 		quants := r.formats(k, rec)
@@ -408,7 +423,7 @@ func (r *Request) predict(rec *Recommendation) {
 			continue
 		}
 		c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
-		c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
+		c.HoldsSLO, c.SLOVerdict, c.ErrorNote = v.HoldsSLO, v.Verdict, v.ErrorNote
 		if rec.PerformanceSource == "" {
 			rec.PerformanceSource, rec.SLO = v.Source, v.SLO
 		}
@@ -490,6 +505,10 @@ func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, boo
 			in.MaxNumSeqs = max(seqs, r.Users)
 		}
 	case backend.LlamaCpp:
+		// -c is the total over the slots: each slot gets the context a
+		// vLLM sequence gets, so a person's p95 conversation fits a slot
+		// whenever it fits the context (Recommendation.Overflows says
+		// when it does not), not llama.cpp's default of -c over 4 slots
 		in.Context, in.Parallel, in.FlashAttention = r.Context*r.Users, r.Users, true
 	case backend.Ollama:
 		in.Parallel, in.FlashAttention = r.Users, true

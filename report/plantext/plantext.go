@@ -404,17 +404,27 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		fmt.Fprintf(w, "llama.cpp and Ollama load GGUF files: for %s weights they are shown in the GGUF format they would load (%s)\n",
 			rec.QuantAsked, plan.FormatFor(backend.LlamaCpp, rec.QuantAsked))
 	}
+	writePredictionNotes(w, rec, list[:min(len(list), 12)])
+	return w.err
+}
+
+// writePredictionNotes writes where the predictions of the listed
+// configurations come from, whether conversations overflow the context,
+// and each configuration's notes: why one was not simulated or has no
+// predicted users, and the simulated turns that failed.
+func writePredictionNotes(w io.Writer, rec *plan.Recommendation, list []plan.Candidate) {
 	if rec.PerformanceSource != "" {
 		fmt.Fprintf(w, "predicted tok/s, TTFT p50, TPOT p50 and SLO are %s\n", rec.PerformanceSource)
+	}
+	if rec.Overflows {
+		fmt.Fprintf(w, "conversations overflow: the p95 conversation holds %s tokens, more than the %s a sequence (vLLM, SGLang) or a slot (llama.cpp, Ollama) holds: the turns past it are refused; a --context of at least %s holds it\n",
+			thousands(rec.SequenceTokens), thousands(rec.Context), thousands(rec.SequenceTokens))
 	}
 	if rec.CapacitySource != "" {
 		fmt.Fprintf(w, "predicted users and user headroom (predicted users − %d) are %s\n", rec.Users, rec.CapacitySource)
 	}
 	var notes []string
-	for i, c := range list {
-		if i == 12 {
-			break
-		}
+	for _, c := range list {
 		if c.ThroughputNote != "" && !slices.Contains(notes, c.ThroughputNote) {
 			notes = append(notes, c.ThroughputNote)
 		}
@@ -428,7 +438,11 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		}
 		fmt.Fprintf(w, "—: %s\n", n)
 	}
-	return w.err
+	for i, c := range list {
+		if c.ErrorNote != "" {
+			fmt.Fprintf(w, "rank %d, %s %s %s KV: %s\n", i+1, serverTitle[c.Backend], c.Quant, c.KVDtype, c.ErrorNote)
+		}
+	}
 }
 
 // usersCells are a configuration's predicted users with their interval
@@ -458,6 +472,10 @@ func usersCells(c *plan.Candidate) (users, headroom string) {
 // tokens", or for people "20 users, each holding up to 1,958 tokens (p95
 // of a conversation) of a 4,096-token context".
 func usersWords(rec *plan.Recommendation) string {
+	if rec.Overflows {
+		return fmt.Sprintf("%d users, each holding up to the whole %s-token context (a conversation's p95, %s tokens, outgrows it),",
+			rec.Users, thousands(rec.Context), thousands(rec.SequenceTokens))
+	}
 	if rec.SequenceTokens > 0 {
 		return fmt.Sprintf("%d users, each holding up to %s tokens (p95 of a conversation) of a %s-token context,",
 			rec.Users, thousands(min(rec.SequenceTokens, rec.Context)), thousands(rec.Context))
