@@ -43,6 +43,33 @@ type Request struct {
 	// Throughput, when set, predicts each fitting configuration's
 	// throughput (see ThroughputFunc).
 	Throughput ThroughputFunc
+	// Capacity, when set, predicts how many users each configuration
+	// that holds the users within the SLO serves (see UsersFunc).
+	Capacity UsersFunc
+}
+
+// UsersFunc predicts how many users of the request's kind a
+// configuration serves within the SLO its ThroughputFunc judges by: the
+// answer of a users search (package find, as `servebench capacity
+// --backend sim` runs it) started at users and bounded above, so that
+// plan stays fast. Recommend calls it for every configuration whose
+// users hold the SLO as predicted and ranks configurations that tie on
+// the earlier keys by the headroom it gives (Candidate.HeadroomUsers);
+// an error is kept as a note, never fatal.
+type UsersFunc func(c *Candidate, users int) (UsersCapacity, error)
+
+// UsersCapacity is a configuration's predicted capacity in users.
+type UsersCapacity struct {
+	// Users is the largest number of users found within the SLO, every
+	// smaller number tried holding too.
+	Users float64
+	// Low and High bound the largest number that holds (the search's
+	// interval); High is nil when every number up to the search's
+	// highest held, Low nil when no number held confidently.
+	Low, High *float64
+	// Source says how the capacity was predicted, for
+	// Recommendation.CapacitySource.
+	Source string
 }
 
 // ThroughputFunc predicts how a configuration serves users concurrent
@@ -73,6 +100,12 @@ type Performance struct {
 	HoldsSLO *bool
 	Verdict  string
 	SLO      string
+	// ErrorNote says how many of the simulated turns failed and why
+	// ("3 of 72 counted turns failed: HTTP 400: the request exceeds the
+	// available context size"), "" when none did: the SLO bounds
+	// latencies, so failed turns do not move the verdict, and the note
+	// keeps them from being counted silently.
+	ErrorNote string
 }
 
 // Candidate is one configuration Recommend tried.
@@ -108,6 +141,21 @@ type Candidate struct {
 	// SLO (nil: not judged, as on several GPUs); SLOVerdict says why.
 	HoldsSLO   *bool  `json:"holds_slo,omitempty"`
 	SLOVerdict string `json:"slo_verdict,omitempty"`
+	// ErrorNote says how many simulated turns failed and why ("" when
+	// none did; see Performance.ErrorNote).
+	ErrorNote string `json:"error_note,omitempty"`
+	// PredictedUsers is the simulated capacity in users of a
+	// configuration that holds the users within the SLO (a UsersFunc's
+	// answer), PredictedUsersLow and PredictedUsersHigh its interval
+	// (High nil: every number up to the search's highest held), and
+	// HeadroomUsers the headroom in users, PredictedUsers − Users, the
+	// last ranking key. Nil where no capacity was predicted;
+	// CapacityNote says why the search failed.
+	PredictedUsers     *float64 `json:"predicted_users,omitempty"`
+	PredictedUsersLow  *float64 `json:"predicted_users_low,omitempty"`
+	PredictedUsersHigh *float64 `json:"predicted_users_high,omitempty"`
+	HeadroomUsers      *float64 `json:"headroom_users,omitempty"`
+	CapacityNote       string   `json:"capacity_note,omitempty"`
 	// Inputs are the planner inputs of the configuration, for the
 	// simulator and for `servebench plan` to show it in full.
 	Inputs Inputs `json:"-"`
@@ -125,8 +173,13 @@ type Recommendation struct {
 	MaxGPUs int    `json:"max_gpus"`
 	Context int    `json:"context"`
 	Users   int    `json:"users"`
-	// SequenceTokens is the request's (0: Context).
+	// SequenceTokens is the request's (0: Context); Overflows says it is
+	// more than Context, the most tokens a sequence (vLLM's and SGLang's
+	// max_model_len) or a slot (llama.cpp's -c over its slots, Ollama's
+	// num_ctx) holds: the longer conversations outgrow it, and their
+	// turns past it are refused.
 	SequenceTokens int         `json:"sequence_tokens,omitempty"`
+	Overflows      bool        `json:"conversations_overflow,omitempty"`
 	Tried          int         `json:"configurations_tried"`
 	Fits           []Candidate `json:"fits"`
 	// Nearest are the configurations closest to holding the users when
@@ -141,6 +194,9 @@ type Recommendation struct {
 	// SLO is the SLO the configurations' users were judged against (""
 	// when none was).
 	SLO string `json:"slo,omitempty"`
+	// CapacitySource says how the predicted users were found ("" when
+	// no UsersFunc was given or none answered).
+	CapacitySource string `json:"capacity_source,omitempty"`
 }
 
 // recommendFormats are the weight formats tried per family: the Hugging
@@ -258,7 +314,7 @@ func gpuCounts(n int) []int {
 // of r.Context tokens: the higher class of weight precision first
 // (16-bit, 8-bit, 4-bit: precisionClass), then the less lossy KV cache
 // (lossless, then 8-bit, then 4-bit), then fewer GPUs, then more
-// headroom. A format asked for in r.Quants is tried as each family loads
+// headroom (rankFits). A format asked for in r.Quants is tried as each family loads
 // it (FormatFor). vLLM and SGLang run tensor parallel over the GPUs
 // (counts that divide the attention heads); llama.cpp and Ollama split
 // layers and must hold every layer on the GPUs (partial offload is for
@@ -287,7 +343,8 @@ func Recommend(r Request) (*Recommendation, error) {
 	if len(backends) == 0 {
 		backends = Servers
 	}
-	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens}
+	rec := &Recommendation{Model: r.Model.Name, GPU: r.GPU, MaxGPUs: r.MaxGPUs, Context: r.Context, Users: r.Users, SequenceTokens: r.SequenceTokens,
+		Overflows: r.SequenceTokens > r.Context}
 	var misses []Candidate
 	for _, k := range backends {
 		quants := r.formats(k, rec)
@@ -312,11 +369,8 @@ func Recommend(r Request) (*Recommendation, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(precisionClass(a.BitsPerWeight), precisionClass(b.BitsPerWeight)), cmp.Compare(kvLoss(a.KVDtype), kvLoss(b.KVDtype)),
-			cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
-	})
 	r.predict(rec)
+	slices.SortStableFunc(rec.Fits, rankFits)
 	if len(rec.Fits) == 0 {
 		slices.SortStableFunc(misses, func(a, b Candidate) int {
 			return cmp.Or(cmp.Compare(b.closeness, a.closeness), cmp.Compare(a.GPUs, b.GPUs), cmp.Compare(b.BitsPerWeight, a.BitsPerWeight))
@@ -326,10 +380,37 @@ func Recommend(r Request) (*Recommendation, error) {
 	return rec, nil
 }
 
+// rankFits orders the configurations that hold the users: those that
+// hold them within the SLO as predicted first (sloRank), then the higher
+// class of weight precision, then the less lossy KV cache, then fewer
+// GPUs, then more headroom (compareHeadroom).
+func rankFits(a, b Candidate) int {
+	return cmp.Or(cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)),
+		cmp.Compare(precisionClass(a.BitsPerWeight), precisionClass(b.BitsPerWeight)), cmp.Compare(kvLoss(a.KVDtype), kvLoss(b.KVDtype)),
+		cmp.Compare(a.GPUs, b.GPUs), compareHeadroom(&a, &b))
+}
+
+// compareHeadroom orders by headroom: more predicted users first (then
+// more KV headroom among equals), a configuration with a predicted
+// capacity before one without, and, where neither has one, more KV
+// headroom (sequences that fit over the users). Keeping the predicted
+// ones apart keeps the order transitive.
+func compareHeadroom(a, b *Candidate) int {
+	switch {
+	case a.HeadroomUsers != nil && b.HeadroomUsers != nil:
+		return cmp.Or(cmp.Compare(*b.HeadroomUsers, *a.HeadroomUsers), cmp.Compare(b.HeadroomPct, a.HeadroomPct))
+	case a.HeadroomUsers != nil:
+		return -1
+	case b.HeadroomUsers != nil:
+		return 1
+	}
+	return cmp.Compare(b.HeadroomPct, a.HeadroomPct)
+}
+
 // predict fills each fitting configuration's predicted throughput,
 // latency and SLO verdict from r.Throughput (a failure kept as its note),
-// and ranks those that hold the users within the SLO first, the order
-// before deciding among equals.
+// and, for those that hold the users within the SLO, their capacity in
+// users from r.Capacity.
 func (r *Request) predict(rec *Recommendation) {
 	if r.Throughput == nil {
 		return
@@ -342,12 +423,30 @@ func (r *Request) predict(rec *Recommendation) {
 			continue
 		}
 		c.PredictedTokS, c.PredictedTTFTP50Ms, c.PredictedTPOTP50Ms = &v.TokPerS, &v.TTFTP50Ms, &v.TPOTP50Ms
-		c.HoldsSLO, c.SLOVerdict = v.HoldsSLO, v.Verdict
+		c.HoldsSLO, c.SLOVerdict, c.ErrorNote = v.HoldsSLO, v.Verdict, v.ErrorNote
 		if rec.PerformanceSource == "" {
 			rec.PerformanceSource, rec.SLO = v.Source, v.SLO
 		}
+		if r.Capacity != nil && v.HoldsSLO != nil && *v.HoldsSLO {
+			r.capacity(c, rec)
+		}
 	}
-	slices.SortStableFunc(rec.Fits, func(a, b Candidate) int { return cmp.Compare(sloRank(a.HoldsSLO), sloRank(b.HoldsSLO)) })
+}
+
+// capacity fills c's predicted users, their interval and the headroom
+// in users from r.Capacity (a failure kept as its note), and rec's
+// CapacitySource from the first answer.
+func (r *Request) capacity(c *Candidate, rec *Recommendation) {
+	u, err := r.Capacity(c, r.Users)
+	if err != nil {
+		c.CapacityNote = err.Error()
+		return
+	}
+	if rec.CapacitySource == "" {
+		rec.CapacitySource = u.Source
+	}
+	headroom := u.Users - float64(r.Users)
+	c.PredictedUsers, c.PredictedUsersLow, c.PredictedUsersHigh, c.HeadroomUsers = &u.Users, u.Low, u.High, &headroom
 }
 
 // try plans one configuration; ok is false for one that cannot be set up
@@ -406,6 +505,10 @@ func (r *Request) inputs(k backend.Kind, q Quant, d KVDtype, n int) (Inputs, boo
 			in.VLLM.MaxNumSeqs = max(seqs, r.Users)
 		}
 	case backend.LlamaCpp:
+		// -c is the total over the slots: each slot gets the context a
+		// vLLM sequence gets, so a person's p95 conversation fits a slot
+		// whenever it fits the context (Recommendation.Overflows says
+		// when it does not), not llama.cpp's default of -c over 4 slots
 		in.Context, in.LlamaCpp.Parallel, in.LlamaCpp.FlashAttention = r.Context*r.Users, r.Users, true
 	case backend.Ollama:
 		in.LlamaCpp.Parallel, in.LlamaCpp.FlashAttention = r.Users, true

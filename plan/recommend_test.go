@@ -199,3 +199,108 @@ func TestRecommendSLOFirst(t *testing.T) {
 		t.Errorf("first %+v, last %+v: want a holding one first and a breaking one last", rec.Fits[0].HoldsSLO, rec.Fits[len(rec.Fits)-1].HoldsSLO)
 	}
 }
+
+// TestRecommendHeadroomInUsers: among configurations that tie on the SLO
+// verdict, the weight precision, the KV loss and the GPU count, more
+// predicted users rank first (the hook's capacity, whatever the KV
+// headroom), one whose capacity search failed after those with one and
+// by KV headroom among themselves, its failure kept as its note; the
+// capacity is asked only of configurations that hold the SLO, and the
+// headroom in users is the predicted users less the users.
+func TestRecommendHeadroomInUsers(t *testing.T) {
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	holds := func(b bool) *bool { return &b }
+	hook := func(c *Candidate, _ int) (Performance, error) {
+		return Performance{TokPerS: 1, HoldsSLO: holds(c.BitsPerWeight < 16), Verdict: "v", SLO: "ttft_p95=1s"}, nil
+	}
+	// the capacity grows as the KV headroom shrinks, so that ranking by
+	// it reverses the KV order; llama.cpp's search fails
+	asked := 0
+	capacity := func(c *Candidate, users int) (UsersCapacity, error) {
+		asked++
+		if c.HoldsSLO == nil || !*c.HoldsSLO {
+			t.Errorf("capacity asked of %s %s, which does not hold the SLO", c.Backend, c.Quant)
+		}
+		if c.Backend == backend.LlamaCpp {
+			return UsersCapacity{}, errors.New("no search")
+		}
+		lo := float64(users)
+		return UsersCapacity{Users: float64(users) + 1000/(1+max(c.HeadroomPct, 0)), Low: &lo, Source: "test"}, nil
+	}
+	rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 1, Context: 4096, Users: 4, SequenceTokens: 1958,
+		Backends: []backend.Kind{backend.VLLM, backend.SGLang, backend.LlamaCpp}, Throughput: hook, Capacity: capacity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked == 0 || rec.CapacitySource != "test" {
+		t.Fatalf("capacity asked %d times, source %q", asked, rec.CapacitySource)
+	}
+	tie := func(a, b *Candidate) bool {
+		return sloRank(a.HoldsSLO) == sloRank(b.HoldsSLO) && precisionClass(a.BitsPerWeight) == precisionClass(b.BitsPerWeight) &&
+			kvLoss(a.KVDtype) == kvLoss(b.KVDtype) && a.GPUs == b.GPUs
+	}
+	reversed := false
+	for i := range rec.Fits {
+		c := &rec.Fits[i]
+		switch {
+		case c.HoldsSLO != nil && *c.HoldsSLO && c.Backend != backend.LlamaCpp:
+			if c.PredictedUsers == nil || c.HeadroomUsers == nil || *c.HeadroomUsers != *c.PredictedUsers-4 {
+				t.Errorf("%s %s %s: predicted %v, headroom %v users: want predicted − 4", c.Backend, c.Quant, c.KVDtype, c.PredictedUsers, c.HeadroomUsers)
+			}
+		case c.PredictedUsers != nil:
+			t.Errorf("%s %s %s: predicted users %v without a capacity", c.Backend, c.Quant, c.KVDtype, *c.PredictedUsers)
+		case c.HoldsSLO != nil && *c.HoldsSLO && c.CapacityNote != "no search":
+			t.Errorf("%s %s %s: capacity note %q", c.Backend, c.Quant, c.KVDtype, c.CapacityNote)
+		}
+		if i == 0 || !tie(&rec.Fits[i-1], c) {
+			continue
+		}
+		p := &rec.Fits[i-1]
+		switch {
+		case p.PredictedUsers == nil && c.PredictedUsers != nil:
+			t.Errorf("fit %d (%s) with predicted users after fit %d (%s) without", i, c.Backend, i-1, p.Backend)
+		case p.PredictedUsers != nil && c.PredictedUsers != nil && *p.PredictedUsers < *c.PredictedUsers:
+			t.Errorf("fit %d (%s, %v users) after fit %d (%s, %v users)", i, c.Backend, *c.PredictedUsers, i-1, p.Backend, *p.PredictedUsers)
+		case p.PredictedUsers == nil && c.PredictedUsers == nil && p.HeadroomPct < c.HeadroomPct:
+			t.Errorf("fit %d (%s, %v%%) after fit %d (%s, %v%%) with neither predicted", i, c.Backend, c.HeadroomPct, i-1, p.Backend, p.HeadroomPct)
+		}
+		reversed = reversed || p.PredictedUsers != nil && c.PredictedUsers != nil && p.HeadroomPct < c.HeadroomPct
+	}
+	if !reversed {
+		t.Error("no tie ranked by predicted users against the KV headroom order: the test does not exercise the key")
+	}
+}
+
+// TestRecommendPeopleSlots: for people, plan's llama.cpp gives each slot
+// the whole context (-c = context × slots), so a conversation's p95 fits
+// a slot whenever it fits the context, and the recommendation says
+// conversations overflow exactly when their p95 is longer than it.
+func TestRecommendPeopleSlots(t *testing.T) {
+	m, _ := modelspec.Preset("qwen2.5-7b")
+	for _, tc := range []struct {
+		name            string
+		context, tokens int
+	}{
+		{"chat fits", 4096, 1958},
+		{"code overflows", 4096, 7288},
+		{"exactly the context", 2048, 2048},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := Recommend(Request{Model: m, GPU: rtx4090, MaxGPUs: 1, Context: tc.context, Users: 64, SequenceTokens: tc.tokens, Backends: []backend.Kind{backend.LlamaCpp}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Overflows != (tc.tokens > tc.context) {
+				t.Errorf("overflows %v with p95 %d of a %d context", rec.Overflows, tc.tokens, tc.context)
+			}
+			if len(rec.Fits) == 0 {
+				t.Fatal("no llama.cpp configuration holds the people")
+			}
+			for _, c := range rec.Fits {
+				if in := c.Inputs; in.LlamaCpp.Parallel < 1 || in.Context != tc.context*in.LlamaCpp.Parallel {
+					t.Errorf("%s %s: -c %d over %d slots: want %d a slot", c.Quant, c.KVDtype, in.Context, in.LlamaCpp.Parallel, tc.context)
+				}
+			}
+		})
+	}
+}

@@ -311,6 +311,9 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, ra recomm
 	// configuration: its people simulated as run --backend sim --users
 	// sends them, said so in the output.
 	req.Throughput = usersPerformance(ctx, ra.profile, 1)
+	// and the capacity in users of each that holds them: capacity's
+	// simulated search, from the users asked for to 16 times them
+	req.Capacity = usersCapacity(ctx, ra.profile, 1)
 	rec, err := plan.Recommend(req)
 	if err != nil {
 		return planError("plan", err)

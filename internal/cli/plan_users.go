@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
-	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
@@ -39,20 +39,54 @@ func usersPerformance(ctx context.Context, p workload.Profile, seed int64) plan.
 		if err != nil {
 			return plan.Performance{}, err
 		}
-		l, err := peopleLevel(ctx, cfg, p, users, seed)
+		counted, err := peopleTurns(ctx, cfg, p, users, seed)
 		if err != nil {
 			return plan.Performance{}, err
 		}
+		l := stats.SummarizeLevel(counted)
 		if l.ThroughputTokS == nil || l.TTFTP50Ms == nil || l.TPOTP50Ms == nil {
 			return plan.Performance{}, fmt.Errorf("the simulated level of %d people finished no turn", users)
 		}
 		j := slo.Judge(slo.Of(&l), bounds)
 		holds := j.Pass()
 		return plan.Performance{TokPerS: *l.ThroughputTokS, TTFTP50Ms: *l.TTFTP50Ms, TPOTP50Ms: *l.TPOTP50Ms,
-			HoldsSLO: &holds, Verdict: verdictWords(j), SLO: DefaultCapacitySLO,
+			HoldsSLO: &holds, Verdict: verdictWords(j), SLO: DefaultCapacitySLO, ErrorNote: failedTurns(counted),
 			Source: fmt.Sprintf("simulated (servebench's simulator, documented defaults, no fit): %d %s people as run --backend sim --users %d --user-profile %s sends them, %d counted turns",
 				users, p.Name, users, p.Name, defaultUserTurns)}, nil
 	}
+}
+
+// failedTurns says how many of the counted turns failed and with which
+// errors, the most common first ("3 of 72 counted turns failed: HTTP
+// 400: the request exceeds the available context size"); "" when none
+// did.
+func failedTurns(counted []record.Result) string {
+	byError := map[string]int{}
+	var order []string
+	failed := 0
+	for i := range counted {
+		if counted[i].OK() {
+			continue
+		}
+		failed++
+		e := counted[i].Error
+		if e == "" {
+			e = string(counted[i].Reason)
+		}
+		if byError[e] == 0 {
+			order = append(order, e)
+		}
+		byError[e]++
+	}
+	if failed == 0 {
+		return ""
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return byError[b] - byError[a] })
+	parts := make([]string, len(order))
+	for i, e := range order {
+		parts[i] = fmt.Sprintf("%s (%d)", e, byError[e])
+	}
+	return fmt.Sprintf("%d of %d counted turns failed: %s", failed, len(counted), strings.Join(parts, "; "))
 }
 
 // verdictWords is a judgement in words, naming the figures that decided:
@@ -73,24 +107,24 @@ func verdictWords(j slo.Judgement) string {
 	return "holds: " + strings.Join(parts, ", ")
 }
 
-// peopleLevel simulates one level of n people of profile p on cfg, as
-// run --backend sim --users n does, and summarizes its counted turns.
-func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int, seed int64) (document.Level, error) {
+// peopleTurns simulates one level of n people of profile p on a fresh
+// server of cfg and returns its counted turns (the warm-up left out).
+func peopleTurns(ctx context.Context, cfg sim.Config, p workload.Profile, n int, seed int64) ([]record.Result, error) {
 	v, err := simrun.New(cfg, simrun.Options{Seed: seed, Chat: true})
 	if err != nil {
-		return document.Level{}, err
+		return nil, err
 	}
 	spec := workload.Spec{Scenario: workload.Chat, PromptTokens: int(math.Round(p.First.Mean)), MaxTokens: int(math.Round(p.Answer.Mean)), Seed: seed}
 	b := workload.NewBuilder(spec, v.Client())
 	if err := b.Calibrate(ctx); err != nil {
-		return document.Level{}, err
+		return nil, err
 	}
 	k := &load.Collect{}
 	sw := &load.Sweep{Run: "plan", Method: load.Users, Levels: []load.Level{{Level: n, Concurrency: n, Requests: defaultUserTurns}},
 		Seed: seed, Client: v.Client(), Source: b, People: &workload.People{Builder: b, Profile: p, Seed: seed},
 		Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v}
 	if _, err := sw.Do(ctx); err != nil {
-		return document.Level{}, err
+		return nil, err
 	}
 	var counted []record.Result
 	for _, r := range k.Results {
@@ -98,5 +132,5 @@ func peopleLevel(ctx context.Context, cfg sim.Config, p workload.Profile, n int,
 			counted = append(counted, r)
 		}
 	}
-	return stats.SummarizeLevel(counted), nil
+	return counted, nil
 }

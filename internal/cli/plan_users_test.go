@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,6 +90,77 @@ func TestPlanUsersAgreesWithCapacity(t *testing.T) {
 			}
 			if !named {
 				t.Errorf("plan --users %d breaks by %q; capacity's search broke by %v: want a figure in common", hi+1, c.SLOVerdict, a.FailedBy)
+			}
+		})
+	}
+}
+
+// TestPlanPredictedUsersAgreesWithCapacity: plan --users' predicted
+// users of a configuration (its users search, from N up to 16 × N, each
+// probe on a fresh simulated server) agree with capacity --backend sim's
+// answer for the same server and seed (one search from 1 on one server):
+// the same number, or intervals that overlap. They are compared with each
+// other, not with fixed numbers. N is a quarter of capacity's low end,
+// so that plan's search brackets the answer rather than stopping at its
+// cap, and for llama.cpp more than plan's slots, so that plan proposes
+// the server capacity measures (as many slots of the context as fit).
+func TestPlanPredictedUsersAgreesWithCapacity(t *testing.T) {
+	common := []string{"--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--context", "4096"}
+	for _, tc := range []struct {
+		name, family, quant, kv string
+	}{
+		{"vLLM", "vllm", "awq", "auto"},
+		{"llama.cpp", "llamacpp", "q4_k_m", "f16"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fit := func(users int) plan.Candidate {
+				t.Helper()
+				args := append([]string{"plan", "--gpus", "1", "--backend", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--users", itoa(users), "--json"}, common...)
+				code, stdout, stderr := run(t, args...)
+				if code != 0 {
+					t.Fatalf("plan --users %d: exit %d: %s", users, code, stderr)
+				}
+				var rec plan.Recommendation
+				if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+					t.Fatal(err)
+				}
+				if len(rec.Fits) != 1 {
+					t.Fatalf("plan --users %d: %d fits; want the one configuration asked for", users, len(rec.Fits))
+				}
+				return rec.Fits[0]
+			}
+			server := append([]string{"--backend", "sim", "--scheduler", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--seed", "1", "--quiet"}, common...)
+			slots := 0
+			if tc.family == "llamacpp" {
+				slots = int(fit(256).Sequences)
+				server = append(server, "--flash-attn", "--parallel", itoa(slots), "--context", itoa(4096*slots))
+			}
+			out := filepath.Join(t.TempDir(), "capacity.json")
+			if code, _, stderr := run(t, append([]string{"capacity", "--out", out}, server...)...); code != 0 {
+				t.Fatalf("capacity: exit %d: %s", code, stderr)
+			}
+			a := readAnswer(t, out)
+			if a.Load == nil || a.LoadCILow == nil || a.LoadCIHigh == nil {
+				t.Fatalf("capacity answered %v (%v–%v): want a bounded answer", a.Load, a.LoadCILow, a.LoadCIHigh)
+			}
+			users := max(slots+1, int(*a.LoadCILow)/4, 1)
+			c := fit(users)
+			if c.PredictedUsers == nil || c.PredictedUsersLow == nil || c.HeadroomUsers == nil {
+				t.Fatalf("plan --users %d: predicted users %v (low %v), %s %s: want a prediction", users, c.PredictedUsers, c.PredictedUsersLow, c.SLOVerdict, c.CapacityNote)
+			}
+			if *c.HeadroomUsers != *c.PredictedUsers-float64(users) {
+				t.Errorf("plan --users %d: headroom %v users with %v predicted; want predicted − %d", users, *c.HeadroomUsers, *c.PredictedUsers, users)
+			}
+			high := "∞"
+			if c.PredictedUsersHigh != nil {
+				high = fmt.Sprint(*c.PredictedUsersHigh)
+			}
+			t.Logf("capacity: %v (%v–%v); plan --users %d: %v (%v–%s)", *a.Load, *a.LoadCILow, *a.LoadCIHigh, users, *c.PredictedUsers, *c.PredictedUsersLow, high)
+			same := *c.PredictedUsers == *a.Load
+			overlap := *c.PredictedUsersLow <= *a.LoadCIHigh && (c.PredictedUsersHigh == nil || *a.LoadCILow <= *c.PredictedUsersHigh)
+			if !same && !overlap {
+				t.Errorf("plan --users %d predicts %v users (%v–%s); capacity answers %v (%v–%v): want the same answer or overlapping intervals",
+					users, *c.PredictedUsers, *c.PredictedUsersLow, high, *a.Load, *a.LoadCILow, *a.LoadCIHigh)
 			}
 		})
 	}

@@ -881,7 +881,7 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.usersConfig, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
+	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.usersConfig, f.overflowNote, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
 		if err = step(&cfg, set); err != nil {
 			return cfg, redactKey(err, cfg.APIKey)
 		}

@@ -29,6 +29,9 @@ import (
 // configuration as it is, so that the sweep writes its (empty) report.
 func findServer(ctx context.Context, deps Deps, cfg *runConfig, stderr io.Writer) error {
 	if len(cfg.Profiles) > 0 || cfg.Sim != nil {
+		for _, n := range cfg.ServerNotes {
+			warn(stderr, report.Clean(n)) // a simulated server's, from its flags
+		}
 		return nil // profiles name their servers; a simulated one needs no finding
 	}
 	found, scanned, err := lookForServer(ctx, deps, cfg)

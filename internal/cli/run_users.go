@@ -2,8 +2,10 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"math"
 
+	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/workload"
 )
@@ -106,3 +108,31 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 // defaultUserTurns is the counted turns of a users level: the requests
 // a two-sided 95% interval of a p95 needs (docs/metrics.md).
 const defaultUserTurns = 72
+
+// overflowNote warns, for people on a simulated server, when a sequence
+// (vLLM's and SGLang's max_model_len) or a slot (llama.cpp's -c over its
+// slots, Ollama's num_ctx) holds fewer tokens than the profile's p95
+// conversation: the turns that outgrow it are refused (HTTP 400) and
+// count as errors, which a latency SLO does not judge. llama.cpp's
+// --context is the total over --parallel slots (4 by default), so
+// --context 4096 leaves 1024 tokens a slot.
+func (f *runFlags) overflowNote(cfg *runConfig, _ map[string]bool) error {
+	if cfg.Sim == nil || cfg.Method != load.Users {
+		return nil
+	}
+	s, fam := cfg.Sim.Config.Server, cfg.Sim.Config.Backend
+	held := cfg.UserProfile.HeldTokensP95(cfg.Seed)
+	what, limit, fix := "a sequence", s.MaxModelLen, held
+	if s.SlotContext > 0 {
+		what, limit = "a slot", s.SlotContext
+		if fam == backend.LlamaCpp {
+			what, fix = fmt.Sprintf("a slot (--context over %d slots)", s.Slots), held*s.Slots
+		}
+	}
+	if limit <= 0 || limit >= held {
+		return nil
+	}
+	cfg.ServerNotes = append(cfg.ServerNotes, fmt.Sprintf("%s of the simulated %s holds %d tokens, fewer than the %d a %s conversation holds at its p95: the turns past it are refused (HTTP 400) and counted as errors, which the latency SLO does not judge; --context %d holds it",
+		what, fam.Name(), limit, held, cfg.UserProfile.Name, fix))
+	return nil
+}

@@ -196,3 +196,42 @@ func TestUsersSLOAnswer(t *testing.T) {
 		t.Errorf("the SLO answer names people as clients:\n%s", slo)
 	}
 }
+
+// TestSimUsersOverflowWarning: people on a simulated server whose
+// sequence or slot holds less than a conversation's p95 (llama.cpp's
+// --context is the total over its --parallel slots) are warned that the
+// turns past it are refused and counted as errors; a server whose slot
+// holds the p95 is not.
+func TestSimUsersOverflowWarning(t *testing.T) {
+	p, err := workload.LookupProfile("chat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := p.HeldTokensP95(1)
+	sim := func(family, quant string, context int, extra ...string) []string {
+		return append([]string{"run", "--backend", "sim", "--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--scheduler", family, "--quant", quant,
+			"--context", itoa(context), "--users", "2", "--requests", "4", "--quiet"}, extra...)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		warn bool
+	}{
+		{"llama.cpp, the p95 over 4 slots", sim("llamacpp", "q4_k_m", held), true},
+		{"llama.cpp, twice the p95 a slot", sim("llamacpp", "q4_k_m", 2*held*4), false},
+		{"llama.cpp, 2 slots of half the p95", sim("llamacpp", "q4_k_m", held, "--parallel", "2"), true},
+		{"vLLM, half the p95", sim("vllm", "awq", held/2), true},
+		{"vLLM, twice the p95", sim("vllm", "awq", 2*held), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := run(t, append(tc.args, "--out", filepath.Join(t.TempDir(), "run.json"))...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			warned := strings.Contains(stderr, "refused (HTTP 400)") && strings.Contains(stderr, itoa(held))
+			if warned != tc.warn {
+				t.Errorf("warned %v, want %v: %s", warned, tc.warn, stderr)
+			}
+		})
+	}
+}

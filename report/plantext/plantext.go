@@ -365,7 +365,7 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		list = rec.Nearest
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\tSLO\t")
+	fmt.Fprintln(tw, "rank\tbackend\tweights\tKV\tGPUs\tsequences\theadroom\tweights GiB/GPU\tpredicted tok/s\tTTFT p50\tTPOT p50\tSLO\tpredicted users\tuser headroom\t")
 	for i, c := range list {
 		if i == 12 {
 			break
@@ -375,7 +375,8 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 		if !c.Holds {
 			rank = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot, verdict)
+		users, headroom := usersCells(&c)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%.1f\t%+.0f%%\t%.2f\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rank, serverTitle[c.Backend], c.Quant, c.KVDtype, c.GPUs, c.Sequences, c.HeadroomPct, c.WeightsGiBPerGPU, tok, ttft, tpot, verdict, users, headroom)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -395,33 +396,86 @@ func WriteRecommendation(out io.Writer, rec *plan.Recommendation) error {
 	if b.SLOVerdict != "" {
 		fmt.Fprintf(w, "its %d simulated users: %s\n", rec.Users, b.SLOVerdict)
 	}
+	if users, headroom := usersCells(&b); b.PredictedUsers != nil {
+		fmt.Fprintf(w, "its predicted capacity: %s users (%s headroom)\n", users, headroom)
+	}
 	fmt.Fprintln(w, rankingWords(rec))
 	if rec.QuantAsked != "" {
 		fmt.Fprintf(w, "llama.cpp and Ollama load GGUF files: for %s weights they are shown in the GGUF format they would load (%s)\n",
 			rec.QuantAsked, plan.FormatFor(backend.LlamaCpp, rec.QuantAsked))
 	}
+	writePredictionNotes(w, rec, list[:min(len(list), 12)])
+	return w.err
+}
+
+// writePredictionNotes writes where the predictions of the listed
+// configurations come from, whether conversations overflow the context,
+// and each configuration's notes: why one was not simulated or has no
+// predicted users, and the simulated turns that failed.
+func writePredictionNotes(w io.Writer, rec *plan.Recommendation, list []plan.Candidate) {
 	if rec.PerformanceSource != "" {
 		fmt.Fprintf(w, "predicted tok/s, TTFT p50, TPOT p50 and SLO are %s\n", rec.PerformanceSource)
 	}
+	if rec.Overflows {
+		fmt.Fprintf(w, "conversations overflow: the p95 conversation holds %s tokens, more than the %s a sequence (vLLM, SGLang) or a slot (llama.cpp, Ollama) holds: the turns past it are refused; a --context of at least %s holds it\n",
+			thousands(rec.SequenceTokens), thousands(rec.Context), thousands(rec.SequenceTokens))
+	}
+	if rec.CapacitySource != "" {
+		fmt.Fprintf(w, "predicted users and user headroom (predicted users − %d) are %s\n", rec.Users, rec.CapacitySource)
+	}
 	var notes []string
-	for i, c := range list {
-		if i == 12 {
-			break
-		}
+	for _, c := range list {
 		if c.ThroughputNote != "" && !slices.Contains(notes, c.ThroughputNote) {
 			notes = append(notes, c.ThroughputNote)
 		}
+		if n := "no predicted users: " + c.CapacityNote; c.CapacityNote != "" && !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
 	}
 	for _, n := range notes {
-		fmt.Fprintf(w, "—: not simulated: %s\n", n)
+		if !strings.HasPrefix(n, "no predicted users: ") {
+			n = "not simulated: " + n
+		}
+		fmt.Fprintf(w, "—: %s\n", n)
 	}
-	return w.err
+	for i, c := range list {
+		if c.ErrorNote != "" {
+			fmt.Fprintf(w, "rank %d, %s %s %s KV: %s\n", i+1, serverTitle[c.Backend], c.Quant, c.KVDtype, c.ErrorNote)
+		}
+	}
+}
+
+// usersCells are a configuration's predicted users with their interval
+// and its headroom in users as the table shows them: "1,120 (1,120–1,279)"
+// and "+1,100"; "≥ 320" and "≥ +300" where every number the search tried
+// held; "—" where none was predicted.
+func usersCells(c *plan.Candidate) (users, headroom string) {
+	if c.PredictedUsers == nil || c.HeadroomUsers == nil {
+		return "—", "—"
+	}
+	n, h := int(*c.PredictedUsers), int(*c.HeadroomUsers)
+	headroom = thousands(h)
+	if h >= 0 {
+		headroom = "+" + headroom
+	}
+	lo, hi := c.PredictedUsersLow, c.PredictedUsersHigh
+	switch {
+	case hi == nil:
+		return "≥ " + thousands(n), "≥ " + headroom
+	case lo == nil:
+		return fmt.Sprintf("%s (≤ %s)", thousands(n), thousands(int(*hi))), headroom
+	}
+	return fmt.Sprintf("%s (%s–%s)", thousands(n), thousands(int(*lo)), thousands(int(*hi))), headroom
 }
 
 // usersWords is what a recommendation is for: "16 users × 32,768
 // tokens", or for people "20 users, each holding up to 1,958 tokens (p95
 // of a conversation) of a 4,096-token context".
 func usersWords(rec *plan.Recommendation) string {
+	if rec.Overflows {
+		return fmt.Sprintf("%d users, each holding up to the whole %s-token context (a conversation's p95, %s tokens, outgrows it),",
+			rec.Users, thousands(rec.Context), thousands(rec.SequenceTokens))
+	}
 	if rec.SequenceTokens > 0 {
 		return fmt.Sprintf("%d users, each holding up to %s tokens (p95 of a conversation) of a %s-token context,",
 			rec.Users, thousands(min(rec.SequenceTokens, rec.Context)), thousands(rec.Context))
@@ -452,7 +506,7 @@ func predictedCells(c *plan.Candidate) (tok, ttft, tpot, verdict string) {
 func rankingWords(rec *plan.Recommendation) string {
 	const rest = "weight precision (16-bit, 8-bit, 4-bit), then KV cache precision (lossless, 8-bit, 4-bit), then fewer GPUs, then headroom"
 	if rec.SLO != "" {
-		return fmt.Sprintf("ranked by holding the %d users within %s as simulated, then %s", rec.Users, rec.SLO, rest)
+		return fmt.Sprintf("ranked by holding the %d users within %s as simulated, then %s in predicted users (KV headroom where none is predicted)", rec.Users, rec.SLO, rest)
 	}
 	return "ranked by " + rest
 }
