@@ -165,7 +165,13 @@ func predict(c Case) ([]Point, error) {
 		return nil, fmt.Errorf("%w: %v", errSkip, err)
 	}
 	w, l := level(c)
-	lr, err := sim.RunLevel(e, w, l)
+	var lr *sim.LevelResult
+	if law := lengthLaw(c); law == FixedLengths {
+		lr, err = sim.RunLevel(e, w, l)
+	} else {
+		prompts, outputs := drawLengths(c, law, l.Requests)
+		lr, err = runDrawn(e, prompts, outputs, l)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errSkip, err)
 	}

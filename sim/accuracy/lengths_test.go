@@ -1,0 +1,136 @@
+package main
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/sim"
+)
+
+// TestLengthLaw: a case's law follows its dataset and client, and one
+// request at a time or llama-bench keeps the case's lengths.
+func TestLengthLaw(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    Case
+		want LengthLaw
+	}{
+		{"vllm sharegpt rate", Case{Server: "vllm", Tool: "benchmark_serving.py (sharegpt)", Regime: OpenRate, Dataset: "ShareGPT V3, 200 prompts"}, ShareGPTLengths},
+		{"sglang sharegpt burst", Case{Server: "sglang", Tool: "sglang bench_serving", Regime: Burst, Dataset: "sharegpt (lengths: totals)", Note: "random dataset with random_range_ratio 0 (lengths drawn)"}, ShareGPTLengths},
+		{"sglang random ratio 0", Case{Server: "sglang", Tool: "sglang bench_serving", Regime: OpenRate, Dataset: "random 1024/1024", Note: "random_range_ratio 0 (lengths drawn per request)"}, UniformLengths},
+		{"sglang random fixed", Case{Server: "sglang", Tool: "sglang bench_serving (random)", Regime: OpenRate, Dataset: "Random-2000: 3000 sequences"}, FixedLengths},
+		{"vllm random fixed", Case{Server: "vllm", Tool: "benchmark_serving.py (random)", Regime: Burst, Dataset: "random 1024/1024, no max-concurrency"}, FixedLengths},
+		{"sharegpt one at a time", Case{Server: "vllm", Tool: "benchmark_serving.py (sharegpt)", Regime: SingleStream, Dataset: "ShareGPT V3"}, FixedLengths},
+		{"llama-bench", Case{Server: "llamacpp", Tool: "llama-bench", Regime: Burst, Dataset: "sharegpt"}, FixedLengths},
+	} {
+		if got := lengthLaw(tc.c); got != tc.want {
+			t.Errorf("%s: law %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestDrawLengths: drawn lengths have the case's means, stay within the
+// sampler's bounds, vary from request to request, and are the same on
+// every call; fixed cases give every request the case's lengths.
+func TestDrawLengths(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		law                  LengthLaw
+		prompt, output, n    int
+		lo, maxPrompt, total int
+	}{
+		{"sharegpt", ShareGPTLengths, 206, 202, 200, shareGPTMinTokens, shareGPTMaxPrompt, shareGPTMaxTotal},
+		{"sharegpt short answers", ShareGPTLengths, 203, 118, 200, shareGPTMinTokens, shareGPTMaxPrompt, shareGPTMaxTotal},
+		{"sharegpt burst", ShareGPTLengths, 217, 201, 1000, shareGPTMinTokens, shareGPTMaxPrompt, shareGPTMaxTotal},
+		{"uniform", UniformLengths, 509, 534, 300, 1, 1 << 30, 1 << 30},
+		{"fixed", FixedLengths, 1024, 1024, 50, 1024, 1024, 2048},
+	} {
+		c := Case{ID: "case-" + tc.name, PromptTokens: tc.prompt, OutputTokens: tc.output}
+		p, o := drawLengths(c, tc.law, tc.n)
+		if len(p) != tc.n || len(o) != tc.n {
+			t.Fatalf("%s: %d and %d lengths, want %d", tc.name, len(p), len(o), tc.n)
+		}
+		for _, x := range []struct {
+			what       string
+			got        []int
+			mean, want float64
+		}{{"prompt", p, mean(p), float64(tc.prompt)}, {"output", o, mean(o), float64(tc.output)}} {
+			if d := x.mean - x.want; d < -1 || d > 1 {
+				t.Errorf("%s: mean %s %.1f, want %.0f", tc.name, x.what, x.mean, x.want)
+			}
+			if varies := slices.Min(x.got) != slices.Max(x.got); varies != (tc.law != FixedLengths) {
+				t.Errorf("%s: %s lengths from %d to %d", tc.name, x.what, slices.Min(x.got), slices.Max(x.got))
+			}
+		}
+		for i := range p {
+			if p[i] < tc.lo || o[i] < tc.lo || p[i] > tc.maxPrompt || p[i]+o[i] > tc.total {
+				t.Fatalf("%s: request %d has %d/%d tokens, outside the sampler's bounds", tc.name, i, p[i], o[i])
+			}
+		}
+		p2, o2 := drawLengths(c, tc.law, tc.n)
+		if !slices.Equal(p, p2) || !slices.Equal(o, o2) {
+			t.Errorf("%s: a second draw differs", tc.name)
+		}
+	}
+}
+
+func mean(x []int) float64 {
+	s := 0
+	for _, v := range x {
+		s += v
+	}
+	return float64(s) / float64(len(x))
+}
+
+// TestRunDrawnFixedMatchesRunLevel: with every request at the same
+// lengths, the drawn-lengths path measures what sim.RunLevel does, so the
+// two paths differ only in the lengths they send.
+func TestRunDrawnFixedMatchesRunLevel(t *testing.T) {
+	c := Case{ID: "drawn-fixed", Server: "vllm", GPU: "H100 PCIe", GPUCount: 1, TP: 1, Preset: "llama-3.1-8b", Quant: "fp16",
+		MaxModelLen: 8192, Regime: OpenRate, Rate: 8, NumRequests: 100, PromptTokens: 206, OutputTokens: 202}
+	for _, method := range []load.Method{load.Rate, load.Batch} {
+		c.Regime = OpenRate
+		if method == load.Batch {
+			c.Regime = Burst
+		}
+		w, l := level(c)
+		s, err := spec(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := s.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e1, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, _ := sim.New(cfg)
+		want, err := sim.RunLevel(e1, w, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, o := drawLengths(c, FixedLengths, l.Requests)
+		got, err := runDrawn(e2, p, o, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []struct {
+			name      string
+			got, want *float64
+		}{{"throughput", got.Level.ThroughputTokS, want.Level.ThroughputTokS}, {"TPOT", got.Level.TPOTMeanMs, want.Level.TPOTMeanMs}, {"TTFT", got.Level.TTFTMeanMs, want.Level.TTFTMeanMs}} {
+			if f.got == nil || f.want == nil || *f.got != *f.want {
+				t.Errorf("%s: %s %v, RunLevel's %v", method, f.name, deref(f.got), deref(f.want))
+			}
+		}
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
