@@ -108,6 +108,11 @@ type ModelCost struct {
 	Experts         int     `json:"experts,omitempty"`
 	ExpertsPerToken int     `json:"experts_per_token,omitempty"`
 	ExpertBytes     float64 `json:"expert_bytes,omitempty"`
+	// MoELayers is the layers with routed experts (all but DeepSeek's
+	// leading dense ones and an interleave's dense layers): each expert a
+	// small micro-batch runs in each of them takes ggml at least a
+	// latency floor, however few bytes it reads (llamaDefaults.expertFloor).
+	MoELayers int `json:"moe_layers,omitempty"`
 }
 
 // Params are the calibration of the step-time model: the efficiencies and

@@ -46,6 +46,11 @@ type costModel struct {
 	secPerByte, secPerFLOP float64
 	m                      ModelCost
 	step, seq              float64 // seconds
+	// expertFloor is the least time one selected expert's products take
+	// in an MoE layer of a micro-batch of at most mmvqMaxBatch tokens
+	// (llama.cpp and Ollama; 0 for the batched servers, whose fused_moe is
+	// in the roofline): seconds.
+	expertFloor float64
 	// padSizes are the CUDA-graph capture sizes a step's token count is
 	// padded up to (ascending); nil = no padding.
 	padSizes []int
@@ -59,6 +64,9 @@ func newCostModel(c *Config) *costModel {
 		m:          c.Model,
 		step:       p.StepOverhead.Seconds(),
 		seq:        p.SeqCost.Seconds(),
+	}
+	if !batched(c.Backend) {
+		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
 	}
 	if c.Server.CUDAGraphs && batched(c.Backend) {
 		cm.padSizes = captureSizes(c.Backend, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
@@ -126,9 +134,36 @@ func (c *costModel) weightBytes(tokens int) float64 {
 	if m.Experts <= 0 || m.ExpertBytes <= 0 || tokens <= 0 {
 		return m.WeightBytesPerStep
 	}
+	return m.WeightBytesPerStep - m.ExpertBytes*(1-c.touched(tokens))
+}
+
+// touched is the expected share of a layer's routed experts that tokens
+// tokens visit, 1 − (1 − k/E)^tokens (0 for a dense model).
+func (c *costModel) touched(tokens int) float64 {
+	m := &c.m
+	if m.Experts <= 0 || tokens <= 0 {
+		return 0
+	}
 	miss := 1 - float64(min(m.ExpertsPerToken, m.Experts))/float64(m.Experts)
-	touched := 1 - math.Pow(miss, float64(tokens))
-	return m.WeightBytesPerStep - m.ExpertBytes*(1-touched)
+	return 1 - math.Pow(miss, float64(tokens))
+}
+
+// expertFloorTime is what the latency floor of ggml's expert products
+// adds to a micro-batch of at most mmvqMaxBatch tokens: for each of the k
+// expert slots of each MoE layer, the floor less the time the roofline
+// already gives that expert's bytes (its share of ExpertBytes), where
+// that is less. A small expert (Qwen3-30B-A3B's 768 × 2048 products,
+// 2.6 MB a slot at Q4_0) reads in a few microseconds, under the floor; a
+// large one (gpt-oss-20b's 13 MB) reads in more than it, and adds
+// nothing. 0 for a dense model.
+func (c *costModel) expertFloorTime() float64 {
+	m := &c.m
+	if m.MoELayers <= 0 || m.Experts <= 0 || c.expertFloor <= 0 {
+		return 0
+	}
+	perExpert := m.ExpertBytes / float64(m.MoELayers*m.Experts) * c.secPerByte
+	slots := float64(m.MoELayers) * float64(min(m.ExpertsPerToken, m.Experts))
+	return slots * max(c.expertFloor-perExpert, 0)
 }
 
 // kernelPeak is the tensor rate kernel k runs at on g: INT8 for ggml's
@@ -154,11 +189,16 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the
 // roofline, the step overhead and, for micro-batches small enough for
 // ggml's vector kernels, the sequence cost per column (token) after the
-// first (mmvqExtraColumns).
+// first (mmvqExtraColumns) and, for a mixture of experts, the expert
+// floor (expertFloorTime): ggml's mul_mat_id runs each selected expert's
+// matrix-vector products as blocks of their own, which take no less than
+// a latency floor however few bytes they read, once per micro-batch
+// however few tokens share them; so a decode step of a 3B-active MoE with
+// small experts costs far more than its active bytes.
 func (c *costModel) microBatch(s *shape) float64 {
 	t := c.roofline(s, false) + c.step
 	if s.tokens <= mmvqMaxBatch {
-		t += float64(mmvqExtraColumns(s.tokens)) * c.seq
+		t += float64(mmvqExtraColumns(s.tokens))*c.seq + c.expertFloorTime()
 	}
 	return t
 }

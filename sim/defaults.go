@@ -37,14 +37,21 @@ var llamaDefaults = struct {
 	// FLOPsPerToken / (DP4AOPS × fraction)); PeakFLOPS stands in where
 	// the rate is unknown (a custom board).
 	smallBatchFLOPsFraction float64
-	RequestLatency          time.Duration
-	OllamaRequestLatency    time.Duration
+	// expertFloor is the least time one selected expert's products take
+	// in each MoE layer (ModelCost.MoELayers) of a micro-batch of at most
+	// eight tokens (costModel.expertFloorTime): fitted to the
+	// micro-batch-1 rate of Qwen3-30B-A3B Q4_0 on an RTX 4090 in
+	// ggml-org/llama.cpp#15631.
+	expertFloor          time.Duration
+	RequestLatency       time.Duration
+	OllamaRequestLatency time.Duration
 }{
 	MemoryEfficiency:        0.7645,
 	ComputeEfficiency:       0.884,
 	mmqEfficiency:           0.2235,
 	StepOverhead:            0,
 	smallBatchFLOPsFraction: 0.1959,
+	expertFloor:             10372 * time.Nanosecond,
 	RequestLatency:          5 * time.Millisecond,
 	OllamaRequestLatency:    10 * time.Millisecond,
 }

@@ -106,6 +106,7 @@ func sglangCapacity(c *Config, in *plan.Inputs, util float64) {
 func slotCapacity(c *Config, in *plan.Inputs, _ float64) {
 	s := &c.Server
 	in.Server = c.Backend
+	unified := false
 	if s.Slots == 0 {
 		// llama-server's -np default is auto: 4 slots sharing one
 		// unified KV cache (ggml-org/llama.cpp#16736); Ollama's
@@ -118,6 +119,7 @@ func slotCapacity(c *Config, in *plan.Inputs, _ float64) {
 			// unified: each slot may use the whole default context
 			// (llama-server -c 4096; Ollama num_ctx 4096)
 			s.SlotContext = 4096
+			unified = true
 		}
 	}
 	if s.SlotContext == 0 {
@@ -127,7 +129,9 @@ func slotCapacity(c *Config, in *plan.Inputs, _ float64) {
 		}
 	}
 	in.LlamaCpp.Parallel, in.Context = s.Slots, s.SlotContext
-	if c.Backend == backend.LlamaCpp {
+	if c.Backend == backend.LlamaCpp && !unified {
+		// -c is the total over the slots; a unified cache holds -c cells
+		// that every slot may fill, so it is sized once, not per slot
 		in.Context = s.SlotContext * s.Slots
 	}
 	in.LlamaCpp.UBatch = s.NUBatch
