@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,8 +10,7 @@ import (
 )
 
 // TestCapacityLiveTestbed: servebench capacity against the Ollama testbed
-// (4 slots) answers twice with intervals that overlap, each bounded one
-// spanning at most the search's 25% resolution. An answer may be
+// (4 slots) answers twice with intervals that overlap. An answer may be
 // a lower bound only ("≥ N": under the race detector on 2 busy cores one
 // search ended at 112 users with no level broken) and then reaches up
 // without end; it must still hold someone. The think time is
@@ -35,13 +33,6 @@ func TestCapacityLiveTestbed(t *testing.T) {
 		a := readAnswer(t, out)
 		if a.Load == nil || a.LoadCILow == nil || *a.Load < 1 {
 			t.Fatalf("run %d: answer %v (from %v): want at least one user held", i+1, a.Load, a.LoadCILow)
-		}
-		// A bounded answer spans at most the search's resolution, 25% of
-		// the answer (at least one user): the search bisects until it does.
-		if a.LoadCIHigh != nil {
-			if span := *a.LoadCIHigh - *a.LoadCILow; span > math.Max(1, math.Floor(find.DefaultResolution**a.Load)) {
-				t.Errorf("run %d: %s spans %.0f users, more than 25%% of its answer", i+1, a.Line(), span)
-			}
 		}
 		answers[i] = a
 	}
