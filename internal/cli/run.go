@@ -80,8 +80,7 @@ Flags`
 // runConfig is one `servebench run` configuration, parsed and validated,
 // made of one part per concern. Each part is filled from its own flags by
 // its own step of (*runFlags).config and has a Validate that checks its
-// own values; the rules between parts are validateAcross's and
-// flagConflicts's (run_across.go). The parts are embedded, so that a
+// own values; the rules between parts are in run_across.go. The parts are embedded, so that a
 // field reads as cfg.URL whatever part holds it.
 type runConfig struct {
 	serverConfig
@@ -905,7 +904,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 
 // config validates the raw values; set names the flags given explicitly.
 // Each step reads one concern's flags into its part of runConfig and
-// checks it (the part's Validate); flagConflicts and validateAcross
+// checks it (the part's Validate); the conflict steps and validateAcross
 // (run_across.go) hold the rules between concerns. The order matters
 // only where a step reads what an earlier one decided (the scenario's
 // lengths, the method), and it decides which of two errors is reported.
@@ -918,20 +917,23 @@ func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
 	for _, step := range []func(*runConfig, map[string]bool) error{
-		f.flagConflicts,         // between concerns, on the flags given (run_across.go)
+		f.simConflicts,          // between concerns, on the flags given (run_across.go)
 		f.simConfig,             // Sim (run_sim.go)
 		f.server,                // serverConfig
 		f.connectionMode,        // serverConfig
 		f.bodyConfig,            // workloadConfig: the request body (run_body.go)
-		f.workload,              // workloadConfig: scenario, lengths, sessions, mix
+		f.prices,                // outputConfig: the price (run_cost.go)
+		f.loadConflicts,         // between concerns, on the flags given (run_across.go)
+		f.workload,              // workloadConfig: scenario, lengths, sessions
 		f.datasetConfig,         // workloadConfig: the dataset (run_dataset.go)
 		f.load,                  // loadConfig, its arrival shapes in run_shapes.go
 		f.usersConfig,           // loadConfig and the people's profile (run_users.go)
-		f.shapes.replay,         // workloadConfig: the trace (run_shapes.go)
+		f.shapes.workload,       // workloadConfig: the mix, the trace (run_shapes.go)
 		(*runConfig).acrossStep, // between concerns, parsed (run_across.go)
+		profileConflicts,        // between concerns, on the flags given (run_across.go)
 		f.profile,               // serverConfig, from --profile (run_profile.go)
 		f.telemetryConfig,       // Telemetry (run_telemetry.go)
-		f.outputs,               // outputConfig, its price in run_cost.go
+		f.outputs,               // outputConfig
 		f.intervals,             // intervalConfig (run_steps.go)
 	} {
 		if err := step(&cfg, set); err != nil {
@@ -1027,9 +1029,6 @@ func (f *runFlags) outputs(cfg *runConfig, set map[string]bool) error {
 	o := &cfg.outputConfig
 	o.Label, o.Out, o.Records, o.Quiet = *f.label, *f.out, *f.records, *f.quiet
 	o.RecordsText = *f.dataset.recordsText
-	if err := f.cost.prices(o, set); err != nil {
-		return err
-	}
 	if err := o.Validate(); err != nil {
 		return err
 	}
@@ -1101,10 +1100,9 @@ func checkURLShape(raw string) (*url.URL, error) {
 
 // workload reads the workload flags into cfg.workloadConfig: the
 // scenario and its lengths, the images, sessions and shared prefixes
-// (sessionsConfig) and --mix, whose classes replace the scenario's
-// prompt. A trace (f.shapes.replay) and a dataset (datasetConfig), read
-// from files, come in their own steps; --trace leaves the lengths to the
-// trace's rows.
+// (sessionsConfig). A dataset (datasetConfig), a mix and a trace
+// (f.shapes.workload) come in their own steps; --trace leaves the lengths
+// to the trace's rows, --mix the prompt to its classes.
 func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	w := &cfg.workloadConfig
 	sc, err := workload.ParseScenario(*f.scenario)
@@ -1123,8 +1121,14 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 		}
 		w.MaxTokens = *f.maxTokens
 	}
-	if set["trace"] {
-		w.PromptTokens, w.MaxTokens = 0, 0 // the trace's rows give them (f.shapes.replay)
+	switch {
+	case set["trace"]: // the trace's rows give the lengths (f.shapes.workload)
+		w.PromptTokens, w.MaxTokens = 0, 0
+	case set["mix"]: // each class takes its scenario's prompt (readMix)
+		w.PromptTokens = 0
+	}
+	if err := w.validateLengths(); err != nil {
+		return err
 	}
 	if w.ImageWidth, w.ImageHeight, err = workload.ParseImageSize(*f.imageSize); err != nil {
 		return configf("--image-size: %v", err)
@@ -1135,12 +1139,6 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 	if err := f.sessionsConfig(w, set); err != nil {
 		return err
 	}
-	if err := f.dataset.excluded(set); err != nil {
-		return err
-	}
-	if err := f.shapes.readMix(w, set); err != nil {
-		return err
-	}
 	return w.Validate()
 }
 
@@ -1148,11 +1146,8 @@ func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
 // profile and the request body. A length of 0 is the trace's or the
 // mix's own (MaxTokens) or not controlled (PromptTokens).
 func (c workloadConfig) Validate() error {
-	switch {
-	case c.PromptTokens < 0 || c.PromptTokens > limits.MaxTokens:
-		return configf("--prompt-tokens %d: want 0 to %d", c.PromptTokens, limits.MaxTokens)
-	case c.MaxTokens < 0 || c.MaxTokens > limits.MaxTokens:
-		return badMaxTokens(c.MaxTokens)
+	if err := c.validateLengths(); err != nil {
+		return err
 	}
 	if err := c.validateSessions(); err != nil {
 		return err
@@ -1161,6 +1156,17 @@ func (c workloadConfig) Validate() error {
 		return err
 	}
 	return c.requestBody.Validate()
+}
+
+// validateLengths checks the prompt and output lengths.
+func (c workloadConfig) validateLengths() error {
+	switch {
+	case c.PromptTokens < 0 || c.PromptTokens > limits.MaxTokens:
+		return configf("--prompt-tokens %d: want 0 to %d", c.PromptTokens, limits.MaxTokens)
+	case c.MaxTokens < 0 || c.MaxTokens > limits.MaxTokens:
+		return badMaxTokens(c.MaxTokens)
+	}
+	return nil
 }
 
 // badMaxTokens is the usage error for a --max-tokens value.
@@ -1179,17 +1185,17 @@ func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
 	if l.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
 		return configf("--arrival: %v", err)
 	}
+	if err := l.validateCounts(); err != nil {
+		return err
+	}
 	if f.method != nil {
 		l.Repeats = *f.repeats
 		if l.Method, err = load.ParseMethod(f.methodName(set)); err != nil {
 			return configf("--method: %v", err)
 		}
-	}
-	// The counts first: what the levels' flags mean depends on them.
-	if err := l.validateCounts(); err != nil {
-		return err
-	}
-	if f.method != nil {
+		if err := l.validateRepeats(); err != nil {
+			return err
+		}
 		if err := f.levels(l, set); err != nil {
 			return err
 		}
@@ -1216,7 +1222,7 @@ func (f *runFlags) levels(l *loadConfig, set map[string]bool) error {
 			return configf("--concurrency does not apply to --method rate (use --rate and --max-concurrency)")
 		}
 		if set["trace"] {
-			return nil // the trace is the schedule (f.shapes.replay)
+			return nil // the trace is the schedule (f.shapes.workload)
 		}
 		if *f.rate == "" {
 			return configf("--rate is required with --method rate (requests/s, e.g. 1,2,4)")
@@ -1235,21 +1241,20 @@ func (f *runFlags) levels(l *loadConfig, set map[string]bool) error {
 	return nil
 }
 
-// Validate checks the counts (validateCounts), the time each rate would
-// take (checkRateSpan) and a rate level's shape (validateShape).
+// Validate checks the counts (validateCounts, validateRepeats), the time
+// each rate would take (checkRateSpan) and a rate level's shape
+// (validateShape).
 func (c loadConfig) Validate() error {
-	if err := c.validateCounts(); err != nil {
-		return err
+	for _, check := range []func() error{c.validateCounts, c.validateRepeats, c.checkRateSpan, c.validateShape} {
+		if err := check(); err != nil {
+			return err
+		}
 	}
-	if err := c.checkRateSpan(); err != nil {
-		return err
-	}
-	return c.validateShape()
+	return nil
 }
 
-// validateCounts checks the counted and warm-up requests, the most in
-// flight and, once a method is chosen (find chooses it per probe), the
-// batches.
+// validateCounts checks the counted and warm-up requests and the most in
+// flight.
 func (c loadConfig) validateCounts() error {
 	switch {
 	case c.Requests < 1:
@@ -1262,7 +1267,14 @@ func (c loadConfig) validateCounts() error {
 		return configf("--warmup %d: at most %d per level", c.Warmup, limits.MaxRequests)
 	case c.MaxConcurrency < 1:
 		return configf("--max-concurrency %d: must be at least 1", c.MaxConcurrency)
-	case c.Method != "" && (c.Repeats < 1 || c.Repeats > limits.MaxRepeats):
+	}
+	return nil
+}
+
+// validateRepeats checks the batches per level once a method is chosen
+// (find has no --repeats: it chooses a method per probe).
+func (c loadConfig) validateRepeats() error {
+	if c.Method != "" && (c.Repeats < 1 || c.Repeats > limits.MaxRepeats) {
 		return configf("--repeats %d: want 1 to %d", c.Repeats, limits.MaxRepeats)
 	}
 	return nil

@@ -10,17 +10,16 @@ import (
 
 // The rules between the concerns of a run's configuration (server,
 // workload, load, outputs, telemetry, the simulated server), in one
-// place: flagConflicts, on the flags given, before any step reads them;
-// validateAcross, on the parsed parts, once the workload and the load
-// are known. A rule inside one concern is that part's Validate or its
-// parse step's.
+// place: on the flags given, before the steps that read them
+// (simConflicts, loadConflicts, profileConflicts), and on the parsed
+// parts once the workload and the load are known (validateAcross). A
+// rule inside one concern is that part's Validate or its parse step's.
 
-// flagConflicts refuses the flags that do not go together across
-// concerns, naming both: the simulated server's with a real server's,
-// --users with another load, --trace with what it gives, --mix with what
-// its classes give, --profile with the server it names.
-func (f *runFlags) flagConflicts(_ *runConfig, set map[string]bool) error {
-	for _, rule := range []func(map[string]bool) error{f.simConflicts, f.usersConflicts, f.traceConflicts, f.mixConflicts, profileConflicts} {
+// loadConflicts refuses the flags that --users, --trace and --mix
+// replace (another load, the schedule and lengths, the scenario), naming
+// both, before the workload and load steps read them.
+func (f *runFlags) loadConflicts(_ *runConfig, set map[string]bool) error {
+	for _, rule := range []func(map[string]bool) error{f.usersConflicts, f.traceConflicts, f.mixConflicts} {
 		if err := rule(set); err != nil {
 			return err
 		}
@@ -34,7 +33,7 @@ var notWithSim = []string{"url", "api-key", "connection", "profile", "metrics-ur
 
 // simConflicts refuses the simulated server's flags without --backend
 // sim, and a real server's flags with it.
-func (f *runFlags) simConflicts(set map[string]bool) error {
+func (f *runFlags) simConflicts(_ *runConfig, set map[string]bool) error {
 	if strings.TrimSpace(*f.backend) != backendSim {
 		for _, n := range f.sim.engine.names {
 			if set[n] {
@@ -135,7 +134,7 @@ func (f *runFlags) mixConflicts(set map[string]bool) error {
 
 // profileConflicts refuses the flags a --profile names: its server, model
 // and label.
-func profileConflicts(set map[string]bool) error {
+func profileConflicts(_ *runConfig, set map[string]bool) error {
 	if !set["profile"] {
 		return nil
 	}

@@ -19,6 +19,15 @@ func defineCostFlags(fs *flag.FlagSet) costFlags {
 	}
 }
 
+// prices reads the cost flags into cfg.outputConfig and checks them
+// (validatePrices), early, as the other outputs do not depend on them.
+func (f *runFlags) prices(cfg *runConfig, set map[string]bool) error {
+	if err := f.cost.prices(&cfg.outputConfig, set); err != nil {
+		return err
+	}
+	return cfg.validatePrices()
+}
+
 // prices reads the cost flags into c. A price given as 0 would read as
 // none, so it is refused here; Validate (validatePrices) checks the rest.
 func (cf costFlags) prices(c *outputConfig, set map[string]bool) error {

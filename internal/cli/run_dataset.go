@@ -38,20 +38,6 @@ func defineDatasetFlags(fs *flag.FlagSet) datasetFlags {
 // dataset replaces.
 var datasetExcludes = []string{"trace", "mix", "shared-prefix-tokens", "prefix-groups", "image-size", "image-format"}
 
-// excluded refuses, with --dataset, the flags that make prompts of their
-// own; the workload step asks before it reads them (--mix).
-func (df datasetFlags) excluded(set map[string]bool) error {
-	if *df.file == "" {
-		return nil
-	}
-	for _, name := range datasetExcludes {
-		if set[name] {
-			return configf("--%s does not apply with --dataset (the dataset's rows are the prompts)", name)
-		}
-	}
-	return nil
-}
-
 // datasetConfig reads the dataset flags into cfg.workloadConfig after
 // the workload step: the file is read (and every row checked) now, so a
 // malformed row is a usage error before anything is sent. --records-text
@@ -65,6 +51,11 @@ func (f *runFlags) datasetConfig(cfg *runConfig, set map[string]bool) error {
 			}
 		}
 		return nil
+	}
+	for _, name := range datasetExcludes {
+		if set[name] {
+			return configf("--%s does not apply with --dataset (the dataset's rows are the prompts)", name)
+		}
 	}
 	if cfg.Scenario == workload.Multiturn {
 		return configf("--scenario multiturn does not apply with --dataset (each row is one request with its own messages)")

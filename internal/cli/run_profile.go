@@ -66,7 +66,7 @@ func defineProfileFlag(fs *flag.FlagSet) *stringsFlag {
 }
 
 // profile reads the --profile files into cfg.serverConfig and checks
-// each profile's backend against --api (flagConflicts refuses the flags a
+// each profile's backend against --api (profileConflicts refuses the flags a
 // profile replaces).
 func (f *runFlags) profile(cfg *runConfig, _ map[string]bool) error {
 	files := *f.profiles

@@ -60,12 +60,15 @@ func (f *runFlags) sessionsConfig(w *workloadConfig, set map[string]bool) error 
 	return nil
 }
 
-// prefixConfig reads the shared-prefix flags into w: --prefix-groups
-// needs --shared-prefix-tokens, and without a shared prefix there are no
-// groups (0).
+// prefixConfig reads the shared-prefix flags into w and checks them
+// (validatePrefix): --prefix-groups needs --shared-prefix-tokens, and
+// without a shared prefix there are no groups (0).
 func (f *runFlags) prefixConfig(w *workloadConfig, set map[string]bool) error {
 	sf := f.sessions
 	w.SharedPrefixTokens, w.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
+	if err := w.validatePrefix(); err != nil {
+		return err
+	}
 	if w.SharedPrefixTokens == 0 {
 		if set["prefix-groups"] {
 			if w.PrefixGroups < 1 {
@@ -79,15 +82,23 @@ func (f *runFlags) prefixConfig(w *workloadConfig, set map[string]bool) error {
 }
 
 // validateSessions checks a multi-turn run's turns and follow-up length
-// and the shared prefixes, which must leave room in the scenario's
-// prompt. A trace's rows and a mix's classes have prompts of their own
-// lengths: traceGroups checks the trace's, each class's Builder its own.
+// and the shared prefixes (validatePrefix).
 func (c workloadConfig) validateSessions() error {
 	switch {
 	case c.Scenario == workload.Multiturn && (c.Turns < 1 || c.Turns > limits.MaxTurns):
 		return configf("--turns %d: want 1 to %d", c.Turns, limits.MaxTurns)
 	case c.FollowupTokens < 0:
 		return configf("--followup-tokens %d: must not be negative", c.FollowupTokens)
+	}
+	return c.validatePrefix()
+}
+
+// validatePrefix checks the shared prefixes, which must leave room in
+// the scenario's prompt. A trace's rows and a mix's classes have prompts
+// of their own lengths: traceGroups checks the trace's, each class's
+// Builder its own.
+func (c workloadConfig) validatePrefix() error {
+	switch {
 	case c.SharedPrefixTokens < 0:
 		return configf("--shared-prefix-tokens %d: must not be negative", c.SharedPrefixTokens)
 	case c.PrefixGroups < 0 || c.SharedPrefixTokens > 0 && c.PrefixGroups < 1:

@@ -19,7 +19,7 @@ import (
 // Workloads like real traffic: the flags of arrival shapes and level
 // length (loadConfig), trace replay and mixes (workloadConfig), turned
 // into runConfig fields; the rules between them and the rest of run's
-// flags are flagConflicts's and validateAcross's (run_across.go).
+// flags are in run_across.go.
 
 // readMix reads --mix into w: its classes replace the scenario's prompt, and
 // their scenarios' outputs replace its output unless --max-tokens is
@@ -44,8 +44,12 @@ func (sf shapeFlags) readMix(w *workloadConfig, set map[string]bool) error {
 	return nil
 }
 
-// replay reads the trace of --trace into cfg (traceConfig).
-func (sf shapeFlags) replay(cfg *runConfig, set map[string]bool) error {
+// workload reads --mix (readMix) and the trace of --trace (traceConfig)
+// into cfg's workload, after the load step.
+func (sf shapeFlags) workload(cfg *runConfig, set map[string]bool) error {
+	if err := sf.readMix(&cfg.workloadConfig, set); err != nil {
+		return err
+	}
 	if !set["trace"] {
 		return nil
 	}

@@ -152,7 +152,7 @@ func defineSimRunFlags(fs *flag.FlagSet) *simRunFlags {
 }
 
 // simConfig reads the simulated server's flags into cfg.Sim when
-// --backend is sim (flagConflicts refuses them otherwise, and a real
+// --backend is sim (simConflicts refuses them otherwise, and a real
 // server's flags with it). With --backend sim, --gpu names the GPU to
 // simulate (not the GPU memory source) and --model the model.
 func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {

@@ -28,7 +28,7 @@ func defineUsersFlags(fs *flag.FlagSet) usersFlags {
 // usersConfig reads --users and --user-profile into cfg (the load, and
 // the people's profile in the workload), with the profile's lengths
 // overridden by --turns, --prompt-tokens, --followup-tokens and
-// --max-tokens, and its think times by --think-time; flagConflicts
+// --max-tokens, and its think times by --think-time; loadConflicts
 // (run_across.go) refuses the flags of another load.
 func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 	if !set["users"] {
