@@ -908,6 +908,10 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 // (run_across.go) hold the rules between concerns. The order matters
 // only where a step reads what an earlier one decided (the scenario's
 // lengths, the method), and it decides which of two errors is reported.
+// A flag given a value the configuration reads as none or as the default
+// (0 for a price, --duration, --confidence or --max-tokens; --prefix-groups
+// without a shared prefix) is refused by the step that reads it, with the
+// message Validate gives for a bad value. No step writes a raw flag.
 func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	cfg := runConfig{
 		serverConfig:   serverConfig{URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey, Timeout: *f.timeout},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,35 @@ func TestConfigValidate(t *testing.T) {
 			}
 			if got := err.Error(); got != tt.want || strings.Contains(got, "\n") {
 				t.Errorf("Validate:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigGivenNone checks the flags whose value 0 the configuration
+// reads as none or as the default: given as 0, each is refused by the
+// step that reads it with the message its part's Validate gives for a
+// bad value, and named by the command.
+func TestConfigGivenNone(t *testing.T) {
+	base := []string{"--url", "http://127.0.0.1:8000", "--backend", "vllm", "--model", "m"}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--confidence", "0"}, "run: --confidence 0: want a confidence between 0.5 and 0.999, e.g. 0.95"},
+		{[]string{"--max-tokens", "0"}, fmt.Sprintf("run: --max-tokens 0: want 1 to %d", limits.MaxTokens)},
+		{[]string{"--mix", "text:0.5,chat:0.5", "--max-tokens", "0"}, fmt.Sprintf("run: --max-tokens 0: want 1 to %d", limits.MaxTokens)},
+		{[]string{"--prefix-groups", "0"}, "run: --prefix-groups 0: must be at least 1"},
+		{[]string{"--prefix-groups", "2"}, "run: --prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)"},
+		{[]string{"--price-per-kwh", "0"}, "run: --price-per-kwh 0: want a positive price in USD"},
+		{[]string{"--method", "rate", "--rate", "2", "--duration", "0s"}, "run: --duration 0s: must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := parseRunFlags(context.Background(), append(slices.Clone(base), tt.args...), io.Discard)
+			var ue *UsageError
+			if !errors.As(err, &ue) || err.Error() != tt.want {
+				t.Fatalf("err %v (%T), want the usage error %q", err, err, tt.want)
 			}
 		})
 	}
