@@ -77,8 +77,28 @@ With --scenario multiturn the unit is a session of --turns turns: pool keeps
 
 Flags`
 
-// runConfig is one `servebench run` configuration, parsed and validated.
+// runConfig is one `servebench run` configuration, parsed and validated,
+// made of one part per concern. Each part is filled from its own flags by
+// its own step of (*runFlags).config and has a Validate that checks its
+// own values; the rules between parts are in run_across.go. The parts are embedded, so that a
+// field reads as cfg.URL whatever part holds it.
 type runConfig struct {
+	serverConfig
+	workloadConfig
+	loadConfig
+	outputConfig
+	intervalConfig
+	// Telemetry holds the telemetry flags.
+	Telemetry telemetrySettings
+	// Sim is the server run --backend sim simulates in virtual time
+	// instead of measuring one; nil for a real server.
+	Sim *simTarget
+}
+
+// serverConfig is the server under test and how requests reach it
+// (--backend, --url, --model, --api, --api-key, --timeout, --connection,
+// or --profile), with what finding it learned.
+type serverConfig struct {
 	// Backend, URL and Model name the server under test; each is empty
 	// until found (discoverServer) when its flag was not given.
 	Backend backend.Kind
@@ -91,6 +111,26 @@ type runConfig struct {
 	// clock starts (--connection).
 	Connection backend.Connection
 
+	// Discovered is what discoverServer found by itself, recorded in
+	// run.server.discovered; ServerNotes are warnings about the server
+	// found, for the run's warnings.
+	Discovered  *record.Discovery
+	ServerNotes []string
+
+	// Profile is the launch profile the server runs under, when run
+	// launched it; nil otherwise.
+	Profile *record.Profile
+	// Profiles are the --profile files: when set, each profile's server
+	// is launched and swept in turn, and --backend, --url and --model
+	// come from the profiles.
+	Profiles []string
+}
+
+// workloadConfig is what each request sends: the scenario and its
+// lengths and images, sessions and shared prefixes, the people's profile
+// of a --users run, or the trace, mix or dataset that replaces the
+// scenario, and the user's part of every request body.
+type workloadConfig struct {
 	Scenario     workload.Scenario
 	PromptTokens int
 	MaxTokens    int
@@ -108,30 +148,9 @@ type runConfig struct {
 	SharedPrefixTokens int
 	PrefixGroups       int
 
-	Method      load.Method
-	Concurrency []int
-	// Users are the numbers of people of a --users run, one level each,
-	// and UserProfile what they send (its lengths as flags override
-	// them); nil for other methods.
-	Users          []int
-	UserProfile    workload.Profile
-	Requests       int
-	Repeats        int
-	Warmup         int
-	Rates          []float64
-	Arrival        load.Arrival
-	MaxConcurrency int
-
-	// Arrival shapes and level length, rate method: the gamma
-	// shape of the gaps (gamma, ramp), the ramp's start rate and length,
-	// and the time that ends each level's schedule (0: none).
-	Burstiness float64
-	RateStart  float64
-	Ramp       time.Duration
-	Duration   time.Duration
-	// RequestsSet is whether --requests was given (with --duration, the
-	// level ends at whichever comes first).
-	RequestsSet bool
+	// UserProfile is what the people of a --users run send (its lengths
+	// as flags override them); zero for other methods.
+	UserProfile workload.Profile
 
 	// Trace is the trace to replay (--trace, already read, windowed and
 	// scaled), with how it was asked for; nil otherwise.
@@ -151,61 +170,75 @@ type runConfig struct {
 	// Dataset is the prompt dataset (--dataset, already read); nil
 	// otherwise. DatasetShuffle draws its rows by --seed, and
 	// DatasetPromptTokens (an explicit --prompt-tokens) keeps only rows
-	// near that length. RecordsText lets prompt and answer texts into
-	// the records (--records-text).
+	// near that length.
 	Dataset             *workload.Dataset
 	DatasetShuffle      bool
 	DatasetPromptTokens int
-	RecordsText         bool
 
-	// The user's part of every request (--temperature, --top-p, --top-k,
-	// --sampling-seed, --stop, --ignore-eos, --extra-body, --header);
-	// header values are secrets, as APIKey.
-	Sampling  backend.Sampling
-	ExtraBody backend.ExtraBody
-	Headers   []backend.Header
-	// PricePerHour and PricePerKWh are the run's price (--price-per-hour,
-	// --price-per-kwh; 0: none).
-	PricePerHour, PricePerKWh float64
+	requestBody
+}
 
+// loadConfig is the load each level puts on the server: the method and
+// its levels (concurrencies, rates or numbers of people), the counted and
+// warm-up requests, and a rate level's arrival shape and length.
+type loadConfig struct {
+	Method      load.Method
+	Concurrency []int
+	// Users are the numbers of people of a --users run, one level each;
+	// nil for other methods.
+	Users          []int
+	Requests       int
+	Repeats        int
+	Warmup         int
+	Rates          []float64
+	Arrival        load.Arrival
+	MaxConcurrency int
+
+	// Arrival shapes and level length, rate method: the gamma
+	// shape of the gaps (gamma, ramp), the ramp's start rate and length,
+	// and the time that ends each level's schedule (0: none).
+	Burstiness float64
+	RateStart  float64
+	Ramp       time.Duration
+	Duration   time.Duration
+	// RequestsSet is whether --requests was given (with --duration, the
+	// level ends at whichever comes first).
+	RequestsSet bool
+}
+
+// outputConfig is where the run's results go and what they hold: the
+// label, the report and records files, the terminal's table and its SLO,
+// and the price each level's cost comes from.
+type outputConfig struct {
 	Label string
 	// Out is the report document's path, "-" for standard output; ""
 	// until resultOutput decides (no --out).
 	Out     string
 	Records string
-	Quiet   bool
+	// RecordsText lets prompt and answer texts into the records
+	// (--records-text).
+	RecordsText bool
+	Quiet       bool
 
-	// The first five minutes: Table ends the run with the
-	// report's table on standard output (a terminal), with the capacity
-	// answer for SLO when given; Discovered is what discoverServer found
-	// by itself, recorded in run.server.discovered; ServerNotes are
-	// warnings about the server found, for the run's warnings.
+	// The first five minutes: Table ends the run with the report's table
+	// on standard output (a terminal), with the capacity answer for SLO
+	// when given.
 	Table       bool
 	SLO         []slo.Bound
 	TableChoice tableChoice
-	Discovered  *record.Discovery
-	ServerNotes []string
 
-	// Profile is the launch profile the server runs under, when run
-	// launched it; nil otherwise.
-	Profile *record.Profile
-	// Profiles are the --profile files: when set, each profile's server
-	// is launched and swept in turn, and --backend, --url and --model
-	// come from the profiles.
-	Profiles []string
-	// Telemetry holds the telemetry flags.
-	Telemetry telemetrySettings
+	// PricePerHour and PricePerKWh are the run's price (--price-per-hour,
+	// --price-per-kwh; 0: none).
+	PricePerHour, PricePerKWh float64
+}
 
-	// Confidence is the confidence of the levels' intervals (0: the
-	// default); StopWhenSaturated ends a sweep at its first saturated
-	// level; SLO (above) is also the budget each level's goodput counts
-	// requests against.
+// intervalConfig is how the levels' figures are judged: Confidence is
+// the confidence of their intervals (0: the default); StopWhenSaturated
+// ends a sweep at its first saturated level. The SLO (outputConfig) is
+// also the budget each level's goodput counts requests against.
+type intervalConfig struct {
 	Confidence        float64
 	StopWhenSaturated bool
-
-	// Sim is the server run --backend sim simulates in virtual time
-	// instead of measuring one; nil for a real server.
-	Sim *simTarget
 }
 
 // runRun is `servebench run`. A reader can follow it top to bottom:
@@ -870,33 +903,49 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 }
 
 // config validates the raw values; set names the flags given explicitly.
+// Each step reads one concern's flags into its part of runConfig and
+// checks it (the part's Validate); the conflict steps and validateAcross
+// (run_across.go) hold the rules between concerns. The order matters
+// only where a step reads what an earlier one decided (the scenario's
+// lengths, the method), and it decides which of two errors is reported.
+// A flag given a value the configuration reads as none or as the default
+// (0 for a price, --duration, --confidence or --max-tokens; --prefix-groups
+// without a shared prefix) is refused by the step that reads it, with the
+// message Validate gives for a bad value. No step writes a raw flag.
 func (f *runFlags) config(set map[string]bool) (runConfig, error) {
 	cfg := runConfig{
-		URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey,
-		Timeout: *f.timeout, Seed: *f.seed, Requests: *f.requests,
-		Warmup: *f.warmup, MaxConcurrency: *f.maxConcurrency, Label: *f.label,
-		Out: *f.out, Records: *f.records, Quiet: *f.quiet,
+		serverConfig:   serverConfig{URL: strings.TrimSpace(*f.url), Model: strings.TrimSpace(*f.model), APIKey: *f.apiKey, Timeout: *f.timeout},
+		workloadConfig: workloadConfig{Seed: *f.seed},
 	}
 	if cfg.APIKey == "" {
 		cfg.APIKey = os.Getenv("OPENAI_API_KEY")
 	}
-	var err error
-	for _, step := range []func(*runConfig, map[string]bool) error{f.simConfig, f.server, f.connectionMode, f.bodyConfig, f.costConfig, f.usersConflicts, f.shapeConflicts, f.workload, f.sessionsConfig, f.datasetConfig, f.load, f.usersConfig, f.overflowNote, f.shapes.config, f.profile, f.telemetryConfig, f.outputs, f.intervals} {
-		if err = step(&cfg, set); err != nil {
+	for _, step := range []func(*runConfig, map[string]bool) error{
+		f.simConflicts,          // between concerns, on the flags given (run_across.go)
+		f.simConfig,             // Sim (run_sim.go)
+		f.server,                // serverConfig
+		f.connectionMode,        // serverConfig
+		f.bodyConfig,            // workloadConfig: the request body (run_body.go)
+		f.prices,                // outputConfig: the price (run_cost.go)
+		f.loadConflicts,         // between concerns, on the flags given (run_across.go)
+		f.workload,              // workloadConfig: scenario, lengths, sessions
+		f.datasetConfig,         // workloadConfig: the dataset (run_dataset.go)
+		f.load,                  // loadConfig, its arrival shapes in run_shapes.go
+		f.usersConfig,           // loadConfig and the people's profile (run_users.go)
+		f.overflowNote,          // between concerns: conversations longer than a sequence (run_users.go)
+		f.shapes.workload,       // workloadConfig: the mix, the trace (run_shapes.go)
+		(*runConfig).acrossStep, // between concerns, parsed (run_across.go)
+		profileConflicts,        // between concerns, on the flags given (run_across.go)
+		f.profile,               // serverConfig, from --profile (run_profile.go)
+		f.telemetryConfig,       // Telemetry (run_telemetry.go)
+		f.outputs,               // outputConfig
+		f.intervals,             // intervalConfig (run_steps.go)
+	} {
+		if err := step(&cfg, set); err != nil {
 			return cfg, redactKey(err, cfg.APIKey)
 		}
 	}
 	return cfg, nil
-}
-
-// methodName is the load method the flags name: --method's, or rate
-// with --trace (an open-loop schedule), which shapeConflicts allows with
-// no other --method. No step rewrites the flag for the steps after it.
-func (f *runFlags) methodName(set map[string]bool) string {
-	if set["trace"] {
-		return string(load.Rate)
-	}
-	return *f.method
 }
 
 // redactKey removes the API key from an error about the input (a trace or
@@ -913,6 +962,8 @@ func redactKey(err error, key string) error {
 	return errors.New(msg)
 }
 
+// server reads --backend, --url and --api into cfg.serverConfig, unless
+// --profile names the servers.
 func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 	if set["profile"] {
 		return nil // f.profile takes the server from each --profile
@@ -924,17 +975,26 @@ func (f *runFlags) server(cfg *runConfig, set map[string]bool) error {
 		}
 		cfg.Backend = k
 	}
-	if cfg.URL != "" {
-		if err := checkURL(cfg.URL); err != nil {
+	cfg.API = backend.API(*f.api)
+	return cfg.serverConfig.Validate()
+}
+
+// Validate checks the server's URL, that its backend takes the request
+// API (a profile's backend is checked against it when the profile is
+// read: checkProfileAPI), and the timeout.
+func (c serverConfig) Validate() error {
+	if c.URL != "" {
+		if err := checkURL(c.URL); err != nil {
 			return configf("--url: %v", err)
 		}
 	}
-	cfg.API = backend.API(*f.api)
-	if err := checkAPI(cfg.Backend, cfg.API); err != nil {
-		return err
+	if len(c.Profiles) == 0 {
+		if err := checkAPI(c.Backend, c.API); err != nil {
+			return err
+		}
 	}
-	if cfg.Timeout < 0 {
-		return configf("--timeout %v: must not be negative", cfg.Timeout)
+	if c.Timeout < 0 {
+		return configf("--timeout %v: must not be negative", c.Timeout)
 	}
 	return nil
 }
@@ -966,19 +1026,16 @@ func checkAPI(k backend.Kind, api backend.API) error {
 	return nil
 }
 
-// outputs checks --out, --records and --slo before anything is sent: a
-// file in a folder that does not exist, or a bad SLO, is a usage error at
-// once, not after the benchmark (the files are created once the server
-// is found).
+// outputs reads the output flags into cfg.outputConfig and checks
+// --out, --records and --slo before anything is sent: a file in a folder
+// that does not exist, or a bad SLO, is a usage error at once, not after
+// the benchmark (the files are created once the server is found).
 func (f *runFlags) outputs(cfg *runConfig, set map[string]bool) error {
-	for _, o := range []struct{ flag, path string }{{"--out", cfg.Out}, {"--records", cfg.Records}} {
-		if o.path == "" || o.path == "-" {
-			continue
-		}
-		dir := filepath.Dir(o.path)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			return configf("%s %s: folder %s does not exist", o.flag, o.path, dir)
-		}
+	o := &cfg.outputConfig
+	o.Label, o.Out, o.Records, o.Quiet = *f.label, *f.out, *f.records, *f.quiet
+	o.RecordsText = *f.dataset.recordsText
+	if err := o.Validate(); err != nil {
+		return err
 	}
 	text := *f.slo
 	if !set["slo"] && f.sloDefault != "" {
@@ -989,11 +1046,29 @@ func (f *runFlags) outputs(cfg *runConfig, set map[string]bool) error {
 		if err != nil {
 			return configf("--slo: %v", err)
 		}
-		cfg.SLO = bounds
+		o.SLO = bounds
 	}
 	choice, err := f.table.choice("")
-	cfg.TableChoice = choice
+	o.TableChoice = choice
 	return err
+}
+
+// Validate checks the prices and that the folders of --out and --records
+// exist.
+func (c outputConfig) Validate() error {
+	if err := c.validatePrices(); err != nil {
+		return err
+	}
+	for _, o := range []struct{ flag, path string }{{"--out", c.Out}, {"--records", c.Records}} {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(o.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return configf("%s %s: folder %s does not exist", o.flag, o.path, dir)
+		}
+	}
+	return nil
 }
 
 // checkURL accepts an absolute http(s) URL without credentials: user
@@ -1028,90 +1103,184 @@ func checkURLShape(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// workload reads the workload flags into cfg.workloadConfig: the
+// scenario and its lengths, the images, sessions and shared prefixes
+// (sessionsConfig). A dataset (datasetConfig), a mix and a trace
+// (f.shapes.workload) come in their own steps; --trace leaves the lengths
+// to the trace's rows, --mix the prompt to its classes.
 func (f *runFlags) workload(cfg *runConfig, set map[string]bool) error {
+	w := &cfg.workloadConfig
 	sc, err := workload.ParseScenario(*f.scenario)
 	if err != nil {
 		return configf("--scenario: %v", err)
 	}
-	cfg.Scenario = sc
+	w.Scenario = sc
 	def := sc.Defaults()
-	cfg.PromptTokens, cfg.MaxTokens = def.PromptTokens, def.MaxTokens
+	w.PromptTokens, w.MaxTokens = def.PromptTokens, def.MaxTokens
 	if set["prompt-tokens"] {
-		if *f.promptTokens < 0 || *f.promptTokens > limits.MaxTokens {
-			return configf("--prompt-tokens %d: want 0 to %d", *f.promptTokens, limits.MaxTokens)
-		}
-		cfg.PromptTokens = *f.promptTokens
+		w.PromptTokens = *f.promptTokens
 	}
 	if set["max-tokens"] {
-		if *f.maxTokens < 1 || *f.maxTokens > limits.MaxTokens {
-			return configf("--max-tokens %d: want 1 to %d", *f.maxTokens, limits.MaxTokens)
+		if *f.maxTokens == 0 { // 0 reads as each class's (a mix) or each row's (a trace)
+			return badMaxTokens(0)
 		}
-		cfg.MaxTokens = *f.maxTokens
+		w.MaxTokens = *f.maxTokens
 	}
-	if cfg.ImageWidth, cfg.ImageHeight, err = workload.ParseImageSize(*f.imageSize); err != nil {
+	switch {
+	case set["trace"]: // the trace's rows give the lengths (f.shapes.workload)
+		w.PromptTokens, w.MaxTokens = 0, 0
+	case set["mix"]: // each class takes its scenario's prompt (readMix)
+		w.PromptTokens = 0
+	}
+	if err := w.validateLengths(); err != nil {
+		return err
+	}
+	if w.ImageWidth, w.ImageHeight, err = workload.ParseImageSize(*f.imageSize); err != nil {
 		return configf("--image-size: %v", err)
 	}
-	if cfg.ImageFormat, err = workload.ParseImageFormat(*f.imageFormat); err != nil {
+	if w.ImageFormat, err = workload.ParseImageFormat(*f.imageFormat); err != nil {
 		return configf("--image-format: %v", err)
 	}
-	if sc == workload.Image && cfg.API == backend.Completions {
-		return configf("--api completions cannot carry images; use --api chat with --scenario image")
+	if err := f.sessionsConfig(w, set); err != nil {
+		return err
+	}
+	return w.Validate()
+}
+
+// Validate checks the lengths, sessions, shared prefixes, the people's
+// profile and the request body. A length of 0 is the trace's or the
+// mix's own (MaxTokens) or not controlled (PromptTokens).
+func (c workloadConfig) Validate() error {
+	if err := c.validateLengths(); err != nil {
+		return err
+	}
+	if err := c.validateSessions(); err != nil {
+		return err
+	}
+	if err := c.validateProfile(); err != nil {
+		return err
+	}
+	return c.requestBody.Validate()
+}
+
+// validateLengths checks the prompt and output lengths.
+func (c workloadConfig) validateLengths() error {
+	switch {
+	case c.PromptTokens < 0 || c.PromptTokens > limits.MaxTokens:
+		return configf("--prompt-tokens %d: want 0 to %d", c.PromptTokens, limits.MaxTokens)
+	case c.MaxTokens < 0 || c.MaxTokens > limits.MaxTokens:
+		return badMaxTokens(c.MaxTokens)
 	}
 	return nil
 }
 
-// load checks the load flags; find, which has no --method (it chooses
-// the loads), gets only the checks of the flags it shares.
+// badMaxTokens is the usage error for a --max-tokens value.
+func badMaxTokens(n int) error {
+	return configf("--max-tokens %d: want 1 to %d", n, limits.MaxTokens)
+}
+
+// load reads the load flags into cfg.loadConfig: the arrival law, the
+// method and its levels, and a rate level's shape (arrivals, in
+// run_shapes.go). find, which has no --method (it chooses the loads),
+// gets only the flags it shares.
 func (f *runFlags) load(cfg *runConfig, set map[string]bool) error {
+	l := &cfg.loadConfig
+	l.Requests, l.Warmup, l.MaxConcurrency = *f.requests, *f.warmup, *f.maxConcurrency
 	var err error
-	if cfg.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
+	if l.Arrival, err = load.ParseArrival(*f.arrival); err != nil {
 		return configf("--arrival: %v", err)
 	}
-	switch {
-	case cfg.Requests < 1:
-		return configf("--requests %d: must be at least 1", cfg.Requests)
-	case cfg.Requests > limits.MaxRequests:
-		return configf("--requests %d: at most %d per level", cfg.Requests, limits.MaxRequests)
-	case cfg.Warmup < 0:
-		return configf("--warmup %d: must not be negative", cfg.Warmup)
-	case cfg.Warmup > limits.MaxRequests:
-		return configf("--warmup %d: at most %d per level", cfg.Warmup, limits.MaxRequests)
-	case cfg.MaxConcurrency < 1:
-		return configf("--max-concurrency %d: must be at least 1", cfg.MaxConcurrency)
+	if err := l.validateCounts(); err != nil {
+		return err
 	}
-	if f.method == nil {
-		return nil
+	if f.method != nil {
+		l.Repeats = *f.repeats
+		if l.Method, err = load.ParseMethod(f.methodName(set)); err != nil {
+			return configf("--method: %v", err)
+		}
+		if err := l.validateRepeats(); err != nil {
+			return err
+		}
+		if err := f.levels(l, set); err != nil {
+			return err
+		}
 	}
-	cfg.Repeats, cfg.StopWhenSaturated = *f.repeats, *f.stopWhenSaturated
-	m, err := load.ParseMethod(f.methodName(set))
-	if err != nil {
-		return configf("--method: %v", err)
+	if err := f.shapes.arrivals(l, set); err != nil {
+		return err
 	}
-	cfg.Method = m
-	if cfg.Repeats < 1 || cfg.Repeats > limits.MaxRepeats {
-		return configf("--repeats %d: want 1 to %d", cfg.Repeats, limits.MaxRepeats)
+	if err := l.Validate(); err != nil {
+		return err
 	}
-	if m == load.Rate {
+	if l.Duration > 0 {
+		_, err = cfg.planLevels() // a --duration level's requests are bounded
+	}
+	return err
+}
+
+// levels reads the method's levels: --rate's rates for rate (none with
+// --trace: the trace is the schedule), else --concurrency's
+// concurrencies.
+func (f *runFlags) levels(l *loadConfig, set map[string]bool) error {
+	var err error
+	if l.Method == load.Rate {
 		if set["concurrency"] {
 			return configf("--concurrency does not apply to --method rate (use --rate and --max-concurrency)")
 		}
 		if set["trace"] {
-			return nil // the trace is the schedule (f.shapes.config)
+			return nil // the trace is the schedule (f.shapes.workload)
 		}
 		if *f.rate == "" {
 			return configf("--rate is required with --method rate (requests/s, e.g. 1,2,4)")
 		}
-		cfg.Rates, err = parseRates(*f.rate)
-		if err != nil {
+		if l.Rates, err = parseRates(*f.rate); err != nil {
 			return configf("--rate: %v", err)
 		}
-		return checkRateSpan(cfg)
+		return nil
 	}
 	if set["rate"] || set["arrival"] || set["max-concurrency"] {
 		return configf("--rate, --arrival and --max-concurrency apply only to --method rate")
 	}
-	if cfg.Concurrency, err = parseLevels(*f.concurrency); err != nil {
+	if l.Concurrency, err = parseLevels(*f.concurrency); err != nil {
 		return configf("--concurrency: %v", err)
+	}
+	return nil
+}
+
+// Validate checks the counts (validateCounts, validateRepeats), the time
+// each rate would take (checkRateSpan) and a rate level's shape
+// (validateShape).
+func (c loadConfig) Validate() error {
+	for _, check := range []func() error{c.validateCounts, c.validateRepeats, c.checkRateSpan, c.validateShape} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateCounts checks the counted and warm-up requests and the most in
+// flight.
+func (c loadConfig) validateCounts() error {
+	switch {
+	case c.Requests < 1:
+		return configf("--requests %d: must be at least 1", c.Requests)
+	case c.Requests > limits.MaxRequests:
+		return configf("--requests %d: at most %d per level", c.Requests, limits.MaxRequests)
+	case c.Warmup < 0:
+		return configf("--warmup %d: must not be negative", c.Warmup)
+	case c.Warmup > limits.MaxRequests:
+		return configf("--warmup %d: at most %d per level", c.Warmup, limits.MaxRequests)
+	case c.MaxConcurrency < 1:
+		return configf("--max-concurrency %d: must be at least 1", c.MaxConcurrency)
+	}
+	return nil
+}
+
+// validateRepeats checks the batches per level once a method is chosen
+// (find has no --repeats: it chooses a method per probe).
+func (c loadConfig) validateRepeats() error {
+	if c.Method != "" && (c.Repeats < 1 || c.Repeats > limits.MaxRepeats) {
+		return configf("--repeats %d: want 1 to %d", c.Repeats, limits.MaxRepeats)
 	}
 	return nil
 }
@@ -1151,12 +1320,12 @@ func parseRates(s string) ([]float64, error) {
 // included): the schedule is known up front, and a run that waits
 // decades would print nothing. Computed in float64, so a tiny rate
 // cannot overflow a time.Duration.
-func checkRateSpan(cfg *runConfig) error {
-	n := float64(cfg.Requests + cfg.Warmup)
-	for _, r := range cfg.Rates {
+func (c loadConfig) checkRateSpan() error {
+	n := float64(c.Requests + c.Warmup)
+	for _, r := range c.Rates {
 		if wait := n / r; wait > limits.MaxSpan.Seconds() {
 			return configf("--rate %g: %d requests would take %s, more than the %s a level may take; give a higher --rate or fewer --requests",
-				r, cfg.Requests+cfg.Warmup, fmtSeconds(wait), fmtSeconds(limits.MaxSpan.Seconds()))
+				r, c.Requests+c.Warmup, fmtSeconds(wait), fmtSeconds(limits.MaxSpan.Seconds()))
 		}
 	}
 	return nil

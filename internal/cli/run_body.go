@@ -48,48 +48,66 @@ func defineBodyFlags(fs *flag.FlagSet) bodyFlags {
 	return f
 }
 
-// bodyConfig reads the request-body flags into cfg.
+// requestBody is the user's part of every request (--temperature,
+// --top-p, --top-k, --sampling-seed, --stop, --ignore-eos, --extra-body,
+// --header); header values are secrets, as the API key. A sampling value
+// is nil when its flag was not given (the server's default).
+type requestBody struct {
+	Sampling  backend.Sampling
+	ExtraBody backend.ExtraBody
+	Headers   []backend.Header
+}
+
+// Validate checks the sampling values given and that the extra body sets
+// none of servebench's own fields.
+func (b requestBody) Validate() error {
+	sp := b.Sampling
+	switch {
+	case sp.Temperature != nil && (*sp.Temperature < 0 || *sp.Temperature > 100 || math.IsNaN(*sp.Temperature)):
+		return configf("--temperature %g: want 0 or more", *sp.Temperature)
+	case sp.TopP != nil && !(*sp.TopP > 0 && *sp.TopP <= 1):
+		return configf("--top-p %g: want a value in (0, 1]", *sp.TopP)
+	case sp.TopK != nil && *sp.TopK < 1:
+		return configf("--top-k %d: must be at least 1", *sp.TopK)
+	}
+	for _, s := range sp.Stop {
+		if s == "" {
+			return configf("--stop: empty stop sequence")
+		}
+	}
+	if err := b.ExtraBody.Conflicts(); err != nil {
+		return configf("--extra-body %v", err)
+	}
+	return nil
+}
+
+// bodyConfig reads the request-body flags into cfg.requestBody.
 func (f *runFlags) bodyConfig(cfg *runConfig, set map[string]bool) error {
-	bf := f.body
+	bf, b := f.body, &cfg.requestBody
 	mode, err := backend.ParseIgnoreEOS(*bf.ignoreEOS)
 	if err != nil {
 		return configf("--ignore-eos %v", err)
 	}
-	cfg.Sampling.IgnoreEOS = mode
-	if err := bf.sampling(&cfg.Sampling, set); err != nil {
-		return err
-	}
+	b.Sampling.IgnoreEOS = mode
+	bf.sampling(&b.Sampling, set)
 	for _, h := range *bf.headers {
 		hd, err := backend.ParseHeader(h)
 		if err != nil {
 			name, _, _ := strings.Cut(h, ":")
 			return configf("--header %q: %v", strings.TrimSpace(name), err)
 		}
-		cfg.Headers = append(cfg.Headers, hd)
+		b.Headers = append(b.Headers, hd)
 	}
 	if *bf.extraBody != "" {
-		eb, err := backend.ParseExtraBody(*bf.extraBody)
-		if err != nil {
+		if b.ExtraBody, err = backend.ParseExtraBody(*bf.extraBody); err != nil {
 			return configf("--extra-body: %v", err)
 		}
-		if err := eb.Conflicts(); err != nil {
-			return configf("--extra-body %v", err)
-		}
-		cfg.ExtraBody = eb
 	}
-	return nil
+	return b.Validate()
 }
 
 // sampling reads the sampling flags that were given into sp.
-func (bf bodyFlags) sampling(sp *backend.Sampling, set map[string]bool) error {
-	switch {
-	case set["temperature"] && (*bf.temperature < 0 || *bf.temperature > 100 || math.IsNaN(*bf.temperature)):
-		return configf("--temperature %g: want 0 or more", *bf.temperature)
-	case set["top-p"] && !(*bf.topP > 0 && *bf.topP <= 1):
-		return configf("--top-p %g: want a value in (0, 1]", *bf.topP)
-	case set["top-k"] && *bf.topK < 1:
-		return configf("--top-k %d: must be at least 1", *bf.topK)
-	}
+func (bf bodyFlags) sampling(sp *backend.Sampling, set map[string]bool) {
 	if set["temperature"] {
 		sp.Temperature = bf.temperature
 	}
@@ -102,13 +120,7 @@ func (bf bodyFlags) sampling(sp *backend.Sampling, set map[string]bool) error {
 	if set["sampling-seed"] {
 		sp.Seed = bf.samplingSeed
 	}
-	for _, s := range *bf.stop {
-		if s == "" {
-			return configf("--stop: empty stop sequence")
-		}
-	}
 	sp.Stop = *bf.stop
-	return nil
 }
 
 // samplingNote describes the request body's user parts for the run's

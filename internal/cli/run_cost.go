@@ -1,9 +1,6 @@
 package cli
 
-import (
-	"flag"
-	"math"
-)
+import "flag"
 
 // `servebench run`'s cost flags: a price per hour (a rented GPU) or per
 // kWh (your own) from which each level's dollars per million output
@@ -22,20 +19,48 @@ func defineCostFlags(fs *flag.FlagSet) costFlags {
 	}
 }
 
-// costConfig reads the cost flags into cfg.
-func (f *runFlags) costConfig(cfg *runConfig, set map[string]bool) error {
-	cf := f.cost
+// prices reads the cost flags into cfg.outputConfig and checks them
+// (validatePrices), early, as the other outputs do not depend on them.
+func (f *runFlags) prices(cfg *runConfig, set map[string]bool) error {
+	if err := f.cost.prices(&cfg.outputConfig, set); err != nil {
+		return err
+	}
+	return cfg.validatePrices()
+}
+
+// prices reads the cost flags into c. A price given as 0 would read as
+// none, so it is refused here; Validate (validatePrices) checks the rest.
+func (cf costFlags) prices(c *outputConfig, set map[string]bool) error {
+	c.PricePerHour, c.PricePerKWh = *cf.perHour, *cf.perKWh
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"price-per-hour", *cf.perHour}, {"price-per-kwh", *cf.perKWh}} {
-		if set[p.name] && !(p.v > 0 && p.v < 1e6) || math.IsNaN(p.v) {
-			return configf("--%s %g: want a positive price in USD", p.name, p.v)
+	}{{"price-per-hour", c.PricePerHour}, {"price-per-kwh", c.PricePerKWh}} {
+		if set[p.name] && p.v == 0 {
+			return badPrice(p.name, p.v)
 		}
 	}
-	if set["price-per-hour"] && set["price-per-kwh"] {
+	return nil
+}
+
+// validatePrices checks that each price is a positive amount (0: none)
+// and that at most one is given.
+func (c outputConfig) validatePrices() error {
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"price-per-hour", c.PricePerHour}, {"price-per-kwh", c.PricePerKWh}} {
+		if p.v != 0 && !(p.v > 0 && p.v < 1e6) { // NaN too
+			return badPrice(p.name, p.v)
+		}
+	}
+	if c.PricePerHour > 0 && c.PricePerKWh > 0 {
 		return configf("--price-per-hour and --price-per-kwh are alternatives (a rented GPU, or your own): give one")
 	}
-	cfg.PricePerHour, cfg.PricePerKWh = *cf.perHour, *cf.perKWh
 	return nil
+}
+
+// badPrice is the usage error for a price flag's value.
+func badPrice(name string, v float64) error {
+	return configf("--%s %g: want a positive price in USD", name, v)
 }

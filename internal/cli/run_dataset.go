@@ -38,12 +38,12 @@ func defineDatasetFlags(fs *flag.FlagSet) datasetFlags {
 // dataset replaces.
 var datasetExcludes = []string{"trace", "mix", "shared-prefix-tokens", "prefix-groups", "image-size", "image-format"}
 
-// datasetConfig reads the dataset flags into cfg after the workload step:
-// the file is read (and every row checked) now, so a malformed row is a
-// usage error before anything is sent.
+// datasetConfig reads the dataset flags into cfg.workloadConfig after
+// the workload step: the file is read (and every row checked) now, so a
+// malformed row is a usage error before anything is sent. --records-text
+// is an output flag (outputs reads it).
 func (f *runFlags) datasetConfig(cfg *runConfig, set map[string]bool) error {
 	df := f.dataset
-	cfg.RecordsText = *df.recordsText
 	if *df.file == "" {
 		for _, name := range []string{"dataset-format", "dataset-shuffle", "skip-bad-rows"} {
 			if set[name] {

@@ -65,23 +65,18 @@ func defineProfileFlag(fs *flag.FlagSet) *stringsFlag {
 	return &files
 }
 
-// profile checks the --profile files and the flags that go with them;
-// set names the flags given explicitly.
-func (f *runFlags) profile(cfg *runConfig, set map[string]bool) error {
+// profile reads the --profile files into cfg.serverConfig and checks
+// each profile's backend against --api (profileConflicts refuses the flags a
+// profile replaces).
+func (f *runFlags) profile(cfg *runConfig, _ map[string]bool) error {
 	files := *f.profiles
 	if len(files) == 0 {
 		return nil
 	}
-	for _, n := range []string{"backend", "url", "model", "label"} {
-		if set[n] {
-			return configf("--%s cannot be combined with --profile (each profile names its server, model and label)", n)
-		}
-	}
-	// f.server's checks are skipped with --profile; do the ones that
-	// still apply here.
-	cfg.API = backend.API(*f.api)
-	if cfg.Timeout < 0 {
-		return configf("--timeout %v: must not be negative", cfg.Timeout)
+	// f.server is skipped with --profile: the request API is read here.
+	cfg.API, cfg.Profiles = backend.API(*f.api), files
+	if err := cfg.serverConfig.Validate(); err != nil {
+		return err
 	}
 	profiles, err := loadProfiles(files)
 	if err != nil {
@@ -92,7 +87,6 @@ func (f *runFlags) profile(cfg *runConfig, set map[string]bool) error {
 			return err
 		}
 	}
-	cfg.Profiles = files
 	return nil
 }
 

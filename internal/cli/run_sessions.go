@@ -33,70 +33,83 @@ func defineSessionFlags(fs *flag.FlagSet) sessionFlags {
 	}
 }
 
-// sessionsConfig checks the session and shared-prefix flags into cfg:
-// --turns, --followup-tokens and --think-time belong to --scenario
-// multiturn, which runs under the pool or rate method; --prefix-groups
-// needs --shared-prefix-tokens, which must leave room in --prompt-tokens.
-func (f *runFlags) sessionsConfig(cfg *runConfig, set map[string]bool) error {
+// sessionsConfig reads the session and shared-prefix flags into w, in
+// the workload step: --turns, --followup-tokens and --think-time belong
+// to --scenario multiturn (with --users, usersConfig reads them into the
+// people's profile); --prefix-groups needs --shared-prefix-tokens. Their
+// values are validateSessions's.
+func (f *runFlags) sessionsConfig(w *workloadConfig, set map[string]bool) error {
 	sf := f.sessions
-	if err := f.prefixConfig(cfg, set); err != nil {
+	if err := f.prefixConfig(w, set); err != nil {
 		return err
 	}
 	if set["users"] {
 		return nil // usersConfig reads them into the people's profile
 	}
-	if cfg.Scenario != workload.Multiturn {
+	if w.Scenario != workload.Multiturn {
 		if set["turns"] || set["think-time"] || set["followup-tokens"] {
 			return configf("--turns, --followup-tokens and --think-time apply only to --scenario multiturn")
 		}
 		return nil
 	}
-	if err := checkTurns(*sf.turns); err != nil {
-		return err
-	}
-	if *sf.followupTokens < 0 {
-		return configf("--followup-tokens %d: must not be negative", *sf.followupTokens)
-	}
 	think, err := load.ParseThinkTime(*sf.thinkTime)
 	if err != nil {
 		return configf("--think-time: %v", err)
 	}
-	if f.method != nil && *f.method == string(load.Batch) { // find has no --method
-		return configf("--scenario multiturn runs under --method pool or rate, not batch")
-	}
-	cfg.Turns, cfg.FollowupTokens, cfg.Think = *sf.turns, *sf.followupTokens, think
+	w.Turns, w.FollowupTokens, w.Think = *sf.turns, *sf.followupTokens, think
 	return nil
 }
 
-// prefixConfig checks the shared-prefix flags into cfg: --prefix-groups
-// needs --shared-prefix-tokens, which must leave room in --prompt-tokens.
-func (f *runFlags) prefixConfig(cfg *runConfig, set map[string]bool) error {
+// prefixConfig reads the shared-prefix flags into w and checks them
+// (validatePrefix): --prefix-groups needs --shared-prefix-tokens, and
+// without a shared prefix there are no groups (0).
+func (f *runFlags) prefixConfig(w *workloadConfig, set map[string]bool) error {
 	sf := f.sessions
-	cfg.SharedPrefixTokens, cfg.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
-	switch {
-	case cfg.SharedPrefixTokens < 0:
-		return configf("--shared-prefix-tokens %d: must not be negative", cfg.SharedPrefixTokens)
-	case cfg.PrefixGroups < 1:
-		return configf("--prefix-groups %d: must be at least 1", cfg.PrefixGroups)
-	case set["prefix-groups"] && cfg.SharedPrefixTokens == 0:
-		return configf("--prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
-	case cfg.SharedPrefixTokens > 0 && cfg.PromptTokens > 0 && cfg.SharedPrefixTokens >= cfg.PromptTokens && !set["trace"] && !set["mix"]:
-		// A trace's rows and a mix's classes have prompts of their own
-		// lengths: traceConfig checks the trace's, each class's Builder
-		// its own.
-		return configf("--shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", cfg.SharedPrefixTokens, cfg.PromptTokens)
+	w.SharedPrefixTokens, w.PrefixGroups = *sf.sharedPrefixTokens, *sf.prefixGroups
+	if err := w.validatePrefix(); err != nil {
+		return err
 	}
-	if cfg.SharedPrefixTokens == 0 {
-		cfg.PrefixGroups = 0
+	if w.SharedPrefixTokens == 0 {
+		if set["prefix-groups"] {
+			if w.PrefixGroups < 1 {
+				return badPrefixGroups(w.PrefixGroups)
+			}
+			return configf("--prefix-groups needs --shared-prefix-tokens (the length of the shared prefixes)")
+		}
+		w.PrefixGroups = 0
 	}
 	return nil
 }
 
-// checkTurns bounds --turns (limits.MaxTurns): every turn resends the
-// conversation so far.
-func checkTurns(n int) error {
-	if n < 1 || n > limits.MaxTurns {
-		return configf("--turns %d: want 1 to %d", n, limits.MaxTurns)
+// validateSessions checks a multi-turn run's turns and follow-up length
+// and the shared prefixes (validatePrefix).
+func (c workloadConfig) validateSessions() error {
+	switch {
+	case c.Scenario == workload.Multiturn && (c.Turns < 1 || c.Turns > limits.MaxTurns):
+		return configf("--turns %d: want 1 to %d", c.Turns, limits.MaxTurns)
+	case c.FollowupTokens < 0:
+		return configf("--followup-tokens %d: must not be negative", c.FollowupTokens)
+	}
+	return c.validatePrefix()
+}
+
+// validatePrefix checks the shared prefixes, which must leave room in
+// the scenario's prompt. A trace's rows and a mix's classes have prompts
+// of their own lengths: traceGroups checks the trace's, each class's
+// Builder its own.
+func (c workloadConfig) validatePrefix() error {
+	switch {
+	case c.SharedPrefixTokens < 0:
+		return configf("--shared-prefix-tokens %d: must not be negative", c.SharedPrefixTokens)
+	case c.PrefixGroups < 0 || c.SharedPrefixTokens > 0 && c.PrefixGroups < 1:
+		return badPrefixGroups(c.PrefixGroups)
+	case c.SharedPrefixTokens > 0 && c.PromptTokens > 0 && c.SharedPrefixTokens >= c.PromptTokens && c.Trace == nil && c.Mix == nil:
+		return configf("--shared-prefix-tokens %d: must be less than --prompt-tokens %d, the whole prompt's length", c.SharedPrefixTokens, c.PromptTokens)
 	}
 	return nil
+}
+
+// badPrefixGroups is the usage error for a --prefix-groups value.
+func badPrefixGroups(n int) error {
+	return configf("--prefix-groups %d: must be at least 1", n)
 }

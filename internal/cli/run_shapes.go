@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/servebench/servebench/backend"
 	"github.com/servebench/servebench/internal/limits"
 	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
@@ -17,76 +16,44 @@ import (
 	"github.com/servebench/servebench/workload"
 )
 
-// Workloads like real traffic: the flags of arrival shapes,
-// level length, trace replay and mixes, checked against each other and
-// against the rest of run's flags, and turned into runConfig fields.
+// Workloads like real traffic: the flags of arrival shapes and level
+// length (loadConfig), trace replay and mixes (workloadConfig), turned
+// into runConfig fields; the rules between them and the rest of run's
+// flags are in run_across.go.
 
-// traceExcludes are the flags a trace makes meaningless: it brings its
-// own schedule, count and lengths.
-var traceExcludes = []string{"rate", "arrival", "burstiness", "rate-start", "ramp", "duration", "requests",
-	"concurrency", "repeats", "scenario", "prompt-tokens", "max-tokens", "mix",
-	"turns", "followup-tokens", "think-time", "prefix-groups"}
-
-// shapeConflicts rejects flags that do not go together, before the other
-// steps read them (--trace implies --method rate: see methodName).
-func (f *runFlags) shapeConflicts(_ *runConfig, set map[string]bool) error {
-	if set["trace"] { // find refuses --trace before this (findShapeFlags)
-		for _, name := range traceExcludes {
-			if set[name] {
-				return configf("--%s does not apply with --trace (the trace gives the schedule, the requests and their lengths, its sessions' turns and times, and its prefix groups)", name)
-			}
-		}
-		if set["method"] && *f.method != string(load.Rate) {
-			return configf("--method %s does not apply with --trace (a trace is an open-loop schedule: --method rate)", *f.method)
-		}
-	} else {
-		for _, name := range []string{"trace-format", "trace-speed", "trace-window"} {
-			if set[name] {
-				return configf("--%s applies only with --trace", name)
-			}
+// readMix reads --mix into w: its classes replace the scenario's prompt, and
+// their scenarios' outputs replace its output unless --max-tokens is
+// given.
+func (sf shapeFlags) readMix(w *workloadConfig, set map[string]bool) error {
+	if !set["mix"] {
+		return nil
+	}
+	m, err := workload.ParseMix(*sf.mix)
+	if err != nil {
+		return configf("--mix: %v", err)
+	}
+	for _, c := range m {
+		if c.Scenario == workload.Multiturn {
+			return configf("--mix: class multiturn is a session, not a request; run sessions with --scenario multiturn")
 		}
 	}
-	if set["mix"] {
-		for _, name := range []string{"scenario", "prompt-tokens"} {
-			if set[name] {
-				return configf("--%s does not apply with --mix (each class takes its scenario's prompt)", name)
-			}
-		}
-		if f.method != nil && *f.method == string(load.Batch) { // find has no --method
-			return configf("--mix does not apply to --method batch (its records compare one workload at a time); use pool or rate")
-		}
+	w.Mix, w.PromptTokens = m, 0
+	if !set["max-tokens"] {
+		w.MaxTokens = 0 // each class's scenario's
 	}
 	return nil
 }
 
-// config reads the shape flags into cfg, after the load step parsed the
-// method and the arrival law.
-func (sf shapeFlags) config(cfg *runConfig, set map[string]bool) error {
-	if err := sf.arrivals(cfg, set); err != nil {
+// workload reads --mix (readMix) and the trace of --trace (traceConfig)
+// into cfg's workload, after the load step.
+func (sf shapeFlags) workload(cfg *runConfig, set map[string]bool) error {
+	if err := sf.readMix(&cfg.workloadConfig, set); err != nil {
 		return err
 	}
-	if set["mix"] {
-		m, err := workload.ParseMix(*sf.mix)
-		if err != nil {
-			return configf("--mix: %v", err)
-		}
-		for _, c := range m {
-			if c.Scenario == workload.Multiturn {
-				return configf("--mix: class multiturn is a session, not a request; run sessions with --scenario multiturn")
-			}
-		}
-		if hasImages(m) && cfg.API == backend.Completions {
-			return configf("--mix has an image class but --api completions cannot carry images; use --api chat")
-		}
-		cfg.Mix, cfg.PromptTokens = m, 0
-		if !set["max-tokens"] {
-			cfg.MaxTokens = 0 // each class's scenario's
-		}
+	if !set["trace"] {
+		return nil
 	}
-	if set["trace"] {
-		return sf.traceConfig(cfg)
-	}
-	return nil
+	return sf.traceConfig(cfg)
 }
 
 func hasImages(m workload.Mix) bool {
@@ -98,10 +65,26 @@ func hasImages(m workload.Mix) bool {
 	return false
 }
 
-// arrivals checks the arrival shape and level length flags against the
-// method and the arrival law.
-func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
-	if cfg.Method != load.Rate {
+// traceImageRows counts the rows of t (nil: none) that carry images.
+func traceImageRows(t *trace.Trace) int {
+	n := 0
+	if t != nil {
+		for _, r := range t.Rows {
+			if r.Images > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// arrivals reads the arrival shape and level length flags into l, after
+// the method and the arrival law: each applies only to --method rate,
+// --burstiness only to gamma and ramp arrivals (default 1, poisson's),
+// --rate-start and --ramp only to a ramp. Their values are
+// validateShape's.
+func (sf shapeFlags) arrivals(l *loadConfig, set map[string]bool) error {
+	if l.Method != load.Rate {
 		for _, name := range []string{"burstiness", "rate-start", "ramp", "duration"} {
 			if set[name] {
 				return configf("--%s applies only to --method rate", name)
@@ -109,62 +92,52 @@ func (sf shapeFlags) arrivals(cfg *runConfig, set map[string]bool) error {
 		}
 		return nil
 	}
-	cfg.RequestsSet = set["requests"]
-	if err := sf.burstinessShape(cfg, set); err != nil {
-		return err
+	l.RequestsSet = set["requests"]
+	shaped := l.Arrival == load.Gamma || l.Arrival == load.Ramp
+	switch {
+	case set["burstiness"] && !shaped:
+		return configf("--burstiness applies only to --arrival gamma or ramp")
+	case set["burstiness"]:
+		l.Burstiness = *sf.burstiness
+	case shaped:
+		l.Burstiness = 1
 	}
-	if err := sf.rampShape(cfg, set); err != nil {
-		return err
-	}
-	if !set["duration"] {
-		return nil
-	}
-	if *sf.duration <= 0 {
-		return configf("--duration %v: must be positive", *sf.duration)
-	}
-	cfg.Duration = *sf.duration
-	_, err := cfg.planLevels()
-	return err
-}
-
-// burstinessShape checks --burstiness, which shapes gamma and ramp arrivals,
-// into cfg; gamma's default is 1 (poisson).
-func (sf shapeFlags) burstinessShape(cfg *runConfig, set map[string]bool) error {
-	if set["burstiness"] {
-		if cfg.Arrival != load.Gamma && cfg.Arrival != load.Ramp {
-			return configf("--burstiness applies only to --arrival gamma or ramp")
-		}
-		if !(*sf.burstiness > 0) || *sf.burstiness > 1e6 {
-			return configf("--burstiness %v: must be positive (1 is poisson)", *sf.burstiness)
-		}
-		cfg.Burstiness = *sf.burstiness
-	}
-	if cfg.Arrival == load.Gamma && cfg.Burstiness == 0 {
-		cfg.Burstiness = 1
-	}
-	return nil
-}
-
-// rampShape checks --rate-start and --ramp, which only a ramp takes (and
-// it needs --ramp), into cfg; a ramp's default burstiness is 1.
-func (sf shapeFlags) rampShape(cfg *runConfig, set map[string]bool) error {
-	if (set["rate-start"] || set["ramp"]) && cfg.Arrival != load.Ramp {
+	if (set["rate-start"] || set["ramp"]) && l.Arrival != load.Ramp {
 		return configf("--rate-start and --ramp apply only to --arrival ramp")
 	}
-	if cfg.Arrival != load.Ramp {
-		return nil
+	if l.Arrival == load.Ramp {
+		l.RateStart, l.Ramp = *sf.rateStart, *sf.ramp
 	}
-	switch {
-	case *sf.ramp <= 0:
-		return configf("--arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
-	case *sf.rateStart < 0 || math.IsInf(*sf.rateStart, 0) || math.IsNaN(*sf.rateStart):
-		return configf("--rate-start %v: must not be negative", *sf.rateStart)
-	}
-	cfg.RateStart, cfg.Ramp = *sf.rateStart, *sf.ramp
-	if cfg.Burstiness == 0 {
-		cfg.Burstiness = 1
+	if set["duration"] {
+		if *sf.duration == 0 { // 0 reads as no duration
+			return badDuration(0)
+		}
+		l.Duration = *sf.duration
 	}
 	return nil
+}
+
+// validateShape checks a rate level's shape: a positive burstiness for
+// gamma and ramp arrivals, a ramp's length and start rate, and a
+// duration that ends the schedule (0: none).
+func (c loadConfig) validateShape() error {
+	shaped := c.Arrival == load.Gamma || c.Arrival == load.Ramp
+	switch {
+	case (c.Burstiness != 0 || c.Method == load.Rate && shaped) && (!(c.Burstiness > 0) || c.Burstiness > 1e6):
+		return configf("--burstiness %v: must be positive (1 is poisson)", c.Burstiness)
+	case c.Method == load.Rate && c.Arrival == load.Ramp && c.Ramp <= 0:
+		return configf("--arrival ramp needs --ramp, the ramp's length (e.g. 60s)")
+	case c.RateStart < 0 || math.IsInf(c.RateStart, 0) || math.IsNaN(c.RateStart):
+		return configf("--rate-start %v: must not be negative", c.RateStart)
+	case c.Duration < 0:
+		return badDuration(c.Duration)
+	}
+	return nil
+}
+
+// badDuration is the usage error for a --duration value.
+func badDuration(d time.Duration) error {
+	return configf("--duration %v: must be positive", d)
 }
 
 // traceConfig reads, slices and scales the trace of --trace.
@@ -204,16 +177,9 @@ func (sf shapeFlags) traceConfig(cfg *runConfig) error {
 	}
 	info := &record.TraceInfo{File: *sf.trace, Format: string(t.Format), Rows: len(t.Rows), Speed: *sf.traceSpeed,
 		WindowStartSeconds: start.Seconds(), WindowSeconds: length.Seconds(), SpanSeconds: t.Span().Seconds()}
-	images := 0
 	for _, r := range t.Rows {
 		info.MeanInputTokens += float64(r.InputTokens) / float64(len(t.Rows))
 		info.MeanOutputTokens += float64(r.OutputTokens) / float64(len(t.Rows))
-		if r.Images > 0 {
-			images++
-		}
-	}
-	if images > 0 && cfg.API == backend.Completions {
-		return configf("--trace: %d rows carry images but --api completions cannot; use --api chat", images)
 	}
 	spec := workload.TraceSpec(t, workload.Spec{})
 	cfg.Trace, cfg.TraceInfo = t, info

@@ -151,27 +151,13 @@ func defineSimRunFlags(fs *flag.FlagSet) *simRunFlags {
 	return f
 }
 
-// notWithSim are run's flags about a real server, which a simulated one
-// has no use for.
-var notWithSim = []string{"url", "api-key", "connection", "profile", "metrics-url", "scrape-interval", "gpu-index", "server-pid"}
-
 // simConfig reads the simulated server's flags into cfg.Sim when
-// --backend is sim, and otherwise refuses them, naming the flag. With
-// --backend sim, --gpu names the GPU to simulate (not the GPU memory
-// source) and --model the model.
+// --backend is sim (simConflicts refuses them otherwise, and a real
+// server's flags with it). With --backend sim, --gpu names the GPU to
+// simulate (not the GPU memory source) and --model the model.
 func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	if strings.TrimSpace(*f.backend) != backendSim {
-		for _, n := range f.sim.engine.names {
-			if set[n] {
-				return configf("--%s applies only to --backend sim", n)
-			}
-		}
 		return nil
-	}
-	for _, n := range notWithSim {
-		if set[n] {
-			return configf("--%s does not apply to --backend sim (no server is measured)", n)
-		}
 	}
 	gpu, model := strings.TrimSpace(*f.telemetry.gpu), strings.TrimSpace(*f.model)
 	if !set["gpu"] {
@@ -203,11 +189,30 @@ func (f *runFlags) simConfig(cfg *runConfig, set map[string]bool) error {
 	} else if set["sim-profile-run"] {
 		return configf("--sim-profile-run needs --sim-profile")
 	}
+	return cfg.simulate(c, info, model)
+}
+
+// simulate makes the simulated server of engine c, described by info,
+// cfg's server, once it validates.
+func (cfg *runConfig) simulate(c sim.Config, info record.SimInfo, model string) error {
+	var err error
 	if info.Engine, err = json.Marshal(c); err != nil {
 		return fmt.Errorf("run: --backend sim: %w", err)
 	}
-	cfg.Sim = &simTarget{Config: c, Info: info}
+	t := &simTarget{Config: c, Info: info}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	cfg.Sim = t
 	cfg.Backend, cfg.Model, cfg.URL = c.Backend, model, ""
+	return nil
+}
+
+// Validate checks that the engine settings make a simulated server.
+func (t *simTarget) Validate() error {
+	if _, err := sim.New(t.Config); err != nil {
+		return simSpecError("", err)
+	}
 	return nil
 }
 
@@ -236,21 +241,13 @@ func (f *runFlags) simConfigFromProfile(cfg *runConfig, set map[string]bool, gpu
 	if gpu != "" && !strings.EqualFold(gpu, c.GPU.Name) {
 		return configf("--gpu %q: sim profile run %q was fitted on %s and has no model to carry to another GPU", gpu, rp.Label, c.GPU.Name)
 	}
-	if _, err := sim.New(c); err != nil {
-		return simSpecError("", err)
-	}
 	model := rp.Model
 	if model == "" {
 		model = "fitted (" + rp.Label + ")"
 	}
 	info := record.SimInfo{Scheduler: string(c.Backend), GPU: c.GPU.Name, Model: model,
 		Seed: cfg.Seed, JitterMeanMS: float64(sim.DefaultJitter) / 1e6, Profile: *f.sim.profile + "#" + rp.Label}
-	if info.Engine, err = json.Marshal(c); err != nil {
-		return fmt.Errorf("run: --backend sim: %w", err)
-	}
-	cfg.Sim = &simTarget{Config: c, Info: info}
-	cfg.Backend, cfg.Model, cfg.URL = c.Backend, model, ""
-	return nil
+	return cfg.simulate(c, info, model)
 }
 
 // applySimProfile applies the fitted run label (or the file's only run)

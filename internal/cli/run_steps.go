@@ -103,16 +103,34 @@ func markSaturated(env *runEnv, label string, level int, f saturation.Finding) {
 	env.rec.levelEnd(&record.LevelEnd{Run: label, Level: level, Saturated: string(f.Reason) + ": " + f.Detail})
 }
 
-// intervals checks --confidence into cfg.
+// intervals reads --confidence and --stop-when-saturated into
+// cfg.intervalConfig. A confidence given as 0 would read as the default,
+// so it is refused here; Validate checks the rest.
 func (f *runFlags) intervals(cfg *runConfig, set map[string]bool) error {
-	c := *f.confidence
-	if !(c >= 0.5 && c <= 0.999) {
-		return configf("--confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", c)
-	}
+	iv := &cfg.intervalConfig
 	if set["confidence"] {
-		cfg.Confidence = c
+		if *f.confidence == 0 {
+			return badConfidence(0)
+		}
+		iv.Confidence = *f.confidence
+	}
+	if f.stopWhenSaturated != nil { // find has no --stop-when-saturated
+		iv.StopWhenSaturated = *f.stopWhenSaturated
+	}
+	return iv.Validate()
+}
+
+// Validate checks the confidence (0: the default).
+func (c intervalConfig) Validate() error {
+	if v := c.Confidence; v != 0 && !(v >= 0.5 && v <= 0.999) {
+		return badConfidence(v)
 	}
 	return nil
+}
+
+// badConfidence is the usage error for a --confidence value.
+func badConfidence(v float64) error {
+	return configf("--confidence %v: want a confidence between 0.5 and 0.999, e.g. 0.95", v)
 }
 
 // sloRecord is what a run's header records of its SLO and confidence:

@@ -50,7 +50,7 @@ func defineTelemetryFlags(fs *flag.FlagSet) telemetryFlags {
 	}
 }
 
-// telemetryConfig checks the telemetry flags into cfg.Telemetry.
+// telemetryConfig reads the telemetry flags into cfg.Telemetry.
 func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 	if cfg.Sim != nil {
 		return nil // nothing to watch: the engine reports its own (simrun's Observer)
@@ -62,6 +62,16 @@ func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 		return configf("--gpu: %v", err)
 	}
 	t.GPU = mode
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	cfg.Telemetry = t
+	return nil
+}
+
+// Validate checks the scrape period, the GPU index, the server's PID and
+// the metrics URL.
+func (t telemetrySettings) Validate() error {
 	switch {
 	case t.ScrapeInterval < minScrapeInterval:
 		return configf("--scrape-interval %v: must be at least %v", t.ScrapeInterval, minScrapeInterval)
@@ -75,7 +85,6 @@ func (f *runFlags) telemetryConfig(cfg *runConfig, _ map[string]bool) error {
 			return configf("--metrics-url: %v", err)
 		}
 	}
-	cfg.Telemetry = t
 	return nil
 }
 

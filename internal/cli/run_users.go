@@ -27,36 +27,11 @@ func defineUsersFlags(fs *flag.FlagSet) usersFlags {
 	}
 }
 
-// usersExcludes are the flags that choose another load than people.
-var usersExcludes = []string{"concurrency", "rate", "trace", "scenario", "mix", "arrival", "max-concurrency", "repeats", "duration", "ramp", "rate-start", "burstiness"}
-
-// usersConflicts rejects, before the other steps read them, the flags
-// that pick another load than --users, naming both.
-func (f *runFlags) usersConflicts(_ *runConfig, set map[string]bool) error {
-	if !set["users"] {
-		if set["user-profile"] {
-			return configf("--user-profile applies only with --users")
-		}
-		if f.method != nil && *f.method == string(load.Users) {
-			return configf("--method users: give --users N (the numbers of people) instead")
-		}
-		return nil
-	}
-	for _, name := range usersExcludes {
-		if set[name] {
-			return configf("--users and --%s do not go together (--users is the load: people who think between turns)", name)
-		}
-	}
-	if set["method"] {
-		return configf("--users and --method %s do not go together (--users is its own load method)", *f.method)
-	}
-	return nil
-}
-
-// usersConfig reads --users and --user-profile into cfg, with the
-// profile's lengths overridden by --turns, --prompt-tokens,
-// --followup-tokens and --max-tokens, and its think times by
-// --think-time.
+// usersConfig reads --users and --user-profile into cfg (the load, and
+// the people's profile in the workload), with the profile's lengths
+// overridden by --turns, --prompt-tokens, --followup-tokens and
+// --max-tokens, and its think times by --think-time; loadConflicts
+// (run_across.go) refuses the flags of another load.
 func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 	if !set["users"] {
 		return nil
@@ -70,16 +45,6 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 		return configf("--user-profile: %v", err)
 	}
 	sf := f.sessions
-	fixed := func(name string, v int, min int, l *workload.Length) error {
-		if !set[name] {
-			return nil
-		}
-		if v < min {
-			return configf("--%s %d: must be at least %d", name, v, min)
-		}
-		*l = workload.Length{Mean: float64(v), Fixed: true}
-		return nil
-	}
 	for _, o := range []struct {
 		name string
 		v    int
@@ -88,19 +53,38 @@ func (f *runFlags) usersConfig(cfg *runConfig, set map[string]bool) error {
 		{"turns", *sf.turns, &p.Turns}, {"prompt-tokens", *f.promptTokens, &p.First},
 		{"followup-tokens", *sf.followupTokens, &p.Message}, {"max-tokens", *f.maxTokens, &p.Answer},
 	} {
-		if err := fixed(o.name, o.v, 1, o.l); err != nil {
-			return err
+		if set[o.name] {
+			*o.l = workload.Length{Mean: float64(o.v), Fixed: true}
 		}
+	}
+	cfg.UserProfile = p
+	if err := cfg.validateProfile(); err != nil {
+		return err
 	}
 	if set["think-time"] {
 		if cfg.Think, err = load.ParseThinkTime(*sf.thinkTime); err != nil {
 			return configf("--think-time: %v", err)
 		}
 	}
-	cfg.Method, cfg.Users, cfg.UserProfile, cfg.Concurrency = load.Users, levels, p, nil
+	cfg.Method, cfg.Users, cfg.Concurrency = load.Users, levels, nil
 	cfg.PromptTokens, cfg.MaxTokens = int(math.Round(p.First.Mean)), int(math.Round(p.Answer.Mean))
 	if !set["requests"] {
 		cfg.Requests = defaultUserTurns
+	}
+	return nil
+}
+
+// validateProfile checks the lengths the flags fixed in the people's
+// profile (none without --users): each at least 1.
+func (c workloadConfig) validateProfile() error {
+	p := c.UserProfile
+	for _, o := range []struct {
+		name string
+		l    workload.Length
+	}{{"turns", p.Turns}, {"prompt-tokens", p.First}, {"followup-tokens", p.Message}, {"max-tokens", p.Answer}} {
+		if o.l.Fixed && o.l.Mean < 1 {
+			return configf("--%s %d: must be at least 1", o.name, int(o.l.Mean))
+		}
 	}
 	return nil
 }
