@@ -85,6 +85,27 @@ type Accumulator struct {
 	// rows keep what the intervals and goodput need of every counted
 	// request, in the order added.
 	rows []row
+	// sortedLat are sorted copies of ttft, tpot, e2e and itl, kept
+	// between summaries: find summarizes a level as it ends and again in
+	// the final document, and sorting the inter-token gaps (one per
+	// output token) is the dearest part of a summary.
+	sortedLat [4]sortedCache
+}
+
+// sortedCache is a sorted copy of an append-only sample: as the sample
+// only grows, its length tells whether the copy is of its present values.
+type sortedCache struct {
+	n  int
+	ok bool
+	s  []float64
+}
+
+// of is xs sorted, from the cache when xs has not grown since.
+func (c *sortedCache) of(xs []float64) []float64 {
+	if !c.ok || c.n != len(xs) {
+		c.s, c.n, c.ok = sortedCopy(xs), len(xs), true
+	}
+	return c.s
 }
 
 // Options are what a level summary needs beyond its Results.
@@ -470,7 +491,8 @@ func (a *Accumulator) counts() document.Level {
 }
 
 func (a *Accumulator) latencies(l *document.Level) {
-	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
+	c := &a.sortedLat
+	ttft, tpot, e2e, itl := c[0].of(a.ttft), c[1].of(a.tpot), c[2].of(a.e2e), c[3].of(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
 	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
 	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
@@ -640,11 +662,8 @@ func Summarize(rs []record.Result, opts Options) document.Level {
 	return a.Level()
 }
 
-func sorted(xs []float64) []float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s
-}
+// sorted is a sorted copy of xs (sortedCopy).
+func sorted(xs []float64) []float64 { return sortedCopy(xs) }
 
 // pctMs is the p-th percentile of sorted nanoseconds, in milliseconds, or
 // nil for an empty sample.
