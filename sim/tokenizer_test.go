@@ -45,3 +45,27 @@ func FuzzTokenizer(f *testing.F) {
 		}
 	})
 }
+
+// TestTokenCounter: the remembering counter counts as CountTokens and
+// ConversationTokens do, on first sight and on the later turns that send
+// the same texts, and a nil one too.
+func TestTokenCounter(t *testing.T) {
+	long := strings.Repeat("the model's server batch, ", 20)
+	history := []string{long, "short", long + "!", OutputText(7, 300)}
+	var c TokenCounter
+	for _, tc := range []struct {
+		name    string
+		counter *TokenCounter
+	}{{"first", &c}, {"again", &c}, {"nil", nil}} {
+		for _, s := range append(history, "", " x") {
+			if got, want := tc.counter.Count(s), CountTokens(s); got != want {
+				t.Errorf("%s: Count(%.20q) = %d, want %d", tc.name, s, got, want)
+			}
+		}
+		for _, chat := range []bool{false, true} {
+			if got, want := tc.counter.ConversationTokens(history, long, chat), ConversationTokens(history, long, chat); got != want {
+				t.Errorf("%s: ConversationTokens(chat %v) = %d, want %d", tc.name, chat, got, want)
+			}
+		}
+	}
+}

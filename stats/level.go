@@ -90,6 +90,9 @@ type Accumulator struct {
 	// the final document, and sorting the inter-token gaps (one per
 	// output token) is the dearest part of a summary.
 	sortedLat [4]sortedCache
+	// adds counts the calls of Add; memo is the last Level (levelMemo).
+	adds int
+	memo levelMemo
 }
 
 // sortedCache is a sorted copy of an append-only sample: as the sample
@@ -157,6 +160,7 @@ type schedSample struct {
 
 // Add counts r in the summary. Warm-up Results are ignored.
 func (a *Accumulator) Add(r *record.Result) {
+	a.adds++
 	if r.Warmup {
 		return
 	}
@@ -348,6 +352,12 @@ func TPOTNS(r *record.Result) (float64, bool) {
 func appendITL(dst []float64, r *record.Result) []float64 {
 	offs := r.ChunkOffsetsNS
 	tokens := chunkTokens(r)
+	if need := len(offs); cap(dst)-len(dst) < need {
+		// A level's gaps run to millions; append grows a large slice by
+		// a quarter, which copies it some five times over on the way
+		// there. Doubling copies it about once.
+		dst = slices.Grow(dst, max(need, len(dst)))
+	}
 	for i := 1; i < len(offs); i++ {
 		k := 1
 		if tokens != nil {
@@ -433,6 +443,16 @@ func (a *Accumulator) Succeeded() int { return a.requests - a.errors }
 // prompt of the successful requests that had a target against the mean of
 // their targets), and truncated streams.
 func (a *Accumulator) Level() document.Level {
+	if l, ok := a.memo.get(a.adds, a.Options); ok {
+		return l
+	}
+	l := a.summarize()
+	a.memo.put(a.adds, a.Options, l)
+	return l
+}
+
+// summarize is Level, computed.
+func (a *Accumulator) summarize() document.Level {
 	l := a.counts()
 	if len(a.byReason) > 0 {
 		l.ErrorsByReason = maps.Clone(a.byReason)
