@@ -198,11 +198,18 @@ func (c *TokenCounter) ConversationTokens(history []string, prompt string, chat 
 // --backend sim to hand back as a request's answer (a conversation's later
 // turns send it).
 func OutputText(key uint64, n int) string {
-	rng := rand.New(rand.NewPCG(key, 0x5eed))
 	var b strings.Builder
+	WriteOutputText(&b, key, n)
+	return b.String()
+}
+
+// WriteOutputText writes OutputText(key, n) to b, without the string
+// between (a simulated request's answer is written straight into the
+// buffer its client reads).
+func WriteOutputText(b *strings.Builder, key uint64, n int) {
+	rng := rand.New(rand.NewPCG(key, 0x5eed))
 	b.Grow(n * outputWordBytes)
 	for range n {
 		b.WriteString(OutputWords[rng.IntN(len(OutputWords))])
 	}
-	return b.String()
 }

@@ -114,3 +114,42 @@ func BenchmarkSortedCopy(b *testing.B) {
 		}
 	})
 }
+
+// TestAdjacentCounted: the two neighbouring values of a counted multiset
+// are nthCounted's, from either end, on multisets with empty buckets,
+// repeated values and a single bucket.
+func TestAdjacentCounted(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	cases := []struct {
+		name   string
+		counts []int
+	}{
+		{"one bucket", []int{5}},
+		{"two buckets", []int{1, 1}},
+		{"gaps", []int{0, 3, 0, 0, 1, 0, 2, 0}},
+		{"random", func() []int {
+			c := make([]int, 200)
+			for i := range c {
+				if rng.IntN(3) == 0 {
+					c[i] = rng.IntN(4)
+				}
+			}
+			c[0]++
+			return c
+		}()},
+	}
+	for _, c := range cases {
+		sorted := make([]float64, len(c.counts))
+		total := 0
+		for i, n := range c.counts {
+			sorted[i] = float64(i) * 1.5
+			total += n
+		}
+		for k := 0; k+1 < total; k++ {
+			x, y := adjacentCounted(sorted, c.counts, total, k)
+			if wx, wy := nthCounted(sorted, c.counts, total, k), nthCounted(sorted, c.counts, total, k+1); x != wx || y != wy {
+				t.Errorf("%s: k %d: %v, %v; want %v, %v", c.name, k, x, y, wx, wy)
+			}
+		}
+	}
+}
