@@ -1,5 +1,9 @@
 package stats
 
+// The faster paths of a level summary (the radix sort, the binomial CDF
+// with its coefficients once, the paired order statistics) give the
+// slower paths' results bit for bit.
+
 import (
 	"math"
 	"math/rand/v2"
