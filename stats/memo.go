@@ -34,26 +34,45 @@ func (m *levelMemo) put(adds int, opts Options, l document.Level) {
 
 // deepCopy is a copy of v that shares no memory with it: every pointer,
 // slice and map it reaches is copied too (the summary's types hold no
-// cycles, channels or functions).
+// cycles, channels or functions). The *float64 figures, most of a
+// summary, are carved out of shared slabs rather than allocated one by
+// one.
 func deepCopy[T any](v T) T {
 	var out T
-	copyValue(reflect.ValueOf(&out).Elem(), reflect.ValueOf(v))
+	var c copier
+	c.value(reflect.ValueOf(&out).Elem(), reflect.ValueOf(v))
 	return out
 }
 
-// copyValue sets dst, settable and of src's type, to a deep copy of src.
-func copyValue(dst, src reflect.Value) {
+// copier deep-copies values; floats is the rest of its current slab.
+type copier struct{ floats []float64 }
+
+// floatSlab is how many float64 one slab holds.
+const floatSlab = 64
+
+// value sets dst, settable and of src's type, to a deep copy of src.
+func (c *copier) value(dst, src reflect.Value) {
 	switch src.Kind() {
 	case reflect.Pointer:
 		if src.IsNil() {
 			return
 		}
+		if src.Type().Elem() == reflect.TypeFor[float64]() {
+			if len(c.floats) == 0 {
+				c.floats = make([]float64, floatSlab)
+			}
+			p := &c.floats[0]
+			c.floats = c.floats[1:]
+			*p = src.Elem().Float()
+			dst.Set(reflect.ValueOf(p))
+			return
+		}
 		p := reflect.New(src.Type().Elem())
-		copyValue(p.Elem(), src.Elem())
+		c.value(p.Elem(), src.Elem())
 		dst.Set(p)
 	case reflect.Struct:
 		for i := range src.NumField() {
-			copyValue(dst.Field(i), src.Field(i))
+			c.value(dst.Field(i), src.Field(i))
 		}
 	case reflect.Slice:
 		if src.IsNil() {
@@ -61,12 +80,12 @@ func copyValue(dst, src reflect.Value) {
 		}
 		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
 		for i := range src.Len() {
-			copyValue(s.Index(i), src.Index(i))
+			c.value(s.Index(i), src.Index(i))
 		}
 		dst.Set(s)
 	case reflect.Array:
 		for i := range src.Len() {
-			copyValue(dst.Index(i), src.Index(i))
+			c.value(dst.Index(i), src.Index(i))
 		}
 	case reflect.Map:
 		if src.IsNil() {
@@ -76,9 +95,9 @@ func copyValue(dst, src reflect.Value) {
 		it := src.MapRange()
 		for it.Next() {
 			k := reflect.New(src.Type().Key()).Elem()
-			copyValue(k, it.Key())
+			c.value(k, it.Key())
 			v := reflect.New(src.Type().Elem()).Elem()
-			copyValue(v, it.Value())
+			c.value(v, it.Value())
 			m.SetMapIndex(k, v)
 		}
 		dst.Set(m)
@@ -87,7 +106,7 @@ func copyValue(dst, src reflect.Value) {
 			return
 		}
 		v := reflect.New(src.Elem().Type()).Elem()
-		copyValue(v, src.Elem())
+		c.value(v, src.Elem())
 		dst.Set(v)
 	default:
 		dst.Set(src)
