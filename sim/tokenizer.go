@@ -36,9 +36,17 @@ const (
 	ReplyTemplateTokens = 3
 )
 
-func isWordByte(c byte) bool {
-	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
+func isWordByte(c byte) bool { return wordBytes[c] }
+
+// wordBytes says which bytes are letters and digits of a word: those at
+// or above 0x80, a–z, A–Z and 0–9 (a table: the tokenizer asks it of
+// every byte of every prompt).
+var wordBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+	}
+	return t
+}()
 
 // EachPiece calls fn with each token's bytes of s, in order.
 func EachPiece(s string, fn func(piece string)) {
@@ -207,8 +215,19 @@ func OutputText(key uint64, n int) string {
 // between (a simulated request's answer is written straight into the
 // buffer its client reads).
 func WriteOutputText(b *strings.Builder, key uint64, n int) {
-	rng := rand.New(rand.NewPCG(key, 0x5eed))
+	var src rand.PCG
+	src.Seed(key, 0x5eed)
 	b.Grow(n * outputWordBytes)
+	if m := uint64(len(OutputWords)); m&(m-1) == 0 {
+		// rand.Rand's IntN(m) of a power of two is the source's next
+		// value masked (TestOutputTextStream holds it to that): one draw
+		// a word without the Rand between.
+		for range n {
+			b.WriteString(OutputWords[src.Uint64()&(m-1)])
+		}
+		return
+	}
+	rng := rand.New(&src)
 	for range n {
 		b.WriteString(OutputWords[rng.IntN(len(OutputWords))])
 	}
