@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strings"
+	"sync"
 )
 
 // The simulated tokenizer, beside the engine whose requests it sizes. It
@@ -35,9 +36,17 @@ const (
 	ReplyTemplateTokens = 3
 )
 
-func isWordByte(c byte) bool {
-	return c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
+func isWordByte(c byte) bool { return wordBytes[c] }
+
+// wordBytes says which bytes are letters and digits of a word: those at
+// or above 0x80, a–z, A–Z and 0–9 (a table: the tokenizer asks it of
+// every byte of every prompt).
+var wordBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+	}
+	return t
+}()
 
 // EachPiece calls fn with each token's bytes of s, in order.
 func EachPiece(s string, fn func(piece string)) {
@@ -60,10 +69,26 @@ func EachPiece(s string, fn func(piece string)) {
 	}
 }
 
-// CountTokens is the number of tokens of s.
+// CountTokens is the number of tokens of s: EachPiece's pieces, counted
+// without a call a piece (a simulated conversation's prompts are counted
+// every turn, its history included).
 func CountTokens(s string) int {
 	n := 0
-	EachPiece(s, func(string) { n++ })
+	for i := 0; i < len(s); n++ {
+		start := i
+		j := i
+		if s[j] == ' ' && j+1 < len(s) && isWordByte(s[j+1]) {
+			j++
+		}
+		if !isWordByte(s[j]) {
+			i++
+			continue
+		}
+		for j < len(s) && isWordByte(s[j]) && j-start < maxPieceBytes {
+			j++
+		}
+		i = j
+	}
 	return n
 }
 
@@ -101,6 +126,10 @@ var OutputWords = []string{
 	" GPU", " load", " rate", " level",
 }
 
+// outputWordBytes is about the mean length of OutputWords, to size an
+// output text's buffer once.
+const outputWordBytes = 5
+
 // OutputTokenID is the id /tokenize would give word w.
 func OutputTokenID(w int) int { return PieceID(OutputWords[w]) }
 
@@ -111,9 +140,13 @@ func OutputTokenID(w int) int { return PieceID(OutputWords[w]) }
 // --backend sim counts multi-turn requests with it, as sim serve counts
 // /v1/chat/completions' messages.
 func ConversationTokens(history []string, prompt string, chat bool) int {
-	n := CountTokens(prompt)
+	return conversationTokens(CountTokens, history, prompt, chat)
+}
+
+func conversationTokens(count func(string) int, history []string, prompt string, chat bool) int {
+	n := count(prompt)
 	for _, h := range history {
-		n += CountTokens(h)
+		n += count(h)
 	}
 	if chat {
 		n += (len(history)+1)*ChatTemplateTokens + ReplyTemplateTokens
@@ -121,15 +154,81 @@ func ConversationTokens(history []string, prompt string, chat bool) int {
 	return n
 }
 
+// TokenCounter is CountTokens and ConversationTokens with the counts of
+// the longer texts it has counted remembered: a simulated conversation
+// sends its whole history every turn, so each message is counted again
+// at every later turn. It is safe for concurrent use; the zero value is
+// ready, and a nil one counts without remembering. It forgets everything once the texts it remembers pass
+// tokenMemoBytes, so that its memory stays bounded.
+type TokenCounter struct {
+	mu    sync.Mutex
+	n     map[string]int
+	bytes int
+}
+
+// tokenMemoMin is the shortest text a TokenCounter remembers (shorter
+// ones cost less to count than to look up); tokenMemoBytes the most bytes
+// of text it holds.
+const (
+	tokenMemoMin   = 64
+	tokenMemoBytes = 64 << 20
+)
+
+// Count is CountTokens(s) (a nil TokenCounter remembers nothing).
+func (c *TokenCounter) Count(s string) int {
+	if c == nil || len(s) < tokenMemoMin {
+		return CountTokens(s)
+	}
+	c.mu.Lock()
+	n, ok := c.n[s]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = CountTokens(s)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil || c.bytes+len(s) > tokenMemoBytes {
+		c.n, c.bytes = map[string]int{}, 0
+	}
+	c.n[s] = n
+	c.bytes += len(s)
+	return n
+}
+
+// ConversationTokens is ConversationTokens, each text counted by Count.
+func (c *TokenCounter) ConversationTokens(history []string, prompt string, chat bool) int {
+	return conversationTokens(c.Count, history, prompt, chat)
+}
+
 // OutputText is n tokens of the simulated model's output, words drawn by
 // a generator keyed by key: the text a simulated server streams, for run
 // --backend sim to hand back as a request's answer (a conversation's later
 // turns send it).
 func OutputText(key uint64, n int) string {
-	rng := rand.New(rand.NewPCG(key, 0x5eed))
 	var b strings.Builder
+	WriteOutputText(&b, key, n)
+	return b.String()
+}
+
+// WriteOutputText writes OutputText(key, n) to b, without the string
+// between (a simulated request's answer is written straight into the
+// buffer its client reads).
+func WriteOutputText(b *strings.Builder, key uint64, n int) {
+	var src rand.PCG
+	src.Seed(key, 0x5eed)
+	b.Grow(n * outputWordBytes)
+	if m := uint64(len(OutputWords)); m&(m-1) == 0 {
+		// rand.Rand's IntN(m) of a power of two is the source's next
+		// value masked (TestOutputTextStream holds it to that): one draw
+		// a word without the Rand between.
+		for range n {
+			b.WriteString(OutputWords[src.Uint64()&(m-1)])
+		}
+		return
+	}
+	rng := rand.New(&src)
 	for range n {
 		b.WriteString(OutputWords[rng.IntN(len(OutputWords))])
 	}
-	return b.String()
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -44,4 +45,60 @@ func FuzzTokenizer(f *testing.F) {
 			t.Fatalf("count %d, %d pieces, %d ids", n, len(p), len(TokenIDs(s)))
 		}
 	})
+}
+
+// TestTokenCounter: the remembering counter counts as CountTokens and
+// ConversationTokens do, on first sight and on the later turns that send
+// the same texts, and a nil one too.
+func TestTokenCounter(t *testing.T) {
+	long := strings.Repeat("the model's server batch, ", 20)
+	history := []string{long, "short", long + "!", OutputText(7, 300)}
+	var c TokenCounter
+	for _, tc := range []struct {
+		name    string
+		counter *TokenCounter
+	}{{"first", &c}, {"again", &c}, {"nil", nil}} {
+		for _, s := range append(history, "", " x") {
+			if got, want := tc.counter.Count(s), CountTokens(s); got != want {
+				t.Errorf("%s: Count(%.20q) = %d, want %d", tc.name, s, got, want)
+			}
+		}
+		for _, chat := range []bool{false, true} {
+			if got, want := tc.counter.ConversationTokens(history, long, chat), ConversationTokens(history, long, chat); got != want {
+				t.Errorf("%s: ConversationTokens(chat %v) = %d, want %d", tc.name, chat, got, want)
+			}
+		}
+	}
+}
+
+// TestOutputTextStream: an answer's words are the ones rand.Rand's IntN
+// draws from the answer's generator, one a token (the stream every
+// simulated answer, and so every later turn's prompt, depends on).
+func TestOutputTextStream(t *testing.T) {
+	for _, key := range []uint64{0, 1, 0x9e3779b97f4a7c15, 1 << 63} {
+		for _, n := range []int{0, 1, 7, 300} {
+			rng := rand.New(rand.NewPCG(key, 0x5eed))
+			var want strings.Builder
+			for range n {
+				want.WriteString(OutputWords[rng.IntN(len(OutputWords))])
+			}
+			if got := OutputText(key, n); got != want.String() {
+				t.Errorf("key %#x, %d tokens: %.40q…, want %.40q…", key, n, got, want.String())
+			}
+			if got := CountTokens(OutputText(key, n)); got != n {
+				t.Errorf("key %#x: %d tokens counted, want %d", key, got, n)
+			}
+		}
+	}
+}
+
+// TestIsWordByte: the table holds the tokenizer's rule for every byte.
+func TestIsWordByte(t *testing.T) {
+	for c := range 256 {
+		b := byte(c)
+		want := b >= 0x80 || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9')
+		if isWordByte(b) != want {
+			t.Errorf("isWordByte(%#x) = %v, want %v", b, !want, want)
+		}
+	}
 }

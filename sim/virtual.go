@@ -243,8 +243,12 @@ const (
 )
 
 type call struct {
-	seq     int
-	res     *record.Result
+	seq int
+	res *record.Result
+	// offs are the chunk offsets so far, res.ChunkOffsetsNS when do
+	// returns: kept here, beside the rest of the call, so that a token
+	// event does not touch the Result too.
+	offs    []int64
 	answer  *strings.Builder // the request's Answer, nil when not wanted
 	req     Request
 	writeAt time.Duration
@@ -255,8 +259,9 @@ type call struct {
 }
 
 func (s *Virtual) do(ctx context.Context, req *backend.Request, res *record.Result) {
-	c := &call{seq: res.Seq, res: res, answer: req.Answer, wake: make(chan struct{}), req: s.opt.Shape(req, res)}
-	res.ChunkOffsetsNS = make([]int64, 0, min(max(req.MaxTokens, 0), maxPreallocChunks))
+	c := &call{seq: res.Seq, res: res, answer: req.Answer, wake: make(chan struct{}), req: s.opt.Shape(req, res),
+		offs: make([]int64, 0, min(max(req.MaxTokens, 0), maxPreallocChunks))}
+	defer func() { res.ChunkOffsetsNS = c.offs }()
 	s.locked(func() {
 		now := s.eng.Now()
 		c.writeAt = now + s.delay(res.Seq, res.Warmup)
@@ -337,11 +342,11 @@ func (s *Virtual) event(c *call, ev Event) {
 			r.CachedPromptTokens = &cached
 		}
 	case EventToken:
-		if r.TTFTNS == nil {
+		if len(c.offs) == 0 && r.TTFTNS == nil {
 			ttft := off // its own variable: taking off's address would put every event's on the heap
 			r.TTFTNS = &ttft
 		}
-		r.ChunkOffsetsNS = append(r.ChunkOffsetsNS, off)
+		c.offs = append(c.offs, off)
 	case EventFinished:
 		r.E2ENS = off
 		r.Status = 200
@@ -351,14 +356,14 @@ func (s *Virtual) event(c *call, ev Event) {
 		r.OutputTokens, r.PromptTokens = &out, &prompt
 		if c.answer != nil {
 			c.answer.Reset()
-			c.answer.WriteString(OutputText(uint64(s.opt.Seed)^uint64(c.seq)*0x9e3779b97f4a7c15, out))
+			WriteOutputText(c.answer, uint64(s.opt.Seed)^uint64(c.seq)*0x9e3779b97f4a7c15, out)
 		}
 		s.end(c)
 	case EventRejected:
 		r.E2ENS = off
 		r.Status = 400
 		r.Reason, r.Error = record.ReasonHTTP4xx, "HTTP 400: "+ev.Reason
-		r.ChunkOffsetsNS = nil
+		c.offs = nil
 		s.end(c)
 	}
 }

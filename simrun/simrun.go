@@ -50,12 +50,17 @@ func New(cfg sim.Config, opt Options) (*sim.Virtual, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := shaper{chat: opt.Chat}
+	sh := shaper{chat: opt.Chat, tokens: &sim.TokenCounter{}}
 	return sim.NewVirtual(eng, sim.VirtualOptions{Seed: opt.Seed, Jitter: opt.Jitter, Timeout: opt.Timeout, Shape: sh.shape}), nil
 }
 
-// shaper turns a run's requests into engine requests.
-type shaper struct{ chat bool }
+// shaper turns a run's requests into engine requests; tokens counts
+// their texts (sim serve's tokenizer, a conversation's earlier messages
+// remembered from its earlier turns).
+type shaper struct {
+	chat   bool
+	tokens *sim.TokenCounter
+}
 
 // shape is req as the engine sees it: its conversation's tokens, its
 // output tokens and images, its shared prefix and its conversation.
@@ -64,9 +69,13 @@ func (sh shaper) shape(req *backend.Request, res *record.Result) sim.Request {
 	for i, m := range req.History {
 		history[i] = m.Content
 	}
-	r := sim.Request{PromptTokens: max(sim.ConversationTokens(history, req.Prompt, sh.chat), 1), OutputTokens: req.MaxTokens, Images: len(req.Images)}
+	// The history is counted once: the prompt's tokens are the history's
+	// (with the template of an empty last message) and the last message's
+	// own (ConversationTokens adds them so).
+	historyTokens := sh.tokens.ConversationTokens(history, "", sh.chat)
+	r := sim.Request{PromptTokens: max(historyTokens+sh.tokens.Count(req.Prompt), 1), OutputTokens: req.MaxTokens, Images: len(req.Images)}
 	r.PrefixGroup, r.SharedPrefixTokens = sh.sharedPrefix(req)
-	r.Conversation, r.HistoryTokens = sh.conversation(req, res, history)
+	r.Conversation, r.HistoryTokens = sh.conversation(req, res, historyTokens)
 	return r
 }
 
@@ -93,13 +102,14 @@ func (sh shaper) sharedPrefix(req *backend.Request) (group, tokens int) {
 // system prompt included, template tokens as the conversation's count
 // has them), for the engine's prefix and slot caches: the session's
 // number + 1 (0 outside sessions), and 0 tokens for a first turn.
-func (sh shaper) conversation(req *backend.Request, res *record.Result, history []string) (conv, historyTokens int) {
+// counted is the history's count, ConversationTokens(history, "", chat).
+func (sh shaper) conversation(req *backend.Request, res *record.Result, counted int) (conv, historyTokens int) {
 	if res.Session == nil {
 		return 0, 0
 	}
 	conv = *res.Session + 1
 	if len(req.History) > 0 && req.History[len(req.History)-1].Role == backend.Assistant {
-		historyTokens = sim.ConversationTokens(history, "", sh.chat)
+		historyTokens = counted
 	}
 	return conv, historyTokens
 }

@@ -176,13 +176,14 @@ func ProportionCI(k, n int, confidence float64) Interval {
 	}
 	alpha := 1 - confidence
 	lo, hi := 0.0, 1.0
+	b := newBinomial(n)
 	if k > 0 {
 		// P(B ≥ k | p) rises with p: the lowest p where it reaches α/2.
-		lo = bisect(func(p float64) bool { return 1-binomialCDFAt(n, k-1, p) >= alpha/2 })
+		lo = bisect(func(p float64) bool { return 1-b.cdfAt(k-1, p) >= alpha/2 })
 	}
 	if k < n {
 		// P(B ≤ k | p) falls with p: the highest p where it is still α/2.
-		hi = bisect(func(p float64) bool { return binomialCDFAt(n, k, p) < alpha/2 })
+		hi = bisect(func(p float64) bool { return b.cdfAt(k, p) < alpha/2 })
 	}
 	return Interval{ptr.To(lo), ptr.To(hi)}
 }
@@ -202,19 +203,47 @@ func bisect(test func(float64) bool) float64 {
 	return hi
 }
 
-// binomialCDFAt is P(B ≤ k) for B ~ Binomial(n, p).
-func binomialCDFAt(n, k int, p float64) float64 {
+// binomial is Binomial(n, ·) with the log binomial coefficients
+// ln C(n, j) of its terms computed once: a Clopper–Pearson bisection
+// evaluates the CDF at some sixty p, and the three log-gammas a term were
+// most of its cost.
+type binomial struct {
+	n int
+	// logC[j] is ln Γ(n+1) − ln Γ(j+1) − ln Γ(n−j+1), as binomialCDF
+	// computes it.
+	logC []float64
+}
+
+func newBinomial(n int) binomial {
+	b := binomial{n: n, logC: make([]float64, n+1)}
+	ln1, _ := math.Lgamma(float64(n + 1))
+	for j := range b.logC {
+		lj, _ := math.Lgamma(float64(j + 1))
+		lnj, _ := math.Lgamma(float64(n - j + 1))
+		b.logC[j] = ln1 - lj - lnj
+	}
+	return b
+}
+
+// cdfAt is P(B ≤ k) for B ~ Binomial(n, p): binomialCDF(n, p)[k], the
+// same terms summed in the same order, without the terms above k.
+func (b binomial) cdfAt(k int, p float64) float64 {
 	switch {
 	case k < 0:
 		return 0
-	case k >= n:
+	case k >= b.n:
 		return 1
 	case p <= 0:
 		return 1
 	case p >= 1:
 		return 0
 	}
-	return binomialCDF(n, p)[k]
+	lq, lp := math.Log(p), math.Log1p(-p)
+	sum := 0.0
+	for j, c := range b.logC[:k+1] {
+		sum += math.Exp(c + float64(j)*lq + float64(b.n-j)*lp)
+	}
+	return min(sum, 1)
 }
 
 // newRNG is the generator of a seeded bootstrap.

@@ -85,6 +85,30 @@ type Accumulator struct {
 	// rows keep what the intervals and goodput need of every counted
 	// request, in the order added.
 	rows []row
+	// sortedLat are sorted copies of ttft, tpot, e2e and itl, kept
+	// between summaries: find summarizes a level as it ends and again in
+	// the final document, and sorting the inter-token gaps (one per
+	// output token) is the dearest part of a summary.
+	sortedLat [4]sortedCache
+	// adds counts the calls of Add; memo is the last Level (levelMemo).
+	adds int
+	memo levelMemo
+}
+
+// sortedCache is a sorted copy of an append-only sample: as the sample
+// only grows, its length tells whether the copy is of its present values.
+type sortedCache struct {
+	n  int
+	ok bool
+	s  []float64
+}
+
+// of is xs sorted, from the cache when xs has not grown since.
+func (c *sortedCache) of(xs []float64) []float64 {
+	if !c.ok || c.n != len(xs) {
+		c.s, c.n, c.ok = sortedCopy(xs), len(xs), true
+	}
+	return c.s
 }
 
 // Options are what a level summary needs beyond its Results.
@@ -136,6 +160,7 @@ type schedSample struct {
 
 // Add counts r in the summary. Warm-up Results are ignored.
 func (a *Accumulator) Add(r *record.Result) {
+	a.adds++
 	if r.Warmup {
 		return
 	}
@@ -327,6 +352,12 @@ func TPOTNS(r *record.Result) (float64, bool) {
 func appendITL(dst []float64, r *record.Result) []float64 {
 	offs := r.ChunkOffsetsNS
 	tokens := chunkTokens(r)
+	if need := len(offs); cap(dst)-len(dst) < need {
+		// A level's gaps run to millions; append grows a large slice by
+		// a quarter, which copies it some five times over on the way
+		// there. Doubling copies it about once.
+		dst = slices.Grow(dst, max(need, len(dst)))
+	}
 	for i := 1; i < len(offs); i++ {
 		k := 1
 		if tokens != nil {
@@ -412,6 +443,16 @@ func (a *Accumulator) Succeeded() int { return a.requests - a.errors }
 // prompt of the successful requests that had a target against the mean of
 // their targets), and truncated streams.
 func (a *Accumulator) Level() document.Level {
+	if l, ok := a.memo.get(a.adds, a.Options); ok {
+		return l
+	}
+	l := a.summarize()
+	a.memo.put(a.adds, a.Options, l)
+	return l
+}
+
+// summarize is Level, computed.
+func (a *Accumulator) summarize() document.Level {
 	l := a.counts()
 	if len(a.byReason) > 0 {
 		l.ErrorsByReason = maps.Clone(a.byReason)
@@ -470,7 +511,8 @@ func (a *Accumulator) counts() document.Level {
 }
 
 func (a *Accumulator) latencies(l *document.Level) {
-	ttft, tpot, e2e, itl := sorted(a.ttft), sorted(a.tpot), sorted(a.e2e), sorted(a.itl)
+	c := &a.sortedLat
+	ttft, tpot, e2e, itl := c[0].of(a.ttft), c[1].of(a.tpot), c[2].of(a.e2e), c[3].of(a.itl)
 	l.TTFTP50Ms, l.TTFTP95Ms, l.TTFTP99Ms = pctMs(ttft, 50), pctMs(ttft, 95), pctMs(ttft, 99)
 	l.TPOTP50Ms, l.TPOTP95Ms = pctMs(tpot, 50), pctMs(tpot, 95)
 	l.E2EP50Ms, l.E2EP95Ms = pctMs(e2e, 50), pctMs(e2e, 95)
@@ -640,11 +682,8 @@ func Summarize(rs []record.Result, opts Options) document.Level {
 	return a.Level()
 }
 
-func sorted(xs []float64) []float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s
-}
+// sorted is a sorted copy of xs (sortedCopy).
+func sorted(xs []float64) []float64 { return sortedCopy(xs) }
 
 // pctMs is the p-th percentile of sorted nanoseconds, in milliseconds, or
 // nil for an empty sample.

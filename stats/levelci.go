@@ -256,8 +256,47 @@ func percentileCounts(sorted []float64, counts []int, total int, p float64) floa
 	if lo >= total-1 {
 		return nthCounted(sorted, counts, total, total-1)
 	}
-	x, y := nthCounted(sorted, counts, total, lo), nthCounted(sorted, counts, total, lo+1)
+	x, y := adjacentCounted(sorted, counts, total, lo)
 	return x + (h-float64(lo))*(y-x)
+}
+
+// adjacentCounted is the k-th and (k+1)-th (0-based, k+1 < total) values
+// of the multiset of percentileCounts, nthCounted's, found in one walk
+// from the nearer end: the second is in the first's bucket or the next
+// one that holds a value.
+func adjacentCounted(sorted []float64, counts []int, total, k int) (x, y float64) {
+	if k < total/2 {
+		cum := 0
+		for r, c := range counts {
+			if cum += c; cum > k {
+				if cum > k+1 {
+					return sorted[r], sorted[r]
+				}
+				for s := r + 1; s < len(counts); s++ {
+					if counts[s] > 0 {
+						return sorted[r], sorted[s]
+					}
+				}
+				break
+			}
+		}
+		return nthCounted(sorted, counts, total, k), nthCounted(sorted, counts, total, k+1)
+	}
+	cum, m := 0, total-1-(k+1)
+	for r := len(counts) - 1; r >= 0; r-- {
+		if cum += counts[r]; cum > m {
+			if cum > m+1 {
+				return sorted[r], sorted[r]
+			}
+			for s := r - 1; s >= 0; s-- {
+				if counts[s] > 0 {
+					return sorted[s], sorted[r]
+				}
+			}
+			break
+		}
+	}
+	return nthCounted(sorted, counts, total, k), nthCounted(sorted, counts, total, k+1)
 }
 
 // nthCounted is the k-th (0-based) value of the multiset of

@@ -246,6 +246,32 @@ func (b *Builder) Level(label string, level int) (document.Level, bool) {
 	return document.Level{}, false
 }
 
+// ResultsLevel is Level as a Builder given only the run's header and
+// Results would summarize it: without what the run's level_end lines add
+// (telemetry, cost, the saturation mark, their plans). For a level whose
+// Results all came in one pass, it is what a Builder of that pass alone
+// says (servebench find's drift check), from this Builder's own
+// accumulator, so the level is not summarized twice.
+func (b *Builder) ResultsLevel(label string, level int) (document.Level, bool) {
+	r, ok := b.runs[label]
+	if !ok || r.acc[level] == nil {
+		return document.Level{}, false
+	}
+	one := *r
+	one.levels = []int{level}
+	one.ends = nil
+	for _, l := range one.document(label, b.opts).Levels {
+		return l, true
+	}
+	return document.Level{}, false
+}
+
+// Counted reports whether the run has a counted Result at level.
+func (b *Builder) Counted(label string, level int) bool {
+	r, ok := b.runs[label]
+	return ok && r.acc[level] != nil
+}
+
 // Succeeded counts the successful counted requests added so far, for
 // the exit status of `servebench run` (1 when none succeeded).
 func (b *Builder) Succeeded() int {

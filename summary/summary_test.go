@@ -254,3 +254,52 @@ func TestClasses(t *testing.T) {
 		t.Fatal("classes without a mix")
 	}
 }
+
+// TestResultsLevelIsThePassAlone: for a level whose Results came in one
+// pass, ResultsLevel of the Builder that also saw its level_end lines (and
+// other levels) is what a Builder of the header and that pass's Results
+// alone says; Counted says which levels have a counted Result.
+func TestResultsLevelIsThePassAlone(t *testing.T) {
+	budget := record.GoodputBudget{TTFTMs: fp(1000)}
+	header := record.Header{Run: record.Run{Label: "find", Method: "pool", SLO: "ttft_p95=1000ms", GoodputBudget: &budget},
+		Levels: []record.LevelPlan{{Level: 4, Concurrency: 4, Requests: 3}}}
+	pass := []record.Result{res("find", 4, 0, 0, 100, 4), res("find", 4, 0, 50, 300, 4), res("find", 4, 0, 90, 200, 8)}
+	warm := res("find", 4, 0, 0, 10, 4)
+	warm.Warmup = true
+	all := NewBuilder(Options{})
+	alone := NewBuilder(Options{})
+	all.Add(record.Line{Header: &header})
+	alone.Add(record.Line{Header: &header})
+	all.Add(record.Line{Result: ptrTo(res("find", 2, 0, 0, 100, 4))})
+	all.Add(record.Line{LevelEnd: &record.LevelEnd{Run: "find", Level: 2, Fields: &record.Observations{PeakVRAMGiB: fp(3)}}})
+	if all.Counted("find", 4) {
+		t.Fatal("level 4 counted before its Results")
+	}
+	for _, r := range append([]record.Result{warm}, pass...) {
+		all.Add(record.Line{Result: ptrTo(r)})
+		alone.Add(record.Line{Result: ptrTo(r)})
+	}
+	all.Add(record.Line{LevelEnd: &record.LevelEnd{Run: "find", Level: 4, Saturated: "queue grew",
+		Plan: &record.LevelPlan{Level: 4, Concurrency: 6}, Fields: &record.Observations{PeakKVCacheUsage: fp(0.9)}}})
+	got, ok := all.ResultsLevel("find", 4)
+	want, wantOK := alone.Level("find", 4)
+	if !ok || !wantOK || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ResultsLevel = %+v, %v; want %+v", got, ok, want)
+	}
+	if full, _ := all.Level("find", 4); full.Saturated == "" || full.PeakKVCacheUsage == nil || reflect.DeepEqual(full, got) {
+		t.Fatal("Level left out the level_end line: the test would not tell ResultsLevel from it")
+	}
+	for _, c := range []struct {
+		level int
+		want  bool
+	}{{2, true}, {4, true}, {7, false}} {
+		if got := all.Counted("find", c.level); got != c.want {
+			t.Errorf("Counted(%d) = %v, want %v", c.level, got, c.want)
+		}
+		if _, ok := all.ResultsLevel("find", c.level); ok != c.want {
+			t.Errorf("ResultsLevel(%d) found %v, want %v", c.level, ok, c.want)
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -328,9 +328,16 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
 	}
 	p.sweep.Levels = []load.Level{l}
-	pass := summary.NewBuilder(summary.Options{})
-	if h := p.env.rec.hdr; h != nil {
-		pass.Add(record.Line{Header: h})
+	sum := p.env.rec.sum
+	// A level's first pass alone is the level so far: the records'
+	// Builder says it (ResultsLevel, from the level's one accumulator).
+	// A later pass gets a Builder of its own.
+	var pass *summary.Builder
+	if sum.Counted(p.cfg.Label, key) {
+		pass = summary.NewBuilder(summary.Options{})
+		if h := p.env.rec.hdr; h != nil {
+			pass.Add(record.Line{Header: h})
+		}
 	}
 	p.env.rec.pass = pass
 	_, err := p.sweep.Do(ctx)
@@ -338,8 +345,12 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	if err != nil {
 		return document.Level{}, err
 	}
-	p.last, p.lastOK = pass.Level(p.cfg.Label, key)
-	lvl, ok := p.env.rec.sum.Level(p.cfg.Label, key)
+	if pass != nil {
+		p.last, p.lastOK = pass.Level(p.cfg.Label, key)
+	} else {
+		p.last, p.lastOK = sum.ResultsLevel(p.cfg.Label, key)
+	}
+	lvl, ok := sum.Level(p.cfg.Label, key)
 	if !ok {
 		if ctx.Err() != nil {
 			return document.Level{}, nil // interrupted: Drive stops
