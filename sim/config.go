@@ -113,6 +113,11 @@ type ModelCost struct {
 	// small micro-batch runs in each of them takes ggml at least a
 	// latency floor, however few bytes it reads (llamaDefaults.expertFloor).
 	MoELayers int `json:"moe_layers,omitempty"`
+	// ExpertColumnFLOPs is 2 × one routed expert's matrix parameters in
+	// one layer (gate, up and down: 3 × hidden × expert width): what one
+	// token column costs in one expert's products. ggml's MMQ pads each
+	// expert's columns to whole tiles (costModel.expertPadFLOPs).
+	ExpertColumnFLOPs float64 `json:"expert_column_flops,omitempty"`
 }
 
 // Params are the calibration of the step-time model: the efficiencies and

@@ -51,6 +51,10 @@ type costModel struct {
 	// (llama.cpp and Ollama; 0 for the batched servers, whose fused_moe is
 	// in the roofline): seconds.
 	expertFloor float64
+	// expertTiles says whether an MoE micro-batch above mmvqMaxBatch
+	// tokens pays MMQ's per-expert tile padding (llama.cpp and Ollama with
+	// a quantized model: expertPadFLOPs).
+	expertTiles bool
 	// padSizes are the CUDA-graph capture sizes a step's token count is
 	// padded up to (ascending); nil = no padding.
 	padSizes []int
@@ -67,6 +71,7 @@ func newCostModel(c *Config) *costModel {
 	}
 	if !batched(c.Backend) {
 		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
+		cm.expertTiles = c.Model.Kernel == KernelMMQ
 	}
 	if c.Server.CUDAGraphs && batched(c.Backend) {
 		cm.padSizes = captureSizes(c.Backend, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
@@ -121,6 +126,9 @@ func (c *costModel) roofline(s *shape, padded bool) float64 {
 	bytes := c.weightBytes(s.tokens) + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
 	flops := float64(tok)*c.m.FLOPsPerToken + float64(s.samples)*c.m.HeadFLOPs +
 		s.attn*c.m.AttnFLOPsPerCtx + float64(s.images)*c.m.ImageFLOPs
+	if c.expertTiles && s.tokens > mmvqMaxBatch {
+		flops += c.expertPadFLOPs(s.tokens)
+	}
 	return math.Max(bytes*c.secPerByte, flops*c.secPerFLOP)
 }
 
@@ -164,6 +172,54 @@ func (c *costModel) expertFloorTime() float64 {
 	perExpert := m.ExpertBytes / float64(m.MoELayers*m.Experts) * c.secPerByte
 	slots := float64(m.MoELayers) * float64(min(m.ExpertsPerToken, m.Experts))
 	return slots * max(c.expertFloor-perExpert, 0)
+}
+
+// mmqMaxTileWidth is the widest column tile ggml's MMQ kernel uses on
+// GPUs with Turing-or-later tensor cores (mmq_x_max in mul_mat_q_case,
+// ggml-cuda/mmq.cuh).
+const mmqMaxTileWidth = 128
+
+// mmqTileWidth is the column tile (mmq_x) MMQ picks for a product of
+// cols columns: mul_mat_q_case tries 8, 16, … up to mmqMaxTileWidth (in
+// steps of 16 from 48 on tensor-core GPUs) and keeps the first that
+// gives the fewest tiles of ncols_max columns.
+func mmqTileWidth(cols int) int {
+	best, bestTiles := 0, math.MaxInt
+	for x := 8; x <= mmqMaxTileWidth && bestTiles > 1; x += 8 {
+		if x >= 48 && x%16 != 0 {
+			continue
+		}
+		if t := (cols + x - 1) / x; t < bestTiles {
+			best, bestTiles = x, t
+		}
+	}
+	return best
+}
+
+// expertPadFLOPs is the arithmetic MMQ's expert products add over the
+// roofline's active FLOPs in a micro-batch of tokens tokens of a mixture
+// of experts. ggml's mul_mat_id (ggml_cuda_mul_mat_q with expert
+// bounds) picks one tile width for the whole micro-batch, from its token
+// count (ncols_max = ne12, mmqTileWidth), and runs each expert's columns
+// as whole tiles of that width: at 512 tokens the tile is 128 columns
+// while each of Qwen3-30B-A3B's 128 experts gets 32 tokens on average
+// (k = 8), so the tensor cores do four times the expert arithmetic. Per
+// MoE layer the tiles are E × max(touched share, mean columns per expert
+// / width), each of width columns, against n × k columns of work.
+func (c *costModel) expertPadFLOPs(tokens int) float64 {
+	m := &c.m
+	if m.MoELayers <= 0 || m.Experts <= 0 || m.ExpertColumnFLOPs <= 0 {
+		return 0
+	}
+	k := min(m.ExpertsPerToken, m.Experts)
+	width := float64(mmqTileWidth(tokens))
+	work := float64(tokens * k)
+	tiles := float64(m.Experts) * max(c.touched(tokens), work/float64(m.Experts)/width)
+	pad := tiles*width - work
+	if pad <= 0 {
+		return 0
+	}
+	return pad * m.ExpertColumnFLOPs * float64(m.MoELayers)
 }
 
 // kernelPeak is the tensor rate kernel k runs at on g: INT8 for ggml's

@@ -182,6 +182,7 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 	if m.Experts > 0 && m.MoEIntermediate > 0 && p.Experts > 0 {
 		c.Experts, c.ExpertsPerToken = m.Experts, max(m.ExpertsPerToken, 1)
 		c.ExpertBytes = expertBytes(&m, q, p, float64(step))
+		c.ExpertColumnFLOPs = 2 * 3 * float64(m.Hidden*m.MoEIntermediate)
 		for i := range m.Layers {
 			if m.IsMoELayer(i) {
 				c.MoELayers++
