@@ -23,9 +23,11 @@ import (
 //
 // Every draw of a level derives from passSeed(--seed, pass) and the
 // level's own numbering, which starts afresh: the server's send delays
-// (keyed by the request's sequence number), the people's conversations
-// and think times (keyed by their number), a rate level's schedule, and
-// the users level's start offsets (keyed by its load and pass). The
+// and the prompts (keyed by the request's sequence number), the people's
+// conversations and think times (keyed by their number), and the users
+// level's start offsets (keyed by its load and pass). A rate level's
+// schedule is keyed by its level key too (load.NewPacer), which for rate
+// is its place in the sweep, as run --duration plans its requests. The
 // server's clock carries on where the last level's stopped, so that the
 // records of a run keep one timeline.
 
