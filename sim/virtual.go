@@ -59,6 +59,11 @@ type VirtualOptions struct {
 	// shares with others for the caches. It is called once per request,
 	// outside the Virtual's lock.
 	Shape func(req *backend.Request, res *record.Result) Request
+	// Base is the clock time of the engine's time zero (zero:
+	// VirtualBase): a fresh server that carries on a sweep's timeline
+	// where the server before it stopped, so that its records follow the
+	// earlier ones while its engine starts from nothing.
+	Base time.Time
 }
 
 // Virtual is one simulated server and the virtual clock a sweep shares
@@ -96,6 +101,9 @@ var VirtualBase = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // set.
 func NewVirtual(e *Engine, opt VirtualOptions) *Virtual {
 	s := &Virtual{eng: e, opt: opt, base: VirtualBase, tokens: 1}
+	if !opt.Base.IsZero() {
+		s.base = opt.Base
+	}
 	switch {
 	case opt.Jitter == 0:
 		s.jitter = DefaultJitter.Seconds()

@@ -39,6 +39,10 @@ type Options struct {
 	// Timeout fails a request not finished this long after it was
 	// written (run's --timeout; 0: none), as a real client's would.
 	Timeout time.Duration
+	// Base is the clock time the server starts at (zero:
+	// sim.VirtualBase): a fresh server for each level of a sweep carries
+	// on the sweep's timeline (sim.VirtualOptions.Base).
+	Base time.Time
 }
 
 // New returns a simulated server on an engine for cfg, at virtual time
@@ -51,7 +55,7 @@ func New(cfg sim.Config, opt Options) (*sim.Virtual, error) {
 		return nil, err
 	}
 	sh := shaper{chat: opt.Chat, tokens: &sim.TokenCounter{}}
-	return sim.NewVirtual(eng, sim.VirtualOptions{Seed: opt.Seed, Jitter: opt.Jitter, Timeout: opt.Timeout, Shape: sh.shape}), nil
+	return sim.NewVirtual(eng, sim.VirtualOptions{Seed: opt.Seed, Jitter: opt.Jitter, Timeout: opt.Timeout, Shape: sh.shape, Base: opt.Base}), nil
 }
 
 // shaper turns a run's requests into engine requests; tokens counts

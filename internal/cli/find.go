@@ -327,7 +327,6 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	if p.cfg.Method == load.Rate {
 		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
 	}
-	p.sweep.Levels = []load.Level{l}
 	sum := p.env.rec.sum
 	// A level's first pass alone is the level so far: the records'
 	// Builder says it (ResultsLevel, from the level's one accumulator).
@@ -340,7 +339,7 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 		}
 	}
 	p.env.rec.pass = pass
-	_, err := p.sweep.Do(ctx)
+	_, err := doLevels(ctx, p.sweep, p.env.fresh, []load.Level{l})
 	p.env.rec.pass = nil
 	if err != nil {
 		return document.Level{}, err

@@ -310,10 +310,11 @@ func runRecommend(ctx context.Context, fs *flag.FlagSet, f *planFlags, ra recomm
 	// Throughput, latency and the SLO verdict of each fitting
 	// configuration: its people simulated as run --backend sim --users
 	// sends them, said so in the output.
-	req.Throughput = usersPerformance(ctx, ra.profile, 1)
-	// and the capacity in users of each that holds them: capacity's
-	// simulated search, from the users asked for to 16 times them
-	req.Capacity = usersCapacity(ctx, ra.profile, 1)
+	// the first probe of capacity's simulated search, from the users
+	// asked for to 16 times them, whose answer is the capacity in users
+	// of each that holds them
+	us := newUsersSearches(ctx, ra.profile, 1)
+	req.Throughput, req.Capacity = us.performance, us.capacity
 	rec, err := plan.Recommend(req)
 	if err != nil {
 		return planError("plan", err)

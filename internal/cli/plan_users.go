@@ -3,57 +3,97 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
-	"github.com/servebench/servebench/load"
+	"github.com/servebench/servebench/find"
 	"github.com/servebench/servebench/plan"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
-	"github.com/servebench/servebench/simrun"
 	"github.com/servebench/servebench/slo"
-	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
-// plan --users predicts each configuration that holds the users with the
-// model of people of `run --backend sim --users N`: the same simulated
-// server (simrun, on the engine's virtual clock), the same profile's
-// conversations (workload.People) and load's users method, one level of
-// N people counting defaultUserTurns turns, judged against
-// DefaultCapacitySLO by slo.Judge, the test of find and capacity.
+// plan --users judges each configuration that holds the users with the
+// model of people of `run --backend sim --users N` and asks capacity's
+// question of it with capacity's search: the same simulated server
+// (simrun, on the engine's virtual clock, each level on a fresh one as
+// capacity's), the same profile's conversations (workload.People) and
+// load's users method, levels of people counting defaultUserTurns turns,
+// judged against DefaultCapacitySLO by the search of find and capacity.
+// The verdict at N is that search's verdict of its first probe, at N
+// (measured again while undecided, as capacity measures a probe), so
+// that plan's verdict at N and capacity's probe at N are one judgement;
+// the predicted users are the same search carried on (plan_capacity.go).
 
-// usersPerformance is plan.Recommend's ThroughputFunc for people of
-// profile p, seeded with seed.
-func usersPerformance(ctx context.Context, p workload.Profile, seed int64) plan.ThroughputFunc {
+// usersSearches are the users searches of plan --users' configurations,
+// one per configuration: its verdict at the users asked for is the
+// search's first probe (performance), its capacity the search carried to
+// its end (capacity).
+type usersSearches struct {
+	ctx     context.Context
+	profile workload.Profile
+	seed    int64
+	bounds  []slo.Bound
+	byCand  map[*plan.Candidate]*peopleSearch
+}
+
+// newUsersSearches readies the searches for people of profile p, seeded
+// with seed.
+func newUsersSearches(ctx context.Context, p workload.Profile, seed int64) *usersSearches {
 	bounds, err := slo.Parse(DefaultCapacitySLO)
 	if err != nil {
 		panic(err) // a constant
 	}
-	return func(c *plan.Candidate, users int) (plan.Performance, error) {
-		if n := len(c.Inputs.GPUs); n > 1 {
-			return plan.Performance{}, fmt.Errorf("the simulator models one GPU: %d GPUs split the model (tensor parallel or layers), whose communication it does not model yet, so their people are not judged", n)
-		}
-		cfg, err := sim.CandidateConfig(c, users)
-		if err != nil {
-			return plan.Performance{}, err
-		}
-		counted, err := peopleTurns(ctx, cfg, p, users, seed)
-		if err != nil {
-			return plan.Performance{}, err
-		}
-		l := stats.SummarizeLevel(counted)
-		if l.ThroughputTokS == nil || l.TTFTP50Ms == nil || l.TPOTP50Ms == nil {
-			return plan.Performance{}, fmt.Errorf("the simulated level of %d people finished no turn", users)
-		}
-		j := slo.Judge(slo.Of(&l), bounds)
-		holds := j.Pass()
-		return plan.Performance{TokPerS: *l.ThroughputTokS, TTFTP50Ms: *l.TTFTP50Ms, TPOTP50Ms: *l.TPOTP50Ms,
-			HoldsSLO: &holds, Verdict: verdictWords(j), SLO: DefaultCapacitySLO, ErrorNote: failedTurns(counted),
-			Source: fmt.Sprintf("simulated (servebench's simulator, documented defaults, no fit): %d %s people as run --backend sim --users %d --user-profile %s sends them, %d counted turns",
-				users, p.Name, users, p.Name, defaultUserTurns)}, nil
+	return &usersSearches{ctx: ctx, profile: p, seed: seed, bounds: bounds, byCand: map[*plan.Candidate]*peopleSearch{}}
+}
+
+// search is c's users search from users people, its first probe
+// decided: made on the first call, kept for the later ones.
+func (u *usersSearches) search(c *plan.Candidate, users int) (*peopleSearch, error) {
+	if ps := u.byCand[c]; ps != nil && ps.users == users {
+		return ps, nil
 	}
+	if n := len(c.Inputs.GPUs); n > 1 {
+		return nil, fmt.Errorf("the simulator models one GPU: %d GPUs split the model (tensor parallel or layers), whose communication it does not model yet, so their people are not judged", n)
+	}
+	cfg, err := sim.CandidateConfig(c, users)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := newPeopleSearch(u.ctx, cfg, u.profile, u.seed, u.bounds, users)
+	if err != nil {
+		return nil, err
+	}
+	if err := ps.first(u.ctx); err != nil {
+		return nil, err
+	}
+	u.byCand[c] = ps
+	return ps, nil
+}
+
+// performance is plan.Recommend's ThroughputFunc: the search's verdict
+// of its first probe, users people, with that level's figures pooled
+// over its passes.
+func (u *usersSearches) performance(c *plan.Candidate, users int) (plan.Performance, error) {
+	ps, err := u.search(c, users)
+	if err != nil {
+		return plan.Performance{}, err
+	}
+	pr, ok := ps.result(float64(users))
+	if !ok {
+		return plan.Performance{}, fmt.Errorf("the simulated level of %d people was not measured", users)
+	}
+	l := pr.Level()
+	if l.ThroughputTokS == nil || l.TTFTP50Ms == nil || l.TPOTP50Ms == nil {
+		return plan.Performance{}, fmt.Errorf("the simulated level of %d people finished no turn", users)
+	}
+	holds := pr.Verdict == find.Pass
+	counted := ps.pr.turns[float64(users)]
+	return plan.Performance{TokPerS: *l.ThroughputTokS, TTFTP50Ms: *l.TTFTP50Ms, TPOTP50Ms: *l.TPOTP50Ms,
+		HoldsSLO: &holds, Verdict: verdictWords(slo.Judge(slo.Of(&l), u.bounds)), SLO: DefaultCapacitySLO, ErrorNote: failedTurns(counted),
+		Source: fmt.Sprintf("simulated (servebench's simulator, documented defaults, no fit): %d %s people as run --backend sim --users %d --user-profile %s sends them, judged as capacity's search judges its probe there (%d counted turns a pass, each on a fresh server, measured again while undecided)",
+			users, u.profile.Name, users, u.profile.Name, defaultUserTurns)}, nil
 }
 
 // failedTurns says how many of the counted turns failed and with which
@@ -105,32 +145,4 @@ func verdictWords(j slo.Judgement) string {
 		parts[i] = c.String()
 	}
 	return "holds: " + strings.Join(parts, ", ")
-}
-
-// peopleTurns simulates one level of n people of profile p on a fresh
-// server of cfg and returns its counted turns (the warm-up left out).
-func peopleTurns(ctx context.Context, cfg sim.Config, p workload.Profile, n int, seed int64) ([]record.Result, error) {
-	v, err := simrun.New(cfg, simrun.Options{Seed: seed, Chat: true})
-	if err != nil {
-		return nil, err
-	}
-	spec := workload.Spec{Scenario: workload.Chat, PromptTokens: int(math.Round(p.First.Mean)), MaxTokens: int(math.Round(p.Answer.Mean)), Seed: seed}
-	b := workload.NewBuilder(spec, v.Client())
-	if err := b.Calibrate(ctx); err != nil {
-		return nil, err
-	}
-	k := &load.Collect{}
-	sw := &load.Sweep{Run: "plan", Method: load.Users, Levels: []load.Level{{Level: n, Concurrency: n, Requests: defaultUserTurns}},
-		Seed: seed, Client: v.Client(), Source: b, People: &workload.People{Builder: b, Profile: p, Seed: seed},
-		Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v}
-	if _, err := sw.Do(ctx); err != nil {
-		return nil, err
-	}
-	var counted []record.Result
-	for _, r := range k.Results {
-		if !r.Warmup {
-			counted = append(counted, r)
-		}
-	}
-	return counted, nil
 }

@@ -411,6 +411,9 @@ type runEnv struct {
 	// took it (nil: not captured); each run_end takes it as warnings.
 	libraryLog *liblog.Subscription
 	hooks      sweepHooks
+	// fresh makes the fresh server of each level of the simulated sweep
+	// running now (nil for a real server's).
+	fresh *freshServers
 }
 
 // runSweep benchmarks one server with one configuration: it calibrates the
@@ -443,6 +446,10 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	if simulated != nil {
 		describeSimRun(&run, cfg.Sim, cfg.Method)
 		observers = append(observers, simulated.Observer())
+		// each level on a fresh server, after the one that calibrated
+		// the workload
+		env.fresh = newFreshServers(cfg.Sim.Config, simOptions(cfg), source.people, simulated)
+		defer func() { env.fresh = nil }()
 	} else if ls != nil {
 		ls.describe(&run)
 		observers = append(observers, &exitObserver{proc: ls.proc, logPath: ls.logPath})
@@ -637,6 +644,10 @@ func (cfg *runConfig) levels() []load.Level {
 	out, _ := cfg.planLevels()
 	return out
 }
+
+// defaultTimeout is run's --timeout by default, which plan --users'
+// simulated levels apply too, as the search it repeats does.
+const defaultTimeout = 5 * time.Minute
 
 // maxPlannedRequests bounds the requests --duration may plan per level
 // (each is prepared before the level starts).
@@ -871,7 +882,7 @@ func defineTargetFlags(fs *flag.FlagSet) *runFlags {
 		model:          fs.String("model", "", "model name the server serves (default: the server's only model); with --backend sim, the "+modelFlagUsage),
 		api:            fs.String("api", "chat", "request API: chat or completions (OpenAI-compatible backends), chat or generate (ollama)"),
 		apiKey:         fs.String("api-key", "", "Bearer token for the server (default $OPENAI_API_KEY); never written to any output"),
-		timeout:        fs.Duration("timeout", 5*time.Minute, "per-request timeout, from sending to the last chunk (0: none)"),
+		timeout:        fs.Duration("timeout", defaultTimeout, "per-request timeout, from sending to the last chunk (0: none)"),
 		connection:     fs.String("connection", string(backend.KeepAlive), "how requests use connections, which sets where TTFT and E2E start: keep-alive (pooled connections; clock from the moment the request is written) or per-request (a new connection per request; clock from before it is opened, as vLLM's benchmark client does)"),
 		scenario:       fs.String("scenario", "text", "workload: text (short prompts, 128 out), chat (512 in, 256 out), long (4096 in, 256 out), image (one image + short text, 128 out), multiturn (sessions of --turns turns, 128 in per turn plus the conversation so far, 64 out)"),
 		promptTokens:   fs.Int("prompt-tokens", 0, "prompt length in tokens as the server counts them (default: the scenario's; 0 with the flag set: not controlled)"),

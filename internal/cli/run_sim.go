@@ -290,11 +290,17 @@ func simSpecError(cmd string, err error) error {
 // also the sweep's clock and its levels' observer (sim.Virtual, made by simrun.New). The
 // goroutine that calls it must be the one that then runs the sweep.
 func newSimServer(cfg runConfig) (*sim.Virtual, error) {
-	s, err := simrun.New(cfg.Sim.Config, simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout})
+	s, err := simrun.New(cfg.Sim.Config, simOptions(cfg))
 	if err != nil {
 		return nil, simSpecError("", err)
 	}
 	return s, nil
+}
+
+// simOptions are the simulated server's options for a run's settings:
+// its seed, chat template and request timeout.
+func simOptions(cfg runConfig) simrun.Options {
+	return simrun.Options{Seed: cfg.Seed, Chat: cfg.API != backend.Completions, Timeout: cfg.Timeout}
 }
 
 // describeSimRun marks the run's header as simulated, with the engine's

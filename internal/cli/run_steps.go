@@ -50,8 +50,8 @@ func runHooks(cfg runConfig) sweepHooks {
 }
 
 // doSweep runs every level of the sweep.
-func doSweep(ctx context.Context, _ *runEnv, sweep *load.Sweep, _ runConfig) (bool, []string, error) {
-	complete, err := sweep.Do(ctx)
+func doSweep(ctx context.Context, env *runEnv, sweep *load.Sweep, _ runConfig) (bool, []string, error) {
+	complete, err := doLevels(ctx, sweep, env.fresh, sweep.Levels)
 	return complete, nil, err
 }
 
@@ -64,8 +64,7 @@ func untilSaturated(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg run
 	var prev *document.Level
 	prevLoad := 0.0
 	for i, l := range planned {
-		sweep.Levels = []load.Level{l}
-		complete, err := sweep.Do(ctx)
+		complete, err := doLevels(ctx, sweep, env.fresh, []load.Level{l})
 		if err != nil || !complete {
 			return complete, nil, err
 		}
