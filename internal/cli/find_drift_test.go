@@ -77,3 +77,26 @@ func TestFindWarnsOfDrift(t *testing.T) {
 		t.Errorf("the run's warnings lack it: %+v", doc.Runs)
 	}
 }
+
+// TestSimulatedSearchHasNoDrift: each pass of a simulated probe runs on a
+// fresh server, which cannot change between passes, so a simulated
+// search never says the server drifted, even where two passes' draws
+// differ beyond their intervals (llama.cpp's 4 slots at the edge).
+func TestSimulatedSearchHasNoDrift(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "capacity.json")
+	code, _, stderr := run(t, append([]string{"capacity", "--out", out, "--quiet"}, llamaUsers...)...)
+	if code != 0 {
+		t.Fatalf("capacity: exit %d: %s", code, stderr)
+	}
+	a := readAnswer(t, out)
+	passes := 0
+	for _, p := range a.Probes {
+		passes = max(passes, p.Passes)
+	}
+	if passes < 2 {
+		t.Fatalf("no probe was measured twice (answer %s): the test needs one", a.Line())
+	}
+	if strings.Contains(stderr, "differed beyond the intervals") || len(a.Warnings) > 0 {
+		t.Errorf("a simulated search warned of drift: %q %q", a.Warnings, stderr)
+	}
+}

@@ -92,9 +92,6 @@ func (ps *peopleSearch) first(ctx context.Context) error {
 			ps.s.Stop(find.Interrupted)
 			return err
 		}
-		if one, ok := ps.pr.PassLevel(); ok {
-			ps.s.ObservePass(one)
-		}
 		ps.s.Observe(l)
 	}
 }
@@ -117,10 +114,10 @@ func (ps *peopleSearch) result(load float64) (find.ProbeResult, bool) {
 type peopleProber struct {
 	sweep *load.Sweep
 	fresh *freshServers
-	// turns are each load's counted turns over its passes, last the
-	// latest pass's alone.
+	// turns are each load's counted turns over its passes. It gives the
+	// search no pass alone (no find.PassProber): every pass runs on a
+	// fresh simulated server, which cannot drift between passes.
 	turns map[float64][]record.Result
-	last  []record.Result
 }
 
 // newPeopleProber calibrates the people of profile p for a server of
@@ -155,16 +152,6 @@ func (pr *peopleProber) Probe(ctx context.Context, p find.Probe) (document.Level
 			counted = append(counted, r)
 		}
 	}
-	pr.last = counted
 	pr.turns[p.Load] = append(pr.turns[p.Load], counted...)
 	return stats.SummarizeLevel(pr.turns[p.Load]), nil
-}
-
-// PassLevel implements find.PassProber: the latest pass alone, for the
-// search's drift check.
-func (pr *peopleProber) PassLevel() (document.Level, bool) {
-	if len(pr.last) == 0 {
-		return document.Level{}, false
-	}
-	return stats.SummarizeLevel(pr.last), true
 }
