@@ -144,6 +144,12 @@ func (c Config) validate() error {
 type Probe struct {
 	Load float64
 	Pass int
+	// Undecided says the pass measures again a load whose verdict its
+	// passes so far leave undecided (a straddling probe's repeat): a
+	// borderline load, which a Prober that stops a decisively broken
+	// pass early runs whole, so that its pooled verdict rests on whole
+	// passes rather than on one stopped where it happened to look worst.
+	Undecided bool
 }
 
 // Verdict is a probe's outcome against the SLO.
@@ -272,7 +278,7 @@ func (s *Search) Observe(l document.Level) {
 	straddles := len(j.Uncertain) > 0
 	if straddles && s.extend(pr, before, &l) {
 		pr.Uncertain = false
-		s.next = &Probe{Load: pr.Load, Pass: pr.Passes}
+		s.next = &Probe{Load: pr.Load, Pass: pr.Passes, Undecided: true}
 		return
 	}
 	pr.Uncertain = straddles

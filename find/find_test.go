@@ -161,7 +161,9 @@ func TestSearchRepeatsStraddlingProbe(t *testing.T) {
 	a := run(t, Config{By: slo.ByConcurrency, Bounds: bounds(t, "ttft_p95=70ms")}, m)
 	// 5 is measured three times; 4, which bounds the interval, is
 	// confirmed; 5 already has more than one pass.
-	want := []Probe{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {6, 0}, {5, 0}, {5, 1}, {5, 2}, {4, 1}}
+	// 5's repeats are of an undecided load (run whole); 4's
+	// confirmation is of a decided one.
+	want := []Probe{{1, 0, false}, {2, 0, false}, {4, 0, false}, {8, 0, false}, {6, 0, false}, {5, 0, false}, {5, 1, true}, {5, 2, true}, {4, 1, false}}
 	if len(m.probes) != len(want) {
 		t.Fatalf("probes %v, want %v", m.probes, want)
 	}

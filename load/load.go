@@ -220,6 +220,10 @@ type Sweep struct {
 	// sessions of several Do calls on one Sweep are numbered, seeded and
 	// paused as in one run.
 	FirstSession int
+	// Stop, when set, may end each level early as its counted Results
+	// end (LevelStop: a search's level whose verdict is decided to
+	// break); nil runs every level its planned length.
+	Stop LevelStop
 }
 
 // Do runs the sweep. When ctx is cancelled it stops sending, lets requests
@@ -312,6 +316,7 @@ type runner struct {
 	seq         int
 	session     int // sessions prepared so far (the next session's number)
 	events      chan event
+	stop        levelStop // the running level's early stop (Sweep.Stop)
 }
 
 // deliver is the single goroutine that calls the Sink.
@@ -347,8 +352,12 @@ func (r *runner) feed(n int, warmup bool) (*feed, error) {
 // never waits for a level that will not end.
 func (r *runner) level(l Level) error {
 	r.events <- event{start: &l}
+	r.stop.begin(l, r.s.Stop)
 	end := &record.LevelEnd{Run: r.s.Run, Level: l.Level}
-	defer func() { r.events <- event{end: end, endLvl: l} }()
+	defer func() {
+		r.stopNote(l, end)
+		r.events <- event{end: end, endLvl: l}
+	}()
 	if r.s.Method == Users {
 		// its warm-up is the first mean cycle of its people
 		if err := r.users(l); err != nil {
@@ -513,6 +522,7 @@ func (r *runner) sendTurn(l Level, it *workload.Item, seq, repeat int, warmup bo
 	if res.OutputTokens != nil {
 		out.outputTokens = *res.OutputTokens
 	}
+	r.stop.result(res)
 	r.events <- event{result: res}
 	return endNS, out
 }
@@ -530,7 +540,7 @@ func (r *runner) poolEach(l Level, f *feed, c int, warmup func(i int) bool) {
 	wg := newGroup(r.tr)
 	for range max(c, 1) {
 		wg.Go(func() {
-			for r.ctx.Err() == nil {
+			for r.ctx.Err() == nil && !r.stop.halted() {
 				it, i, ok := f.take()
 				if !ok {
 					return
@@ -548,7 +558,7 @@ func (r *runner) poolEach(l Level, f *feed, c int, warmup func(i int) bool) {
 func (r *runner) batch(l Level, f *feed) []*float64 {
 	var mem []*float64
 	for rep := range l.Repeats {
-		if r.ctx.Err() != nil {
+		if r.ctx.Err() != nil || r.stop.halted() {
 			break
 		}
 		gate := make(chan struct{})
@@ -675,7 +685,7 @@ func (r *runner) paced(l Level, p Pacer, n int, begin func(k int) func(scheduled
 	wg := newGroup(r.tr)
 	start := r.clock.Now()
 	levelNS := int64(start.Sub(r.t0))
-	for k := 0; k < n; k++ {
+	for k := 0; k < n && !r.stop.halted(); k++ {
 		elapsed := r.clock.Now().Sub(start)
 		wait, stop := p.Pace(elapsed, k)
 		if stop {

@@ -285,6 +285,15 @@ func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg 
 	return a.Stop != find.Interrupted, notes, err
 }
 
+// breakStop is a search's early stop of a probe's pass (load.LevelStop):
+// a pass whose verdict is decided to break on its own requests stops, as
+// more requests would not make it pass (slo.BreakWatch).
+func breakStop(cfg runConfig) load.LevelStop {
+	return func(load.Level) func(*record.Result) string {
+		return slo.NewBreakWatch(cfg.SLO, cfg.Confidence).Add
+	}
+}
+
 // output is find's document: the probes as runs[].levels[], and the
 // answers beside them as "find".
 func (f *finder) output(doc *document.Document) any {
@@ -335,6 +344,13 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	l := load.Level{Level: key, Concurrency: int(pb.Load), Requests: p.cfg.Requests, Pass: pb.Pass}
 	if p.cfg.Method == load.Rate {
 		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
+	}
+	// A pass stops once it breaks decisively, but the repeat of a load
+	// its earlier passes left undecided runs its length: that load is
+	// borderline, and its pooled verdict rests on whole passes.
+	p.sweep.Stop = nil
+	if !pb.Undecided {
+		p.sweep.Stop = breakStop(p.cfg)
 	}
 	sum := p.env.rec.sum
 	// A level's first pass alone is the level so far: the records'
