@@ -275,7 +275,7 @@ func (s *Search) Observe(l document.Level) {
 		pr.Verdict = Pass
 	}
 	s.checkDrift(pr)
-	straddles := len(j.Uncertain) > 0
+	straddles := j.Undecided()
 	if straddles && s.extend(pr, before, &l) {
 		pr.Uncertain = false
 		s.next = &Probe{Load: pr.Load, Pass: pr.Passes, Undecided: true}

@@ -586,6 +586,19 @@ type Judgement struct {
 // Pass reports whether every bound holds.
 func (j Judgement) Pass() bool { return len(j.Broken) == 0 }
 
+// Undecided reports whether more requests could turn the level's verdict:
+// some bound is uncertain and none is decisively broken. A level that
+// breaks one bound decisively breaks the SLO whatever its other bounds
+// turn out to be, so it is decided.
+func (j Judgement) Undecided() bool {
+	for _, c := range j.Checks {
+		if !c.Holds && !c.Straddles {
+			return false
+		}
+	}
+	return len(j.Uncertain) > 0
+}
+
 // Judge holds one level against the SLO: each bound passes or breaks by
 // its measured value, and is uncertain unless its 95% one-sided bounds
 // decide it (a percentile's upper bound within a ceiling: it holds; its

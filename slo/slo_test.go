@@ -256,3 +256,36 @@ func TestJudgeOneSided(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgementUndecided: a level is undecided while some bound straddles
+// and none is decisively broken; one decisively broken bound decides the
+// level (it breaks), whatever the others.
+func TestJudgementUndecided(t *testing.T) {
+	holds := Check{Holds: true}
+	broken := Check{}
+	straddlesOver := Check{Straddles: true}
+	straddlesUnder := Check{Holds: true, Straddles: true}
+	for _, tc := range []struct {
+		name   string
+		checks []Check
+		want   bool
+	}{
+		{"all hold", []Check{holds, holds}, false},
+		{"one straddles, measured under", []Check{holds, straddlesUnder}, true},
+		{"one straddles, measured over", []Check{straddlesOver, holds}, true},
+		{"one broken decisively, one straddles", []Check{straddlesUnder, broken}, false},
+		{"broken decisively", []Check{broken}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judgement{Checks: tc.checks}
+			for _, c := range tc.checks {
+				if c.Straddles {
+					j.Uncertain = append(j.Uncertain, TTFTP95)
+				}
+			}
+			if got := j.Undecided(); got != tc.want {
+				t.Errorf("Undecided() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
