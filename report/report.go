@@ -383,14 +383,15 @@ func (r *Run) normalise() {
 			p := PointOf(l)
 			p.Level = &r.Sweep.Levels[i]
 			r.Points = append(r.Points, p)
+			at := warningLevel(r.Sweep, l)
 			for _, w := range l.Warnings {
-				ws = append(ws, levelWarning{l.Concurrency, w})
+				ws = append(ws, levelWarning{at, w})
 			}
 			for _, w := range OutOfRange(l) {
-				ws = append(ws, levelWarning{l.Concurrency, w})
+				ws = append(ws, levelWarning{at, w})
 			}
 		}
-		r.Warnings = append(r.Warnings, foldLevelWarnings(ws)...)
+		r.Warnings = append(r.Warnings, foldLevelWarnings(ws, loadWords(r.Sweep))...)
 	case KindBatch:
 		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
 		for _, rec := range r.Records {

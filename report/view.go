@@ -140,7 +140,7 @@ func loadColumn(r *document.Run) sweepColumn {
 	switch {
 	case r != nil && r.Method == "users":
 		return sweepColumn{Column{"users", Right}, true, func(l document.Level) string { return strconv.Itoa(l.Concurrency) }}
-	case r != nil && r.Method == "rate" && everyRate(r.Levels):
+	case isRateRun(r):
 		return sweepColumn{Column{"req/s", Right}, true, func(l document.Level) string {
 			if l.RequestedRate == nil {
 				return Null // a class row of a mixed level

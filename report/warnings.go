@@ -5,12 +5,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/servebench/servebench/document"
 )
 
 // levelWarning is one warning of one level, before folding.
 type levelWarning struct {
-	concurrency int
-	text        string
+	level string // the level's load as loadColumn writes it ("4", "1.5")
+	text  string
 }
 
 // numbers matches the figures in a warning, which differ between levels
@@ -24,7 +26,10 @@ var numbers = regexp.MustCompile(`[-+]?[0-9]+(\.[0-9]+)?`)
 // "c=1, 4, 8: …", with the first level's figures and, where the others'
 // differ, a note saying so; each level's own words stay in its level of
 // the document. A warning only one level gives is "c=N: …" as before.
-func foldLevelWarnings(ws []levelWarning) []string {
+//
+// name says the levels as the run's level table names its load
+// (loadWords): "c=1, 4", "users 20, 80", "1, 2 req/s".
+func foldLevelWarnings(ws []levelWarning, name func(levels ...string) string) []string {
 	type group struct {
 		levels []string
 		first  string
@@ -40,20 +45,47 @@ func foldLevelWarnings(ws []levelWarning) []string {
 			groups[key] = g
 			order = append(order, key)
 		}
-		c := strconv.Itoa(w.concurrency)
-		if len(g.levels) == 0 || g.levels[len(g.levels)-1] != c {
-			g.levels = append(g.levels, c)
+		if len(g.levels) == 0 || g.levels[len(g.levels)-1] != w.level {
+			g.levels = append(g.levels, w.level)
 		}
 		g.alike = g.alike && w.text == g.first
 	}
 	out := make([]string, 0, len(order))
 	for _, k := range order {
 		g := groups[k]
-		line := fmt.Sprintf("c=%s: %s", strings.Join(g.levels, ", "), g.first)
+		line := fmt.Sprintf("%s: %s", name(g.levels...), g.first)
 		if !g.alike {
-			line += fmt.Sprintf(" (figures of c=%s; the other levels' alike)", g.levels[0])
+			line += fmt.Sprintf(" (figures of %s; the other levels' alike)", name(g.levels[0]))
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// loadWords says levels of run r in a warning as its level table names
+// their load (loadColumn): "users 20, 80" for people, "1, 2 req/s" for a
+// rate run whose levels each say their rate, else "c=1, 4".
+func loadWords(r *document.Run) func(levels ...string) string {
+	switch {
+	case r != nil && r.Method == "users":
+		return func(levels ...string) string { return "users " + strings.Join(levels, ", ") }
+	case isRateRun(r):
+		return func(levels ...string) string { return strings.Join(levels, ", ") + " req/s" }
+	}
+	return func(levels ...string) string { return "c=" + strings.Join(levels, ", ") }
+}
+
+// isRateRun says run r is a rate run whose levels each say their rate.
+func isRateRun(r *document.Run) bool {
+	return r != nil && r.Method == "rate" && everyRate(r.Levels)
+}
+
+// warningLevel is how a warning names level l of run r: its rate for a
+// rate run whose levels each say theirs, else its concurrency (people
+// for a users run).
+func warningLevel(r *document.Run, l document.Level) string {
+	if isRateRun(r) && l.RequestedRate != nil {
+		return num(*l.RequestedRate, -1)
+	}
+	return strconv.Itoa(l.Concurrency)
 }
