@@ -31,10 +31,13 @@ type Accumulator struct {
 	// method; pool and rate levels have only repeat 0).
 	spans map[int]span
 
-	outTokens      int
-	outReported    int
-	noOutput       int
-	expectedOut    int
+	outTokens   int
+	outReported int
+	noOutput    int
+	expectedOut int
+	// asksVary says the mismatched requests asked for different output
+	// lengths (people's drawn answers), so no one length is "asked for".
+	asksVary       bool
 	mismatch       int
 	minOut, maxOut int
 	// promptOnTarget, promptTargetSum and promptTargetN sum the
@@ -318,6 +321,7 @@ func (a *Accumulator) addSuccess(r *record.Result) {
 		if a.mismatch == 0 {
 			a.minOut, a.maxOut = out, out
 		}
+		a.asksVary = a.asksVary || a.mismatch > 0 && r.ExpectedOutputTokens != a.expectedOut
 		a.mismatch++
 		a.expectedOut = r.ExpectedOutputTokens
 		a.minOut, a.maxOut = min(a.minOut, out), max(a.maxOut, out)
@@ -641,8 +645,12 @@ func meanMs(xs []float64) *float64 {
 func (a *Accumulator) warnings() []string {
 	var w []string
 	if a.mismatch > 0 {
-		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than the %d asked for (min %d, max %d); they are counted in throughput and TPOT as reported",
-			a.mismatch, a.requests-a.errors, a.expectedOut, a.minOut, a.maxOut))
+		asked := fmt.Sprintf("the %d asked for", a.expectedOut)
+		if a.asksVary {
+			asked = "each asked for"
+		}
+		w = append(w, fmt.Sprintf("%d of %d successful requests generated a number of output tokens other than %s (min %d, max %d); they are counted in throughput and TPOT as reported",
+			a.mismatch, a.requests-a.errors, asked, a.minOut, a.maxOut))
 	}
 	if a.noOutput > 0 {
 		w = append(w, fmt.Sprintf("%d successful requests had no server-reported output token count; they are left out of throughput and TPOT", a.noOutput))

@@ -402,3 +402,22 @@ func TestITLIgnoresChunkTokensThatCannotBeTrue(t *testing.T) {
 	l = SummarizeLevel([]record.Result{r})
 	near(t, "itl p50", l.ITLP50Ms, 10)
 }
+
+// TestOutputMismatchWithVaryingAsks: when the requests that generated
+// another number of output tokens asked for different lengths (people's
+// drawn answers), the warning names no single length as asked for.
+func TestOutputMismatchWithVaryingAsks(t *testing.T) {
+	req := func(i, want, got int) record.Result {
+		r := ok(1, float64(i*10), 10, 1000, got, 64)
+		r.ExpectedOutputTokens = want
+		return r
+	}
+	w := strings.Join(SummarizeLevel([]record.Result{req(0, 100, 90), req(1, 300, 250), req(2, 50, 50)}).Warnings, "\n")
+	if !strings.Contains(w, "2 of 3 successful requests generated a number of output tokens other than each asked for (min 90, max 250)") {
+		t.Errorf("warnings %q", w)
+	}
+	w = strings.Join(SummarizeLevel([]record.Result{req(0, 100, 90), req(1, 100, 95)}).Warnings, "\n")
+	if !strings.Contains(w, "other than the 100 asked for (min 90, max 95)") {
+		t.Errorf("warnings %q", w)
+	}
+}
