@@ -10,6 +10,34 @@ import (
 	"github.com/servebench/servebench/plan"
 )
 
+// users4090 are the 4090 question's servers, one per family: the
+// configuration plan --users is asked about and capacity measures.
+var users4090 = []users4090Case{
+	{"vLLM", "vllm", "awq", "auto"},
+	{"llama.cpp", "llamacpp", "q4_k_m", "f16"},
+}
+
+// users4090Case is one of them: its family, weights and KV dtype.
+type users4090Case struct{ name, family, quant, kv string }
+
+// users4090Common are the 4090 question's GPU, model and context.
+var users4090Common = []string{"--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--context", "4096"}
+
+// planJSON is plan --users users --json for tc's configuration on one GPU.
+func (tc users4090Case) planJSON(t *testing.T, users int) plan.Recommendation {
+	t.Helper()
+	args := append([]string{"plan", "--gpus", "1", "--backend", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--users", itoa(users), "--json"}, users4090Common...)
+	code, stdout, stderr := run(t, args...)
+	if code != 0 {
+		t.Fatalf("plan --users %d: exit %d: %s", users, code, stderr)
+	}
+	var rec plan.Recommendation
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
 // TestPlanUsersAgreesWithCapacity: the two answers to "how many users"
 // agree with each other on the simulator (compared with each other, not
 // with fixed numbers, which the engine's calibration moves), for the 4090
@@ -19,29 +47,16 @@ import (
 // within the default SLO and breaks at hi + 1, naming a figure capacity
 // names as the one that broke. For llama.cpp that server is plan's: as
 // many slots of the context as fit (read from plan's answer), with flash
-// attention. plan simulates each level on a fresh server and capacity's
-// search one level after another on one, so they agree at the edge
-// because both run the same people through the same load method.
+// attention. Both simulate each probe on a fresh server, and plan's
+// verdict at N is the first probe of capacity's own search from N, so
+// they agree at the edge by construction.
 func TestPlanUsersAgreesWithCapacity(t *testing.T) {
-	common := []string{"--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--context", "4096"}
-	for _, tc := range []struct {
-		name, family, quant, kv string
-	}{
-		{"vLLM", "vllm", "awq", "auto"},
-		{"llama.cpp", "llamacpp", "q4_k_m", "f16"},
-	} {
+	common := users4090Common
+	for _, tc := range users4090 {
 		t.Run(tc.name, func(t *testing.T) {
 			verdict := func(users int) plan.Candidate {
 				t.Helper()
-				args := append([]string{"plan", "--gpus", "1", "--backend", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--users", itoa(users), "--json"}, common...)
-				code, stdout, stderr := run(t, args...)
-				if code != 0 {
-					t.Fatalf("plan --users %d: exit %d: %s", users, code, stderr)
-				}
-				var rec plan.Recommendation
-				if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
-					t.Fatal(err)
-				}
+				rec := tc.planJSON(t, users)
 				for _, c := range rec.Fits {
 					if c.GPUs == 1 && c.HoldsSLO != nil {
 						t.Logf("plan --users %d: %.1f sequences, %s", users, c.Sequences, c.SLOVerdict)
@@ -105,25 +120,12 @@ func TestPlanUsersAgreesWithCapacity(t *testing.T) {
 // cap, and for llama.cpp more than plan's slots, so that plan proposes
 // the server capacity measures (as many slots of the context as fit).
 func TestPlanPredictedUsersAgreesWithCapacity(t *testing.T) {
-	common := []string{"--gpu", "RTX 4090", "--model", "qwen2.5-14b", "--context", "4096"}
-	for _, tc := range []struct {
-		name, family, quant, kv string
-	}{
-		{"vLLM", "vllm", "awq", "auto"},
-		{"llama.cpp", "llamacpp", "q4_k_m", "f16"},
-	} {
+	common := users4090Common
+	for _, tc := range users4090 {
 		t.Run(tc.name, func(t *testing.T) {
 			fit := func(users int) plan.Candidate {
 				t.Helper()
-				args := append([]string{"plan", "--gpus", "1", "--backend", tc.family, "--quant", tc.quant, "--kv-dtype", tc.kv, "--users", itoa(users), "--json"}, common...)
-				code, stdout, stderr := run(t, args...)
-				if code != 0 {
-					t.Fatalf("plan --users %d: exit %d: %s", users, code, stderr)
-				}
-				var rec plan.Recommendation
-				if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
-					t.Fatal(err)
-				}
+				rec := tc.planJSON(t, users)
 				if len(rec.Fits) != 1 {
 					t.Fatalf("plan --users %d: %d fits; want the one configuration asked for", users, len(rec.Fits))
 				}
