@@ -540,7 +540,7 @@ func (r *runner) poolEach(l Level, f *feed, c int, warmup func(i int) bool) {
 	wg := newGroup(r.tr)
 	for range max(c, 1) {
 		wg.Go(func() {
-			for r.ctx.Err() == nil && !r.stop.halted() {
+			for !r.halting() {
 				it, i, ok := f.take()
 				if !ok {
 					return
@@ -558,7 +558,7 @@ func (r *runner) poolEach(l Level, f *feed, c int, warmup func(i int) bool) {
 func (r *runner) batch(l Level, f *feed) []*float64 {
 	var mem []*float64
 	for rep := range l.Repeats {
-		if r.ctx.Err() != nil || r.stop.halted() {
+		if r.halting() {
 			break
 		}
 		gate := make(chan struct{})

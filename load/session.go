@@ -150,7 +150,7 @@ func (r *runner) sessions(l Level) error {
 	wg := newGroup(r.tr)
 	for range max(l.Concurrency, 1) {
 		wg.Go(func() {
-			for r.ctx.Err() == nil && !r.stop.halted() {
+			for !r.halting() {
 				i := int(next.Add(1) - 1)
 				if i >= len(arrivals) {
 					return
@@ -188,7 +188,7 @@ func (r *runner) runSession(l Level, s *workload.Session, seq int, scheduled *in
 		levelNS = *scheduled - int64(s.Due())
 	}
 	for k := 1; k <= s.Turns(); k++ {
-		if r.ctx.Err() != nil || r.stop.halted() {
+		if r.halting() {
 			return
 		}
 		it := s.Request(k)

@@ -60,6 +60,10 @@ func (s *levelStop) result(r *record.Result) {
 // halted reports whether the check stopped the level.
 func (s *levelStop) halted() bool { return s.halt.Load() }
 
+// halting reports whether the level sends nothing more: the run was
+// cancelled, or its early stop decided.
+func (r *runner) halting() bool { return r.ctx.Err() != nil || r.stop.halted() }
+
 // note is the level's warning when the check stopped it early:
 // "stopped after 87 of 2048 counted turns: ttft_p95 decisively above
 // 1000 ms"; "" when it ran its length. planned is the level's planned

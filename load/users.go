@@ -221,7 +221,7 @@ func (u *usersLevel) ended1(e2e time.Duration, warm bool) {
 func (u *usersLevel) done() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.stopped || u.r.ctx.Err() != nil || u.r.stop.halted()
+	return u.stopped || u.r.halting()
 }
 
 // mean is the mean of the law.

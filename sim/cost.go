@@ -51,6 +51,9 @@ type costModel struct {
 	// (llama.cpp and Ollama; 0 for the batched servers, whose fused_moe is
 	// in the roofline): seconds.
 	expertFloor float64
+	// expertFloorStep is what the expert floor adds to each small
+	// micro-batch (expertFloorTime), fixed by the model: seconds.
+	expertFloorStep float64
 	// expertTiles says whether an MoE micro-batch above mmvqMaxBatch
 	// tokens pays MMQ's per-expert tile padding (llama.cpp and Ollama with
 	// a quantized model: expertPadFLOPs).
@@ -72,6 +75,7 @@ func newCostModel(c *Config) *costModel {
 	if !batched(c.Backend) {
 		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
 		cm.expertTiles = c.Model.Kernel == KernelMMQ
+		cm.expertFloorStep = cm.expertFloorTime()
 	}
 	if c.Server.CUDAGraphs && batched(c.Backend) {
 		cm.padSizes = captureSizes(c.Backend, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
@@ -254,7 +258,7 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 func (c *costModel) microBatch(s *shape) float64 {
 	t := c.roofline(s, false) + c.step
 	if s.tokens <= mmvqMaxBatch {
-		t += float64(mmvqExtraColumns(s.tokens))*c.seq + c.expertFloorTime()
+		t += float64(mmvqExtraColumns(s.tokens))*c.seq + c.expertFloorStep
 	}
 	return t
 }

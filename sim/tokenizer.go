@@ -115,8 +115,9 @@ func PieceID(p string) int {
 
 // OutputWords are the texts of generated tokens (read only): one word each, with its
 // leading space, so a stream reads as words and every token is one token
-// of the simulated tokenizer.
-var OutputWords = []string{
+// of the simulated tokenizer. They are outputWordCount, a power of two,
+// so that WriteOutputText draws a word by masking its source's next value.
+var OutputWords = [outputWordCount]string{
 	" the", " of", " and", " to", " in", " a", " is", " that", " for", " it",
 	" as", " with", " was", " on", " be", " by", " at", " this", " from", " or",
 	" an", " are", " which", " but", " not", " have", " one", " all", " were", " their",
@@ -218,17 +219,16 @@ func WriteOutputText(b *strings.Builder, key uint64, n int) {
 	var src rand.PCG
 	src.Seed(key, 0x5eed)
 	b.Grow(n * outputWordBytes)
-	if m := uint64(len(OutputWords)); m&(m-1) == 0 {
-		// rand.Rand's IntN(m) of a power of two is the source's next
-		// value masked (TestOutputTextStream holds it to that): one draw
-		// a word without the Rand between.
-		for range n {
-			b.WriteString(OutputWords[src.Uint64()&(m-1)])
-		}
-		return
-	}
-	rng := rand.New(&src)
+	// rand.Rand's IntN of a power of two is the source's next value
+	// masked (TestOutputTextStream holds it to that): one draw a word
+	// without the Rand between.
 	for range n {
-		b.WriteString(OutputWords[rng.IntN(len(OutputWords))])
+		b.WriteString(OutputWords[src.Uint64()&(outputWordCount-1)])
 	}
 }
+
+// outputWordCount is the number of OutputWords: a power of two (the
+// array below fails to compile otherwise).
+const outputWordCount = 64
+
+var _ = [1]struct{}{}[outputWordCount&(outputWordCount-1)]

@@ -322,37 +322,13 @@ func AllAboveConfidence(n int, q float64) float64 { return 1 - math.Pow(1-q, flo
 // of the q-quantile of n values (the order statistic X(l) of
 // oneSidedRanks, what OneSidedCI's Low is) lies above a threshold that
 // atMost of the n values do not exceed: X(l) exceeds it exactly when
-// fewer than l values do not, that is when P(B ≤ atMost) ≤ 1 − confidence
-// for B ~ Binomial(n, q). It is what a percentile's ceiling needs to be
-// decisively broken, asked of counts alone so that a level can be
-// watched request by request (slo.BreakWatch). The binomial tail is
-// summed down from atMost, whose terms shrink below the mode, and the sum
-// stops as soon as it passes 1 − confidence, so the cost stays small.
+// fewer than l values do not. It is what a percentile's ceiling needs to
+// be decisively broken, asked of counts alone so that a level can be
+// watched as its requests end (slo.BreakWatch).
 func LowBoundAbove(n, atMost int, q, confidence float64) bool {
 	if n < 1 || atMost < 0 || !(q > 0 && q < 1) {
 		return false
 	}
-	if atMost >= n {
-		return false
-	}
-	alpha := 1 - confidence
-	if confidence > 0.5 && float64(atMost) >= q*float64(n) {
-		// at or above the mean: P(B ≤ atMost) is at least about a half
-		return false
-	}
-	ln1, _ := math.Lgamma(float64(n + 1))
-	lk, _ := math.Lgamma(float64(atMost + 1))
-	lnk, _ := math.Lgamma(float64(n - atMost + 1))
-	term := math.Exp(ln1 - lk - lnk + float64(atMost)*math.Log(q) + float64(n-atMost)*math.Log1p(-q))
-	sum := 0.0
-	// P(B = k−1) = P(B = k) · k/(n−k+1) · (1−q)/q
-	odds := (1 - q) / q
-	for k := atMost; k >= 0 && term >= sum*1e-17; k-- {
-		sum += term
-		if sum > alpha {
-			return false
-		}
-		term *= float64(k) / float64(n-k+1) * odds
-	}
-	return sum <= alpha
+	l, _, lowOK, _ := oneSidedRanks(n, q, confidence)
+	return lowOK && atMost < l
 }

@@ -56,7 +56,7 @@ func TestSortedCopyMatchesSort(t *testing.T) {
 			orig := slices.Clone(xs)
 			want := slices.Clone(xs)
 			slices.Sort(want)
-			got := sortedCopy(xs)
+			got := sorted(xs)
 			if len(got) != len(want) {
 				t.Fatalf("len %d, want %d", len(got), len(want))
 			}
@@ -108,7 +108,7 @@ func BenchmarkSortedCopy(b *testing.B) {
 	}
 	b.Run("radix", func(b *testing.B) {
 		for b.Loop() {
-			sortedCopy(xs)
+			sorted(xs)
 		}
 	})
 	b.Run("comparison", func(b *testing.B) {

@@ -101,15 +101,14 @@ type Accumulator struct {
 // sortedCache is a sorted copy of an append-only sample: as the sample
 // only grows, its length tells whether the copy is of its present values.
 type sortedCache struct {
-	n  int
-	ok bool
-	s  []float64
+	n int
+	s []float64
 }
 
 // of is xs sorted, from the cache when xs has not grown since.
 func (c *sortedCache) of(xs []float64) []float64 {
-	if !c.ok || c.n != len(xs) {
-		c.s, c.n, c.ok = sortedCopy(xs), len(xs), true
+	if c.s == nil || c.n != len(xs) {
+		c.s, c.n = sorted(xs), len(xs)
 	}
 	return c.s
 }
@@ -689,9 +688,6 @@ func Summarize(rs []record.Result, opts Options) document.Level {
 	}
 	return a.Level()
 }
-
-// sorted is a sorted copy of xs (sortedCopy).
-func sorted(xs []float64) []float64 { return sortedCopy(xs) }
 
 // pctMs is the p-th percentile of sorted nanoseconds, in milliseconds, or
 // nil for an empty sample.

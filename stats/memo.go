@@ -79,14 +79,10 @@ func (c *copier) value(dst, src reflect.Value) {
 			return
 		}
 		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
-		for i := range src.Len() {
-			c.value(s.Index(i), src.Index(i))
-		}
+		c.elems(s, src)
 		dst.Set(s)
 	case reflect.Array:
-		for i := range src.Len() {
-			c.value(dst.Index(i), src.Index(i))
-		}
+		c.elems(dst, src)
 	case reflect.Map:
 		if src.IsNil() {
 			return
@@ -110,5 +106,13 @@ func (c *copier) value(dst, src reflect.Value) {
 		dst.Set(v)
 	default:
 		dst.Set(src)
+	}
+}
+
+// elems deep-copies the elements of src, a slice or an array, into dst,
+// of its type and length.
+func (c *copier) elems(dst, src reflect.Value) {
+	for i := range src.Len() {
+		c.value(dst.Index(i), src.Index(i))
 	}
 }

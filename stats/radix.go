@@ -6,11 +6,11 @@ import (
 	"slices"
 )
 
-// radixMin is the sample size from which sortedCopy sorts by radix: below
+// radixMin is the sample size from which sorted sorts by radix: below
 // it a comparison sort is as fast.
 const radixMin = 512
 
-// sortedCopy is a sorted copy of xs. A level's inter-token gaps run to
+// sorted is a sorted copy of xs. A level's inter-token gaps run to
 // millions of values (one per output token), and a comparison sort of them
 // was most of a simulated capacity search's CPU; a least-significant-digit
 // radix sort of the values' bits is linear and gives the same slice, bit
@@ -18,7 +18,7 @@ const radixMin = 512
 // whose order a comparison sort leaves open, and NaN, which it places by
 // its own rule. A sample that holds either is sorted by comparison, as
 // before.
-func sortedCopy(xs []float64) []float64 {
+func sorted(xs []float64) []float64 {
 	if len(xs) < radixMin || !radixable(xs) {
 		s := slices.Clone(xs)
 		slices.Sort(s)

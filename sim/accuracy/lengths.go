@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -128,12 +129,9 @@ func scaleToMean(u []float64, mean float64, lo int, hi func(int) int) []int {
 
 // fnv64 is the FNV-1a hash of s (a case's own stream of draws).
 func fnv64(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }
 
 // lengthsSource prepares request seq with the seq-th drawn lengths (the
