@@ -321,6 +321,7 @@ const (
 	FieldMaxTotalTokens    Field = "max_total_tokens"
 	FieldChunkedPrefill    Field = "chunked_prefill_size"
 	FieldCUDAGraphMaxBS    Field = "cuda_graph_max_bs"
+	FieldPageSize          Field = "page_size"
 	FieldUsers             Field = "users"
 )
 

@@ -59,6 +59,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"max_total_tokens negative", func(in *Inputs) { in.Server, in.SGLang.MaxTotalTokens = backend.SGLang, -1 }, FieldMaxTotalTokens},
 		{"chunked prefill -2", func(in *Inputs) { in.Server, in.SGLang.ChunkedPrefillSize = backend.SGLang, -2 }, FieldChunkedPrefill},
 		{"cuda graph batch too large", func(in *Inputs) { in.Server, in.SGLang.CUDAGraphMaxBS = backend.SGLang, MaxCUDAGraphBS+1 }, FieldCUDAGraphMaxBS},
+		{"page size negative", func(in *Inputs) { in.Server, in.SGLang.PageSize = backend.SGLang, -1 }, FieldPageSize},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -30,7 +30,7 @@ type SGLangSettings struct {
 func (s *SGLangSettings) check() error {
 	switch {
 	case !(s.MemFractionStatic >= 0 && s.MemFractionStatic <= 1):
-		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in (0, 1]"}
+		return &InputError{FieldMemFractionStatic, s.MemFractionStatic, "must be in [0, 1] (0: the default)"}
 	case s.MaxTotalTokens < 0 || s.MaxTotalTokens > MaxTotalTokens:
 		return &InputError{FieldMaxTotalTokens, s.MaxTotalTokens, fmt.Sprintf("must be in 0..%d", MaxTotalTokens)}
 	case s.ChunkedPrefillSize < -1 || s.ChunkedPrefillSize > MaxChunkedTokens:
@@ -38,7 +38,7 @@ func (s *SGLangSettings) check() error {
 	case s.CUDAGraphMaxBS < 0 || s.CUDAGraphMaxBS > MaxCUDAGraphBS:
 		return &InputError{FieldCUDAGraphMaxBS, s.CUDAGraphMaxBS, fmt.Sprintf("must be in 0..%d", MaxCUDAGraphBS)}
 	case s.PageSize < 0 || s.PageSize > 1<<16:
-		return &InputError{FieldBlockSize, s.PageSize, "must be in 0..65536"}
+		return &InputError{FieldPageSize, s.PageSize, "must be in 0..65536"}
 	}
 	return nil
 }

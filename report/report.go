@@ -379,11 +379,12 @@ func (r *Run) normalise() {
 	case KindSweep:
 		sort.SliceStable(r.Sweep.Levels, func(i, j int) bool { return levelLess(&r.Sweep.Levels[i], &r.Sweep.Levels[j]) })
 		var ws []levelWarning
+		lc := loadColumn(r.Sweep)
 		for i, l := range r.Sweep.Levels {
 			p := PointOf(l)
 			p.Level = &r.Sweep.Levels[i]
 			r.Points = append(r.Points, p)
-			at := warningLevel(r.Sweep, l)
+			at := lc.cell(l)
 			for _, w := range l.Warnings {
 				ws = append(ws, levelWarning{at, w})
 			}
@@ -391,7 +392,7 @@ func (r *Run) normalise() {
 				ws = append(ws, levelWarning{at, w})
 			}
 		}
-		r.Warnings = append(r.Warnings, foldLevelWarnings(ws, loadWords(r.Sweep))...)
+		r.Warnings = append(r.Warnings, foldLevelWarnings(ws, lc.words)...)
 	case KindBatch:
 		sort.SliceStable(r.Records, func(i, j int) bool { return r.Records[i].Concurrency < r.Records[j].Concurrency })
 		for _, rec := range r.Records {

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/servebench/servebench/document"
@@ -28,7 +27,7 @@ var numbers = regexp.MustCompile(`[-+]?[0-9]+(\.[0-9]+)?`)
 // the document. A warning only one level gives is "c=N: …" as before.
 //
 // name says the levels as the run's level table names its load
-// (loadWords): "c=1, 4", "users 20, 80", "1, 2 req/s".
+// (sweepColumn.words): "c=1, 4", "users 20, 80", "1, 2 req/s".
 func foldLevelWarnings(ws []levelWarning, name func(levels ...string) string) []string {
 	type group struct {
 		levels []string
@@ -62,30 +61,20 @@ func foldLevelWarnings(ws []levelWarning, name func(levels ...string) string) []
 	return out
 }
 
-// loadWords says levels of run r in a warning as its level table names
-// their load (loadColumn): "users 20, 80" for people, "1, 2 req/s" for a
-// rate run whose levels each say their rate, else "c=1, 4".
-func loadWords(r *document.Run) func(levels ...string) string {
-	switch {
-	case r != nil && r.Method == "users":
-		return func(levels ...string) string { return "users " + strings.Join(levels, ", ") }
-	case isRateRun(r):
-		return func(levels ...string) string { return strings.Join(levels, ", ") + " req/s" }
+// words says levels of a run in a warning as its level table's load
+// column c (loadColumn) names them: "users 20, 80" for people, "1, 2
+// req/s" for a rate run, else "c=1, 4"; each level as c's cell.
+func (c sweepColumn) words(levels ...string) string {
+	switch c.Header {
+	case "users":
+		return "users " + strings.Join(levels, ", ")
+	case "req/s":
+		return strings.Join(levels, ", ") + " req/s"
 	}
-	return func(levels ...string) string { return "c=" + strings.Join(levels, ", ") }
+	return "c=" + strings.Join(levels, ", ")
 }
 
 // isRateRun says run r is a rate run whose levels each say their rate.
 func isRateRun(r *document.Run) bool {
 	return r != nil && r.Method == "rate" && everyRate(r.Levels)
-}
-
-// warningLevel is how a warning names level l of run r: its rate for a
-// rate run whose levels each say theirs, else its concurrency (people
-// for a users run).
-func warningLevel(r *document.Run, l document.Level) string {
-	if isRateRun(r) && l.RequestedRate != nil {
-		return num(*l.RequestedRate, -1)
-	}
-	return strconv.Itoa(l.Concurrency)
 }

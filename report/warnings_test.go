@@ -32,9 +32,9 @@ func TestLevelWarningsNameTheLoad(t *testing.T) {
 			run.Method = tc.method
 			var ws []levelWarning
 			for _, l := range run.Levels {
-				ws = append(ws, levelWarning{warningLevel(run, l), l.Warnings[0]})
+				ws = append(ws, levelWarning{loadColumn(run).cell(l), l.Warnings[0]})
 			}
-			got := foldLevelWarnings(ws, loadWords(run))
+			got := foldLevelWarnings(ws, loadColumn(run).words)
 			if len(got) != 1 || got[0] != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}

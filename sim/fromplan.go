@@ -294,11 +294,12 @@ func (s Spec) build(fam backend.Kind, g GPU, m modelspec.Spec, q plan.Quant, kv 
 
 // Recommendation workload: each simulated user sends a prompt that fills
 // its context less recommendOutput tokens and reads recommendOutput
-// tokens back, in a closed loop; recommendMaxUsers bounds what is
+// tokens back, in a closed loop; RecommendMaxUsers bounds what is
 // simulated (a level of more users takes seconds per configuration).
 const (
-	recommendOutput   = 256
-	recommendMaxUsers = 4096
+	recommendOutput = 256
+	// RecommendMaxUsers is the most users CandidateConfig simulates.
+	RecommendMaxUsers = 4096
 )
 
 // RecommendPerformance is plan.Recommend's ThroughputFunc on the
@@ -344,8 +345,8 @@ func RecommendPerformance(seed uint64) plan.ThroughputFunc {
 // recommended configuration.
 func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	in := c.Inputs
-	if users > recommendMaxUsers {
-		return Config{}, Workload{}, fmt.Errorf("%w: %d users are more than the %d the recommender simulates", ErrBadInput, users, recommendMaxUsers)
+	if users > RecommendMaxUsers {
+		return Config{}, Workload{}, fmt.Errorf("%w: %d users are more than the %d the recommender simulates", ErrBadInput, users, RecommendMaxUsers)
 	}
 	if len(in.GPUs) != 1 {
 		return Config{}, Workload{}, fmt.Errorf("%w: the simulator models one GPU, not %d", ErrBadInput, len(in.GPUs))

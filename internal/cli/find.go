@@ -285,12 +285,18 @@ func (f *finder) drive(ctx context.Context, env *runEnv, sweep *load.Sweep, cfg 
 	return a.Stop != find.Interrupted, notes, err
 }
 
-// breakStop is a search's early stop of a probe's pass (load.LevelStop):
-// a pass whose verdict is decided to break on its own requests stops, as
-// more requests would not make it pass (slo.BreakWatch).
-func breakStop(cfg runConfig) load.LevelStop {
+// breakStop is a simulated search's early stop of probe pb's pass
+// (load.LevelStop): a pass whose verdict is decided to break against
+// bounds on its own requests stops, as more requests would not make it
+// pass (slo.BreakWatch). The repeat of a load its earlier passes left
+// undecided has none: that load is borderline, and its pooled verdict
+// rests on whole passes.
+func breakStop(pb find.Probe, bounds []slo.Bound, confidence float64) load.LevelStop {
+	if pb.Undecided {
+		return nil
+	}
 	return func(load.Level) func(*record.Result) string {
-		return slo.NewBreakWatch(cfg.SLO, cfg.Confidence).Add
+		return slo.NewBreakWatch(bounds, confidence).Add
 	}
 }
 
@@ -319,16 +325,14 @@ type sweepProber struct {
 }
 
 // PassLevel implements find.PassProber: the latest probe's pass alone,
-// for the search's drift check. A simulated server has none to give: each
-// of its passes runs on a fresh server (freshServers), which cannot have
-// changed between them, so passes that differ only by their draws would
-// be reported as drift.
-func (p *sweepProber) PassLevel() (document.Level, bool) {
-	if p.cfg.Sim != nil {
-		return document.Level{}, false
-	}
-	return p.last, p.lastOK
-}
+// for the search's drift check; none on the simulator (passAlone).
+func (p *sweepProber) PassLevel() (document.Level, bool) { return p.last, p.lastOK }
+
+// passAlone says whether a probe's pass is summarized alone, for the
+// drift check. Not on the simulator: each of its passes runs on a fresh
+// server (freshServers), which cannot have changed between them, so
+// passes that differ only by their draws would be reported as drift.
+func (p *sweepProber) passAlone() bool { return p.cfg.Sim == nil }
 
 // Probe runs the probe's level (pass p.Pass of it) and returns the level
 // pooled over its passes.
@@ -345,24 +349,22 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	if p.cfg.Method == load.Rate {
 		l.Concurrency, l.Rate, l.Arrival = p.cfg.MaxConcurrency, pb.Load, string(p.cfg.Arrival)
 	}
-	// On the simulator a pass stops once it breaks decisively, but the
-	// repeat of a load its earlier passes left undecided runs its length:
-	// that load is borderline, and its pooled verdict rests on whole
-	// passes. A real server's passes run their length: its latency drifts
+	// On the simulator a pass stops once it breaks decisively
+	// (breakStop). A real server's passes run their length: its latency drifts
 	// within a pass on a busy machine (two searches side by side on the
 	// testbed answered 7 and 5 with passes stopped at their first look),
 	// so a verdict from a pass's first requests is weaker evidence there
 	// than the one-sided bound says.
 	p.sweep.Stop = nil
-	if p.cfg.Sim != nil && !pb.Undecided {
-		p.sweep.Stop = breakStop(p.cfg)
+	if p.cfg.Sim != nil {
+		p.sweep.Stop = breakStop(pb, p.cfg.SLO, p.cfg.Confidence)
 	}
 	sum := p.env.rec.sum
 	// A level's first pass alone is the level so far: the records'
 	// Builder says it (ResultsLevel, from the level's one accumulator).
 	// A later pass gets a Builder of its own.
 	var pass *summary.Builder
-	if sum.Counted(p.cfg.Label, key) {
+	if p.passAlone() && sum.Counted(p.cfg.Label, key) {
 		pass = summary.NewBuilder(summary.Options{})
 		if h := p.env.rec.hdr; h != nil {
 			pass.Add(record.Line{Header: h})
@@ -374,9 +376,10 @@ func (p *sweepProber) Probe(ctx context.Context, pb find.Probe) (document.Level,
 	if err != nil {
 		return document.Level{}, err
 	}
-	if pass != nil {
+	switch {
+	case pass != nil:
 		p.last, p.lastOK = pass.Level(p.cfg.Label, key)
-	} else {
+	case p.passAlone():
 		p.last, p.lastOK = sum.ResultsLevel(p.cfg.Label, key)
 	}
 	lvl, ok := sum.Level(p.cfg.Label, key)

@@ -30,9 +30,6 @@ const (
 	// users asked for, four doublings, where a larger capacity reads
 	// "≥ 16 × N".
 	planCapacityFactor = 16
-	// planCapacityMaxUsers is the most people the simulator's
-	// recommender simulates (sim.CandidateConfig refuses more).
-	planCapacityMaxUsers = 4096
 )
 
 // capacity is plan.Recommend's UsersFunc: c's users search, from users
@@ -43,6 +40,7 @@ func (u *usersSearches) capacity(c *plan.Candidate, users int) (plan.UsersCapaci
 	if err != nil {
 		return plan.UsersCapacity{}, err
 	}
+	delete(u.byCand, c) // its search ends here, with its pooled turns
 	a, err := find.Drive(u.ctx, ps.s, ps.pr, nil)
 	if err != nil {
 		return plan.UsersCapacity{}, err
@@ -50,9 +48,13 @@ func (u *usersSearches) capacity(c *plan.Candidate, users int) (plan.UsersCapaci
 	if a.Load == nil {
 		return plan.UsersCapacity{}, fmt.Errorf("the users search from %d people found none that holds the SLO (%s)", users, a.Stop)
 	}
+	top := fmt.Sprintf("%d people", ps.top)
+	if ps.top == planCapacityFactor*users {
+		top += fmt.Sprintf(" (%d × %d)", planCapacityFactor, users)
+	}
 	return plan.UsersCapacity{Users: *a.Load, Low: a.LoadCILow, High: a.LoadCIHigh,
-		Source: fmt.Sprintf("simulated: the users search of capacity --backend sim --user-profile %s (find --by users against %s), from %d up to %d people (%d × %d)",
-			u.profile.Name, DefaultCapacitySLO, users, ps.top, planCapacityFactor, users)}, nil
+		Source: fmt.Sprintf("simulated: the users search of capacity --backend sim --user-profile %s (find --by users against %s), from %d up to %s",
+			u.profile.Name, DefaultCapacitySLO, users, top)}, nil
 }
 
 // peopleSearch is one configuration's users search: find's state
@@ -66,7 +68,9 @@ type peopleSearch struct {
 // newPeopleSearch readies the users search of cfg from users people up
 // to planCapacityFactor × them, judged against bounds.
 func newPeopleSearch(ctx context.Context, cfg sim.Config, p workload.Profile, seed int64, bounds []slo.Bound, users int) (*peopleSearch, error) {
-	top := max(users, min(planCapacityFactor*users, planCapacityMaxUsers))
+	// sim.CandidateConfig has refused more than sim.RecommendMaxUsers
+	// users before the search is made, so top is at least users.
+	top := min(planCapacityFactor*users, sim.RecommendMaxUsers)
 	s, err := find.New(find.Config{By: slo.ByUsers, Bounds: bounds, Start: float64(users), Max: float64(top)})
 	if err != nil {
 		return nil, err
@@ -75,6 +79,7 @@ func newPeopleSearch(ctx context.Context, cfg sim.Config, p workload.Profile, se
 	if err != nil {
 		return nil, err
 	}
+	pr.bounds = bounds
 	return &peopleSearch{s: s, pr: pr, users: users, top: top}, nil
 }
 
@@ -114,6 +119,9 @@ func (ps *peopleSearch) result(load float64) (find.ProbeResult, bool) {
 type peopleProber struct {
 	sweep *load.Sweep
 	fresh *freshServers
+	// bounds are the SLO its passes stop early against (breakStop), as
+	// capacity's simulated search's do.
+	bounds []slo.Bound
 	// turns are each load's counted turns over its passes. It gives the
 	// search no pass alone (no find.PassProber): every pass runs on a
 	// fresh simulated server, which cannot drift between passes.
@@ -143,6 +151,7 @@ func (pr *peopleProber) Probe(ctx context.Context, p find.Probe) (document.Level
 	n := int(p.Load)
 	k := &load.Collect{}
 	pr.sweep.Sink = k
+	pr.sweep.Stop = breakStop(p, pr.bounds, stats.DefaultConfidence)
 	if _, err := doLevels(ctx, pr.sweep, pr.fresh, []load.Level{{Level: n, Concurrency: n, Requests: defaultUserTurns, Pass: p.Pass}}); err != nil {
 		return document.Level{}, err
 	}

@@ -51,8 +51,8 @@ func newUsersSearches(ctx context.Context, p workload.Profile, seed int64) *user
 // search is c's users search from users people, its first probe
 // decided: made on the first call, kept for the later ones.
 func (u *usersSearches) search(c *plan.Candidate, users int) (*peopleSearch, error) {
-	if ps := u.byCand[c]; ps != nil && ps.users == users {
-		return ps, nil
+	if ps := u.byCand[c]; ps != nil {
+		return ps, nil // plan.Recommend asks capacity of c after its performance, with the same users
 	}
 	if n := len(c.Inputs.GPUs); n > 1 {
 		return nil, fmt.Errorf("the simulator models one GPU: %d GPUs split the model (tensor parallel or layers), whose communication it does not model yet, so their people are not judged", n)

@@ -445,9 +445,9 @@ func runSweep(ctx context.Context, deps Deps, cfg runConfig, env *runEnv, ls *la
 	serverPID := cfg.Telemetry.ServerPID
 	if simulated != nil {
 		describeSimRun(&run, cfg.Sim, cfg.Method)
-		observers = append(observers, simulated.Observer())
 		// each level on a fresh server, after the one that calibrated
-		// the workload
+		// the workload: its observer, client and clock are the level's
+		// (freshServers.ready); the sweep's are the calibration server's
 		env.fresh = newFreshServers(cfg.Sim.Config, simOptions(cfg), source.people, simulated)
 		defer func() { env.fresh = nil }()
 	} else if ls != nil {

@@ -51,14 +51,12 @@ type freshServers struct {
 }
 
 // newFreshServers readies fresh servers of cfg for the levels of a sweep
-// seeded with opt.Seed, their clock starting where after stopped (nil:
-// at sim.VirtualBase); people is the sweep's PeopleSource.
+// seeded with opt.Seed, their clock starting where after (the server
+// that calibrated the workload) stopped; people is the sweep's
+// PeopleSource.
 func newFreshServers(cfg sim.Config, opt simrun.Options, people load.PeopleSource, after *sim.Virtual) *freshServers {
-	f := &freshServers{cfg: cfg, opt: opt}
+	f := &freshServers{cfg: cfg, opt: opt, next: after.Now()}
 	f.people, _ = people.(*workload.People)
-	if after != nil {
-		f.next = after.Now()
-	}
 	return f
 }
 
@@ -72,7 +70,7 @@ func (f *freshServers) ready(sw *load.Sweep, l load.Level) (*sim.Virtual, error)
 	opt.Seed, opt.Base = seed, f.next
 	v, err := simrun.New(f.cfg, opt)
 	if err != nil {
-		return nil, err
+		return nil, err // the calibration server of the same cfg was made: not a usage error
 	}
 	sw.Client, sw.Clock, sw.Observe = v.Client(), v, []load.Observer{v.Observer()}
 	sw.Seed, sw.FirstSeq, sw.FirstSession = seed, 0, 0
