@@ -51,20 +51,8 @@ var wordBytes = func() (t [256]bool) {
 // EachPiece calls fn with each token's bytes of s, in order.
 func EachPiece(s string, fn func(piece string)) {
 	for i := 0; i < len(s); {
-		start := i
-		j := i
-		if s[j] == ' ' && j+1 < len(s) && isWordByte(s[j+1]) {
-			j++
-		}
-		if !isWordByte(s[j]) {
-			fn(s[i : i+1])
-			i++
-			continue
-		}
-		for j < len(s) && isWordByte(s[j]) && j-start < maxPieceBytes {
-			j++
-		}
-		fn(s[start:j])
+		j := pieceEnd(s, i)
+		fn(s[i:j])
 		i = j
 	}
 }
@@ -75,21 +63,25 @@ func EachPiece(s string, fn func(piece string)) {
 func CountTokens(s string) int {
 	n := 0
 	for i := 0; i < len(s); n++ {
-		start := i
-		j := i
-		if s[j] == ' ' && j+1 < len(s) && isWordByte(s[j+1]) {
-			j++
-		}
-		if !isWordByte(s[j]) {
-			i++
-			continue
-		}
-		for j < len(s) && isWordByte(s[j]) && j-start < maxPieceBytes {
-			j++
-		}
-		i = j
+		i = pieceEnd(s, i)
 	}
 	return n
+}
+
+// pieceEnd is where the token of s that starts at i ends: a word (with
+// the space before it) of at most maxPieceBytes, or one other byte.
+func pieceEnd(s string, i int) int {
+	j := i
+	if s[j] == ' ' && j+1 < len(s) && isWordByte(s[j+1]) {
+		j++
+	}
+	if !isWordByte(s[j]) {
+		return i + 1
+	}
+	for j < len(s) && isWordByte(s[j]) && j-i < maxPieceBytes {
+		j++
+	}
+	return j
 }
 
 // TokenIDs are the token ids of s: a hash of each piece, so the same text

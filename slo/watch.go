@@ -2,7 +2,6 @@ package slo
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/stats"
@@ -47,23 +46,29 @@ type watchTerm struct {
 }
 
 // latency is the per-request latency, in ms, whose percentiles a bound
-// on metric m is on; nil for a metric that is not one.
+// on metric m is on, by the latency row its figure fills (the figure
+// table's Latency: "TTFT", "TPOT", "E2E"); nil for a metric that is not
+// one.
 func latency(m Metric) func(*record.Result) (float64, bool) {
+	f := m.figure()
+	if f == nil {
+		return nil
+	}
 	ms := func(ns float64) float64 { return ns / 1e6 }
-	switch {
-	case strings.HasPrefix(string(m), "ttft_"):
+	switch f.Latency {
+	case "TTFT":
 		return func(r *record.Result) (float64, bool) {
 			if r.TTFTNS == nil {
 				return 0, false
 			}
 			return ms(float64(*r.TTFTNS)), true
 		}
-	case strings.HasPrefix(string(m), "tpot_"):
+	case "TPOT":
 		return func(r *record.Result) (float64, bool) {
 			v, ok := stats.TPOTNS(r)
 			return ms(v), ok
 		}
-	case strings.HasPrefix(string(m), "e2e_"):
+	case "E2E":
 		return func(r *record.Result) (float64, bool) { return ms(float64(r.E2ENS)), true }
 	}
 	return nil

@@ -93,6 +93,9 @@ func (ps *peopleSearch) first(ctx context.Context) error {
 			return nil
 		}
 		l, err := ps.pr.Probe(ctx, p)
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err() // the level was cut short: no verdict on part of it, as find.Drive
+		}
 		if err != nil {
 			ps.s.Stop(find.Interrupted)
 			return err
