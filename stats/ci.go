@@ -138,17 +138,7 @@ func QuantileSampleSize(q, confidence float64) int {
 
 // binomialCDF returns P(B ≤ k) for k = 0..n, B ~ Binomial(n, q).
 func binomialCDF(n int, q float64) []float64 {
-	out := make([]float64, n+1)
-	lq, lp := math.Log(q), math.Log1p(-q)
-	ln1, _ := math.Lgamma(float64(n + 1))
-	sum := 0.0
-	for k := 0; k <= n; k++ {
-		lk, _ := math.Lgamma(float64(k + 1))
-		lnk, _ := math.Lgamma(float64(n - k + 1))
-		sum += math.Exp(ln1 - lk - lnk + float64(k)*lq + float64(n-k)*lp)
-		out[k] = min(sum, 1)
-	}
-	return out
+	return newBinomial(n).cdf(q)
 }
 
 // QuantileCI is the order-statistic interval of the p-th percentile
@@ -209,8 +199,7 @@ func bisect(test func(float64) bool) float64 {
 // most of its cost.
 type binomial struct {
 	n int
-	// logC[j] is ln Γ(n+1) − ln Γ(j+1) − ln Γ(n−j+1), as binomialCDF
-	// computes it.
+	// logC[j] is ln Γ(n+1) − ln Γ(j+1) − ln Γ(n−j+1).
 	logC []float64
 }
 
@@ -225,8 +214,21 @@ func newBinomial(n int) binomial {
 	return b
 }
 
-// cdfAt is P(B ≤ k) for B ~ Binomial(n, p): binomialCDF(n, p)[k], the
-// same terms summed in the same order, without the terms above k.
+// cdf is P(B ≤ k) for k = 0..n, B ~ Binomial(n, p): the terms summed
+// from j = 0 up.
+func (b binomial) cdf(p float64) []float64 {
+	out := make([]float64, b.n+1)
+	lq, lp := math.Log(p), math.Log1p(-p)
+	sum := 0.0
+	for j, c := range b.logC {
+		sum += b.term(j, c, lq, lp)
+		out[j] = min(sum, 1)
+	}
+	return out
+}
+
+// cdfAt is P(B ≤ k) for B ~ Binomial(n, p): cdf(p)[k], the same terms
+// summed in the same order, without the terms above k.
 func (b binomial) cdfAt(k int, p float64) float64 {
 	switch {
 	case k < 0:
@@ -241,9 +243,15 @@ func (b binomial) cdfAt(k int, p float64) float64 {
 	lq, lp := math.Log(p), math.Log1p(-p)
 	sum := 0.0
 	for j, c := range b.logC[:k+1] {
-		sum += math.Exp(c + float64(j)*lq + float64(b.n-j)*lp)
+		sum += b.term(j, c, lq, lp)
 	}
 	return min(sum, 1)
+}
+
+// term is P(B = j) from its log coefficient c = ln C(n, j) and the logs
+// of p and 1 − p.
+func (b binomial) term(j int, c, lq, lp float64) float64 {
+	return math.Exp(c + float64(j)*lq + float64(b.n-j)*lp)
 }
 
 // newRNG is the generator of a seeded bootstrap.
