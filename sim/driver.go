@@ -119,15 +119,40 @@ func RunLevel(e *Engine, w Workload, l Load) (*LevelResult, error) {
 	if w.PromptTokens < 1 || w.OutputTokens < 1 || w.Images < 0 {
 		return nil, fmt.Errorf("%w: workload needs prompt and output tokens >= 1 (have %d, %d)", ErrBadInput, w.PromptTokens, w.OutputTokens)
 	}
-	v := NewVirtual(e, VirtualOptions{Seed: int64(l.Seed), Jitter: l.Jitter, Shape: w.shape})
+	k, err := runLevel(e, fixedSource{w}, w.shape, l)
+	if err != nil {
+		return nil, err
+	}
+	return k.result(e, &w, l), nil
+}
+
+// RunLevelFrom runs one level as RunLevel does, with each request taken
+// from src and its engine request from shape instead of one fixed
+// Workload: per-request lengths drawn from a dataset, say. A batch level
+// gets no batch record, which names one workload.
+func RunLevelFrom(e *Engine, src load.Source, shape func(*backend.Request, *record.Result) Request, l Load) (*LevelResult, error) {
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	k, err := runLevel(e, src, shape, l)
+	if err != nil {
+		return nil, err
+	}
+	return k.result(e, nil, l), nil
+}
+
+// runLevel drives one level of l on e's virtual clock with package
+// load's method, src's requests shaped for the engine by shape.
+func runLevel(e *Engine, src load.Source, shape func(*backend.Request, *record.Result) Request, l Load) (*levelSink, error) {
+	v := NewVirtual(e, VirtualOptions{Seed: int64(l.Seed), Jitter: l.Jitter, Shape: shape})
 	k := &levelSink{}
 	sw := &load.Sweep{Run: l.Run, Method: l.Method, Levels: []load.Level{l.plan()}, Warmup: l.Warmup, CountStartBurst: true, Seed: int64(l.Seed),
-		Client: v.Client(), Source: fixedSource{w}, Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v,
+		Client: v.Client(), Source: src, Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v,
 		Start: VirtualBase, FirstSeq: 0}
 	if _, err := sw.Do(context.Background()); err != nil {
 		return nil, err
 	}
-	return k.result(e, w, l), nil
+	return k, nil
 }
 
 // plan is the load.Level l asks for.
@@ -175,8 +200,8 @@ type levelSink struct{ load.Collect }
 
 // result is the LevelResult of what k collected: the Results in send
 // order, their summary with the server's telemetry, and the batch record
-// of a batch level.
-func (k *levelSink) result(e *Engine, w Workload, l Load) *LevelResult {
+// of a batch level of one workload (w; nil when requests differ).
+func (k *levelSink) result(e *Engine, w *Workload, l Load) *LevelResult {
 	slices.SortFunc(k.Results, func(a, b record.Result) int { return a.Seq - b.Seq })
 	first := 0
 	for first < len(k.Results) && k.Results[first].Warmup {
@@ -191,7 +216,7 @@ func (k *levelSink) result(e *Engine, w Workload, l Load) *LevelResult {
 	if l.Method == load.Rate {
 		res.Level.RequestedRate = ptr(l.Rate)
 	}
-	if l.Method == load.Batch {
+	if l.Method == load.Batch && w != nil {
 		b := stats.BatchRecord(w.workloadName(), l.Concurrency, w.OutputTokens, counted, nil)
 		res.Batch = &b
 	}

@@ -5,14 +5,11 @@ import (
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 
 	"github.com/servebench/servebench/backend"
-	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
-	"github.com/servebench/servebench/stats"
 	"github.com/servebench/servebench/workload"
 )
 
@@ -155,35 +152,10 @@ func shapeOf(req *backend.Request, res *record.Result) sim.Request {
 }
 
 // runDrawn runs one level of l on e with each request's lengths drawn
-// under law: sim.RunLevel's path (package load's method on the engine's
-// virtual clock, the start burst counted) with a source of per-request
-// lengths instead of one fixed workload. Its Level is the same summary
-// (stats.SummarizeLevel with the level's telemetry), so throughput is
+// under law: sim.RunLevel's path (sim.RunLevelFrom) with a source of
+// per-request lengths instead of one fixed workload, so throughput is
 // the output tokens over the level's first send to its last finish, as
 // benchmark_serving.py's "benchmark duration" times it.
 func runDrawn(e *sim.Engine, prompts, outputs []int, l sim.Load) (*sim.LevelResult, error) {
-	v := sim.NewVirtual(e, sim.VirtualOptions{Seed: int64(l.Seed), Jitter: l.Jitter, Shape: shapeOf})
-	k := &load.Collect{}
-	lv := load.Level{Level: l.Concurrency, Concurrency: l.Concurrency, Requests: l.Requests, Repeats: l.Repeats}
-	if l.Method == load.Rate {
-		lv.Rate, lv.Arrival = l.Rate, string(load.Poisson)
-		if lv.Concurrency <= 0 {
-			lv.Concurrency = l.Requests
-		}
-	}
-	sw := &load.Sweep{Run: l.Run, Method: l.Method, Levels: []load.Level{lv}, CountStartBurst: true, Seed: int64(l.Seed),
-		Client: v.Client(), Source: lengthsSource{prompts, outputs}, Sink: k, Observe: []load.Observer{v.Observer()}, Clock: v,
-		Start: sim.VirtualBase, FirstSeq: 0}
-	if _, err := sw.Do(context.Background()); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(k.Results, func(a, b record.Result) int { return a.Seq - b.Seq })
-	res := &sim.LevelResult{Results: k.Results, Level: stats.SummarizeLevel(k.Results), Stats: e.Stats()}
-	if k.End != nil {
-		stats.MergeLevel(&res.Level, k.End)
-	}
-	if l.Method == load.Rate {
-		res.Level.RequestedRate = ptr(l.Rate)
-	}
-	return res, nil
+	return sim.RunLevelFrom(e, lengthsSource{prompts, outputs}, shapeOf, l)
 }
