@@ -154,6 +154,21 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 // (moe_intermediate × experts_per_token). Under tensor parallelism the
 // MLP is split over the tp ranks; the residual and the sampler's
 // vocabulary are whole on every rank (the logits are gathered).
+//
+// The vLLM code it follows (V1): profile_run calls
+// _dummy_run(self.max_num_tokens, is_profile=True), which spreads the
+// tokens over min(num_tokens, max_num_seqs) dummy requests and returns the
+// hidden states with those of each request's last token, then
+// _dummy_sampler_run(last_hidden_states): compute_logits (16-bit
+// [S, vocab]), Sampler.forward's logits.to(torch.float32), and
+// TopKTopPSampler with top_k and top_p set. With FlashInfer importable V1
+// takes forward_cuda unless VLLM_USE_FLASHINFER_SAMPLER is set to 0 (the
+// "is not False" test in v1/sample/ops/topk_topp_sampler.py), whose
+// flashinfer_sample adds the float32 softmax: two float32 tensors. The
+// PyTorch path (apply_top_k_top_p's sort, softmax, scatter, then
+// random_sample's exponential noise) holds eight. vLLM measures the peak
+// as torch's allocated_bytes.all.peak over the run (MemorySnapshot in
+// vllm/utils) minus what was allocated before it.
 func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler, tp int) (forward, sampler int64) {
 	T, S := int64(tokens), int64(min(seqs, tokens))
 	inter := int64(m.Intermediate)
