@@ -130,15 +130,22 @@ const (
 	// images): the float32 logits and their softmax.
 	SamplerFlashInfer Sampler = "flashinfer"
 	// SamplerPyTorch: vLLM's PyTorch top-k/top-p (V0 always; V1 without
-	// FlashInfer): float32 logits, sorted values, int64 sort indices (two
-	// float32-sized tensors), softmax of the sorted values, its cumsum,
-	// the scattered-back logits and the final probabilities — eight.
+	// FlashInfer, and V1 from v0.11.1, where vLLM PR #26859 made the
+	// FlashInfer sampler opt-in). Its peak is inside apply_top_k_top_p's
+	// logits.sort(dim=-1): PyTorch's CUDA stable sort
+	// (aten/src/ATen/native/cuda/SortStable.cu, segmented_sort_pairs, the
+	// path for more than 128 rows of more than 4,096 entries) holds the
+	// float32 logits (1), the sorted values (1) and int64 indices (2) it
+	// returns, the int64 reverse indices it allocates as the sort's input
+	// values (2), and cub's SortPairs temporary storage with its alternate
+	// key and value buffers (1 + 2) — nine float32-sized tensors. The
+	// softmax, cumsum and scatter that follow peak lower (six).
 	SamplerPyTorch Sampler = "pytorch"
 )
 
 // samplerCopies is the number of float32 [seqs, vocab] tensors alive at
 // the sampler's peak, per implementation (see Sampler).
-var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
+var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 9}
 
 // vllmActivation is the activation peak of vLLM's profiling run
 // (gpu_model_runner.profile_run): a forward pass of max_num_batched_tokens
@@ -166,7 +173,7 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 8}
 // "is not False" test in v1/sample/ops/topk_topp_sampler.py), whose
 // flashinfer_sample adds the float32 softmax: two float32 tensors. The
 // PyTorch path (apply_top_k_top_p's sort, softmax, scatter, then
-// random_sample's exponential noise) holds eight. vLLM measures the peak
+// random_sample's exponential noise) peaks at nine, during the sort. vLLM measures the peak
 // as torch's allocated_bytes.all.peak over the run (MemorySnapshot in
 // vllm/utils) minus what was allocated before it.
 func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler, tp int) (forward, sampler int64) {
