@@ -131,7 +131,9 @@ const (
 	SamplerFlashInfer Sampler = "flashinfer"
 	// SamplerPyTorch: vLLM's PyTorch top-k/top-p (V0 always; V1 without
 	// FlashInfer, and V1 from v0.11.1, where vLLM PR #26859 made the
-	// FlashInfer sampler opt-in). Its peak is inside apply_top_k_top_p's
+	// FlashInfer sampler opt-in, until PR #40376 turned it back on; the
+	// planner does not switch by version, --sampler pytorch does). Its
+	// peak is inside apply_top_k_top_p's
 	// logits.sort(dim=-1): PyTorch's CUDA stable sort
 	// (aten/src/ATen/native/cuda/SortStable.cu, segmented_sort_pairs, the
 	// path for more than 128 rows of more than 4,096 entries) holds the
