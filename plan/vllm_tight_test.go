@@ -14,10 +14,10 @@ import (
 	"github.com/servebench/servebench/modelspec"
 )
 
-// TestQwen3_32BH100At40960 (issue 23): Qwen3-32B in BF16 on one H100 80GB
+// TestQwen3_32BH100At40960: Qwen3-32B in BF16 on one H100 80GB
 // at its default max_model_len 40,960, vLLM's defaults otherwise
 // (gpu_memory_utilization 0.9, max_num_seqs 1024, max_num_batched_tokens
-// 8192 on a ≥ 70 GiB non-A100 GPU). The issue reported that vLLM 0.11
+// 8192 on a ≥ 70 GiB non-A100 GPU). A report said that vLLM 0.11
 // served this setup; the planner says vLLM refuses it, and vLLM's own
 // accounting agrees, so the test pins the refusal rather than a fit.
 //
