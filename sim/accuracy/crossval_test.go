@@ -84,8 +84,9 @@ func TestGroupStatus(t *testing.T) {
 }
 
 // TestCorpusTargets holds the corpus to the size and spread its accuracy
-// figures are claimed over: at least 150 cases from 25 sources, 30 on each
-// GPU class, 5 with tensor parallelism over 2-4 GPUs, and closed-loop,
+// figures are claimed over: at least 150 cases from 25 sources and 25
+// organisations (a study's result files are sources of one organisation,
+// not independent of each other), 30 on each GPU class, 5 with tensor parallelism over 2-4 GPUs, and closed-loop,
 // open-loop rate and SGLang cases.
 func TestCorpusTargets(t *testing.T) {
 	f, err := os.Open("../../" + corpusPath)
@@ -104,6 +105,9 @@ func TestCorpusTargets(t *testing.T) {
 	c := compose(outs)
 	if c.Cases < targetCases || c.Sources < 25 {
 		t.Errorf("%d cases from %d sources, want at least %d from 25", c.Cases, c.Sources, targetCases)
+	}
+	if c.Orgs < 25 {
+		t.Errorf("%d organisations, want at least 25", c.Orgs)
 	}
 	for _, cl := range Classes {
 		if c.ByClass[cl] < 30 {
