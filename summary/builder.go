@@ -234,16 +234,7 @@ func (r *runState) classLevels(key, concurrency int) []document.Level {
 // Result at that level. It lets a caller that chooses levels as it goes
 // (servebench find) read each level as soon as it ended.
 func (b *Builder) Level(label string, level int) (document.Level, bool) {
-	r, ok := b.runs[label]
-	if !ok || r.acc[level] == nil {
-		return document.Level{}, false
-	}
-	one := *r
-	one.levels = []int{level}
-	for _, l := range one.document(label, b.opts).Levels {
-		return l, true
-	}
-	return document.Level{}, false
+	return b.oneLevel(label, level, true)
 }
 
 // ResultsLevel is Level as a Builder given only the run's header and
@@ -253,13 +244,21 @@ func (b *Builder) Level(label string, level int) (document.Level, bool) {
 // says (servebench find's drift check), from this Builder's own
 // accumulator, so the level is not summarized twice.
 func (b *Builder) ResultsLevel(label string, level int) (document.Level, bool) {
+	return b.oneLevel(label, level, false)
+}
+
+// oneLevel is the document level of one run's level, with or without its
+// level_end lines (withEnds).
+func (b *Builder) oneLevel(label string, level int, withEnds bool) (document.Level, bool) {
 	r, ok := b.runs[label]
 	if !ok || r.acc[level] == nil {
 		return document.Level{}, false
 	}
 	one := *r
 	one.levels = []int{level}
-	one.ends = nil
+	if !withEnds {
+		one.ends = nil
+	}
 	for _, l := range one.document(label, b.opts).Levels {
 		return l, true
 	}
