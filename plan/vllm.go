@@ -131,10 +131,11 @@ const (
 	SamplerFlashInfer Sampler = "flashinfer"
 	// SamplerPyTorch: vLLM's PyTorch top-k/top-p (V0 always; V1 without
 	// FlashInfer, and V1 from v0.11.1, where vLLM PR #26859 made the
-	// FlashInfer sampler opt-in, until PR #40376 turned it back on; the
-	// planner does not switch by version, --sampler pytorch does). Its
-	// peak is inside apply_top_k_top_p's
-	// logits.sort(dim=-1): PyTorch's CUDA stable sort
+	// FlashInfer sampler opt-in, until PR #40376 turned it back on; by
+	// then the alternative was a Triton kernel, whose peak is not
+	// modelled; the planner does not switch by version, --sampler pytorch
+	// does). Its peak is inside apply_top_k_top_p's logits.sort(dim=-1):
+	// PyTorch's CUDA stable sort
 	// (aten/src/ATen/native/cuda/SortStable.cu, segmented_sort_pairs, the
 	// path for more than 128 rows of more than 4,096 entries) holds the
 	// float32 logits (1), the sorted values (1) and int64 indices (2) it
@@ -175,9 +176,9 @@ var samplerCopies = map[Sampler]float64{SamplerFlashInfer: 2, SamplerPyTorch: 9}
 // "is not False" test in v1/sample/ops/topk_topp_sampler.py), whose
 // flashinfer_sample adds the float32 softmax: two float32 tensors. The
 // PyTorch path (apply_top_k_top_p's sort, softmax, scatter, then
-// random_sample's exponential noise) peaks at nine, during the sort. vLLM measures the peak
-// as torch's allocated_bytes.all.peak over the run (MemorySnapshot in
-// vllm/utils) minus what was allocated before it.
+// random_sample's exponential noise) peaks at nine, during the sort. vLLM
+// measures the peak as torch's allocated_bytes.all.peak over the run
+// (MemorySnapshot in vllm/utils) minus what was allocated before it.
 func vllmActivation(m *modelspec.Spec, tokens, seqs int, s Sampler, tp int) (forward, sampler int64) {
 	T, S := int64(tokens), int64(min(seqs, tokens))
 	inter := int64(m.Intermediate)

@@ -63,7 +63,7 @@ func (f *planFlags) register(fs interface {
 	fs.StringVar(&f.vllmVersion, "vllm-version", "latest", "vLLM release whose memory accounting to follow (from 0.21.0 it charges its CUDA-graph estimate to the KV cache); MAJOR.MINOR[.PATCH], each part 0 to "+strconv.Itoa(plan.MaxVersionPart))
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs, so nothing is charged for them")
 	fs.StringVar(&f.graphEstimate, "graph-estimate", "auto", "vLLM VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS: auto (on from 0.21.0), on (=1) or off (=0)")
-	fs.StringVar(&f.sampler, "sampler", "", "vLLM sampler in profiling: flashinfer (V1 default) or pytorch (V0; V1 without FlashInfer; V1 while FlashInfer's sampler was opt-in, from v0.11.1 (vLLM PR #26859) to vLLM PR #40376)")
+	fs.StringVar(&f.sampler, "sampler", "", "vLLM sampler in profiling: flashinfer (V1 default) or pytorch (V0; V1 without FlashInfer; V1 from v0.11.1, where vLLM PR #26859 made FlashInfer's sampler opt-in, until a Triton sampler replaced PyTorch's)")
 	fs.IntVar(&f.parallel, "parallel", 0, limited("llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 1 / 4)", "parallel"))
 	fs.IntVar(&f.ubatch, "ubatch", 0, limited("llama.cpp n_ubatch (default 512)", "ubatch"))
 	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp -fa / OLLAMA_FLASH_ATTENTION=1 (needed for quantized KV)")
