@@ -18,8 +18,9 @@ import (
 // from published server start-up logs (source on each record; see
 // testdata/SOURCES.md).
 type capacityLogs struct {
-	VLLM     []vllmLogRecord  `json:"vllm"`
-	LlamaCpp []llamaLogRecord `json:"llamacpp"`
+	VLLM      []vllmLogRecord   `json:"vllm"`
+	VLLMKVGiB []vllmKVGiBRecord `json:"vllm_kv_gib"`
+	LlamaCpp  []llamaLogRecord  `json:"llamacpp"`
 }
 
 type vllmLogRecord struct {

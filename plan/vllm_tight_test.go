@@ -1,11 +1,8 @@
 package plan
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -137,7 +134,8 @@ type vllmKVGiBRecord struct {
 
 // qwen3_0_6B is Qwen/Qwen3-0.6B's config (no servebench preset): 28
 // layers, 16 heads of 128 with 8 KV heads, hidden 1,024, intermediate
-// 3,072, vocabulary 151,936, tied embeddings.
+// 3,072, vocabulary 151,936, tied embeddings. Its record names it as its
+// preset.
 var qwen3_0_6B = modelspec.Spec{Name: "qwen3-0.6b", Arch: "qwen3", Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128,
 	Hidden: 1024, Intermediate: 3072, Vocab: 151936, ParamsB: 0.6, TiedEmbeddings: true, MaxContext: 40960, Dtype: "bfloat16"}
 
@@ -147,26 +145,18 @@ var qwen3_0_6B = modelspec.Spec{Name: "qwen3-0.6b", Arch: "qwen3", Layers: 28, H
 // the available KV memory to ±5% (TestVLLMRecords' tolerance), and the
 // refused start-up refused.
 func TestVLLMKVGiBRecords(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "kv-capacity-logs.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs struct {
-		Records []vllmKVGiBRecord `json:"vllm_kv_gib"`
-	}
-	if err := json.Unmarshal(b, &logs); err != nil {
-		t.Fatal(err)
-	}
-	if len(logs.Records) == 0 {
+	logs := loadCapacityLogs(t)
+	if len(logs.VLLMKVGiB) == 0 {
 		t.Fatal("no vllm_kv_gib records")
 	}
-	for _, r := range logs.Records {
+	for _, r := range logs.VLLMKVGiB {
 		name := fmt.Sprintf("%s TP=%d %d", r.Model, r.TP, r.MaxModelLen)
-		m := qwen3_0_6B
-		if r.Preset != "" {
-			if m, err = modelspec.Preset(r.Preset); err != nil {
-				t.Fatal(err)
-			}
+		m, err := modelspec.Preset(r.Preset)
+		if r.Preset == qwen3_0_6B.Name {
+			m, err = qwen3_0_6B, nil
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 		ver, err := ParseVLLMVersion(r.VLLMVersion)
 		if err != nil {
@@ -176,12 +166,6 @@ func TestVLLMKVGiBRecords(t *testing.T) {
 			TensorParallel: r.TP, KVDtypes: []KVDtype{KVAuto}, Context: r.MaxModelLen,
 			VLLM: VLLMSettings{Utilization: r.Utilization, BlockSize: r.BlockSize, MaxNumSeqs: r.MaxNumSeqs,
 				MaxNumBatchedTokens: r.Batched, Sampler: r.Sampler, VLLMVersion: ver}}
-		if r.TP > 1 {
-			in.GPUs = make([]Device, r.TP)
-			for i := range in.GPUs {
-				in.GPUs[i] = Device{Name: r.GPU, MemoryGiB: r.TotalGiB}
-			}
-		}
 		res, err := Plan(in)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -206,7 +190,7 @@ func TestVLLMKVGiBRecords(t *testing.T) {
 		if refused {
 			t.Errorf("%s: vLLM started; the plan holds %.2f sequences", name, p.MaxConcurrency)
 		}
-		if e := (avail - *r.AvailableGiB) / *r.AvailableGiB * 100; math.Abs(e) > 5 {
+		if e := pctErr(avail, *r.AvailableGiB); math.Abs(e) > 5 {
 			t.Errorf("%s: available KV %.3f GiB, log %.2f (%+.2f%%)", name, avail, *r.AvailableGiB, e)
 		}
 	}
