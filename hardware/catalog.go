@@ -66,6 +66,11 @@ type GPU struct {
 	// (NVLink: total of both directions; PCIe: per direction).
 	Interconnect    string  `json:"interconnect"`
 	InterconnectGBs float64 `json:"interconnect_gb_s"`
+	// HostPCIe is the board's PCIe link (pcie3, pcie4, pcie5) where
+	// Interconnect is another link (NVLink, a bridge, Infinity Fabric):
+	// what tensor-parallel ranks share when that link is absent. Empty
+	// where Interconnect is the PCIe link, and on systems on a chip.
+	HostPCIe string `json:"host_pcie,omitempty"`
 	// SMs, TensorCoresPerSM, FLOPPerClock (dense FP16 with FP32
 	// accumulate, per tensor core and clock) and BoostMHz are the
 	// composition the FP16FP32AccTFLOPS figure follows from; a test holds
@@ -90,12 +95,49 @@ func (g GPU) DP4AOPS() float64 {
 	return float64(g.SMs*g.INT32LanesPerSM) * g.BoostMHz * 1e6 * 8
 }
 
+// PCIeGBs is the board's PCIe bandwidth per direction in GB/s: its
+// Interconnect's where that is PCIe, else its HostPCIe generation's
+// (16, 32, 64 GB/s for x16 PCIe 3.0, 4.0, 5.0); 0 on a system on a chip.
+func (g GPU) PCIeGBs() float64 {
+	if strings.HasPrefix(g.Interconnect, "PCIe") {
+		return g.InterconnectGBs
+	}
+	return pcieGBs[g.HostPCIe]
+}
+
+// pcieGBs is each x16 PCIe generation's bandwidth per direction, GB/s.
+var pcieGBs = map[string]float64{pcie3: 16, pcie4: 32, pcie5: 64}
+
+// SwitchedNVLink says whether every GPU of the board's systems reaches
+// every other over NVLink at the board's full NVLink bandwidth: the SXM
+// boards of HGX and DGX systems (NVSwitch; Volta's hybrid cube mesh) and
+// AMD's Infinity Fabric boards, as against an NVLink bridge, which joins
+// a pair of PCIe boards when a system has one.
+func (g GPU) SwitchedNVLink() bool { return g.Interconnect == nvl || g.Interconnect == xgmi }
+
+// NVLinkGBs is the board's NVLink (or bridge, or Infinity Fabric)
+// bandwidth per direction in GB/s, half the total the vendor states; 0
+// where it has none.
+func (g GPU) NVLinkGBs() float64 {
+	if strings.HasPrefix(g.Interconnect, "PCIe") || g.Interconnect == noLink || strings.HasPrefix(g.Interconnect, "NVLink-C2C") {
+		return 0
+	}
+	return g.InterconnectGBs / 2
+}
+
+// GeForce says whether the board is a GeForce card, on which NVIDIA's
+// driver offers no peer-to-peer access over PCIe.
+func (g GPU) GeForce() bool { return strings.HasPrefix(g.Name, "GeForce") }
+
 // Interconnects.
 const (
 	pcie3 = "PCIe 3.0 x16"
 	pcie4 = "PCIe 4.0 x16"
 	pcie5 = "PCIe 5.0 x16"
 	nvl   = "NVLink"
+	// nvlBridge is an NVLink bridge between a pair of PCIe boards: an
+	// accessory a system may or may not have (its PCIe link is HostPCIe).
+	nvlBridge = "NVLink bridge (2 GPUs)"
 	// noLink is a system on a chip: no GPU-to-GPU link
 	// (InterconnectGBs 0).
 	noLink = "none (system on a chip)"
@@ -148,12 +190,12 @@ var gpus = []GPU{
 	// RTX 3090: GA102 whitepaper appendix A, FP16 tensor 142 / 284 with
 	// FP16 accumulate and 71 / 142 with FP32 accumulate (dense / sparse);
 	// 35.6 is its FP32 (non-tensor) rate.
-	{Name: "GeForce RTX 3090", Aliases: []string{"RTX 3090", "RTX 3090 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 936, FP16TFLOPS: 142, FP16FP32AccTFLOPS: 71, INT8TOPS: 284, FP32TFLOPS: 35.6, PowerW: 350, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 82, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcGA102},
-	{Name: "GeForce RTX 3090 Ti", Aliases: []string{"RTX 3090 Ti", "RTX 3090 Ti 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 1008, FP16TFLOPS: 160, FP16FP32AccTFLOPS: 80, INT8TOPS: 320, FP32TFLOPS: 40, PowerW: 450, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1860, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3090", Aliases: []string{"RTX 3090", "RTX 3090 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 936, FP16TFLOPS: 142, FP16FP32AccTFLOPS: 71, INT8TOPS: 284, FP32TFLOPS: 35.6, PowerW: 350, Interconnect: nvlBridge, InterconnectGBs: 112.5, HostPCIe: pcie4, SMs: 82, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcGA102},
+	{Name: "GeForce RTX 3090 Ti", Aliases: []string{"RTX 3090 Ti", "RTX 3090 Ti 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 1008, FP16TFLOPS: 160, FP16FP32AccTFLOPS: 80, INT8TOPS: 320, FP32TFLOPS: 40, PowerW: 450, Interconnect: nvlBridge, InterconnectGBs: 112.5, HostPCIe: pcie4, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 1860, INT32LanesPerSM: 64, Source: srcGA102},
 	// Ampere professional and datacenter GA10x: full-rate FP32 accumulate.
 	{Name: "RTX A4000", Aliases: []string{"NVIDIA RTX A4000"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 448, FP16TFLOPS: 76.7, FP16FP32AccTFLOPS: 76.7, INT8TOPS: 153.4, FP32TFLOPS: 19.2, PowerW: 140, Interconnect: pcie4, InterconnectGBs: 32, SMs: 48, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1560, INT32LanesPerSM: 64, Source: srcRTXAmp},
-	{Name: "RTX A5000", Aliases: []string{"NVIDIA RTX A5000"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 111.1, FP16FP32AccTFLOPS: 111.1, INT8TOPS: 222.2, FP32TFLOPS: 27.8, PowerW: 230, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 64, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcRTXAmp},
-	{Name: "RTX A6000", Aliases: []string{"NVIDIA RTX A6000"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 154.8, FP16FP32AccTFLOPS: 154.8, INT8TOPS: 309.7, FP32TFLOPS: 38.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 112.5, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1800, INT32LanesPerSM: 64, Source: srcRTXAmp},
+	{Name: "RTX A5000", Aliases: []string{"NVIDIA RTX A5000"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 111.1, FP16FP32AccTFLOPS: 111.1, INT8TOPS: 222.2, FP32TFLOPS: 27.8, PowerW: 230, Interconnect: nvlBridge, InterconnectGBs: 112.5, HostPCIe: pcie4, SMs: 64, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcRTXAmp},
+	{Name: "RTX A6000", Aliases: []string{"NVIDIA RTX A6000"}, MemoryGiB: 48, MemorySource: "nominal", BandwidthGBs: 768, FP16TFLOPS: 154.8, FP16FP32AccTFLOPS: 154.8, INT8TOPS: 309.7, FP32TFLOPS: 38.7, PowerW: 300, Interconnect: nvlBridge, InterconnectGBs: 112.5, HostPCIe: pcie4, SMs: 84, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1800, INT32LanesPerSM: 64, Source: srcRTXAmp},
 	{Name: "A10", Aliases: []string{"NVIDIA A10", "A10 24GB"}, MemoryGiB: 24, MemorySource: "nominal", BandwidthGBs: 600, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, INT8TOPS: 250, FP32TFLOPS: 31.2, PowerW: 150, Interconnect: pcie4, InterconnectGBs: 32, SMs: 72, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1695, INT32LanesPerSM: 64, Source: srcA10},
 	// Ada GeForce: 4 fourth-generation tensor cores per SM, 256 dense FP16
 	// FLOP per clock with FP16 accumulate, 128 with FP32.
@@ -180,27 +222,27 @@ var gpus = []GPU{
 	{Name: "GeForce RTX 5090", Aliases: []string{"RTX 5090", "RTX 5090 32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 1792, FP16TFLOPS: 419, FP16FP32AccTFLOPS: 209.5, FP8TFLOPS: 419, INT8TOPS: 838, FP32TFLOPS: 104.8, PowerW: 575, Interconnect: pcie5, InterconnectGBs: 64, SMs: 170, TensorCoresPerSM: 4, FLOPPerClock: 128, BoostMHz: 2407, INT32LanesPerSM: 128, Source: srcRTXBW},
 	// Volta and Turing: 8 tensor cores per SM, 128 dense FP16 FLOP per
 	// clock each (FP32 accumulate at the full rate).
-	{Name: "Tesla V100 SXM2 16GB", Aliases: []string{"V100 SXM2 16GB", "Tesla V100-SXM2-16GB"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
-	{Name: "Tesla V100 SXM2 32GB", Aliases: []string{"V100 SXM2 32GB", "Tesla V100-SXM2-32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
+	{Name: "Tesla V100 SXM2 16GB", Aliases: []string{"V100 SXM2 16GB", "Tesla V100-SXM2-16GB"}, MemoryGiB: 16, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, HostPCIe: pcie3, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
+	{Name: "Tesla V100 SXM2 32GB", Aliases: []string{"V100 SXM2 32GB", "Tesla V100-SXM2-32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 125, FP16FP32AccTFLOPS: 125, FP32TFLOPS: 15.7, PowerW: 300, Interconnect: nvl, InterconnectGBs: 300, HostPCIe: pcie3, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1530, INT32LanesPerSM: 64, Source: srcV100},
 	{Name: "Tesla V100 PCIe 32GB", Aliases: []string{"V100 PCIe 32GB", "Tesla V100-PCIE-32GB"}, MemoryGiB: 32, MemorySource: "nominal", BandwidthGBs: 900, FP16TFLOPS: 112, FP16FP32AccTFLOPS: 112, FP32TFLOPS: 14, PowerW: 250, Interconnect: pcie3, InterconnectGBs: 16, SMs: 80, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1380, INT32LanesPerSM: 64, Source: srcV100},
 	{Name: "Tesla T4", Aliases: []string{"T4", "NVIDIA T4", "T4 16GB"}, MemoryGiB: 14.74, MemorySource: "log", BandwidthGBs: 320, FP16TFLOPS: 65, FP16FP32AccTFLOPS: 65, INT8TOPS: 130, FP32TFLOPS: 8.1, PowerW: 70, Interconnect: pcie3, InterconnectGBs: 16, SMs: 40, TensorCoresPerSM: 8, FLOPPerClock: 128, BoostMHz: 1590, INT32LanesPerSM: 64, Source: srcT4},
 	// GA100: 4 tensor cores per SM, 512 dense FP16 FLOP per clock each.
-	{Name: "A100 40GB", Aliases: []string{"A100 SXM4 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGiB: 39.56, MemorySource: "log", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
-	{Name: "A100 40GB PCIe", Aliases: []string{"A100 PCIe 40GB", "A100-PCIE-40GB", "NVIDIA A100-PCIE-40GB"}, MemoryGiB: 40, MemorySource: "nominal", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 250, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
-	{Name: "A100 80GB", Aliases: []string{"A100 SXM4 80GB", "A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"}, MemoryGiB: 79.15, MemorySource: "log", BandwidthGBs: 2039, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
-	{Name: "A100 80GB PCIe", Aliases: []string{"A100 PCIe 80GB", "NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 1935, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 300, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 40GB", Aliases: []string{"A100 SXM4 40GB", "A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, MemoryGiB: 39.56, MemorySource: "log", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, HostPCIe: pcie4, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 40GB PCIe", Aliases: []string{"A100 PCIe 40GB", "A100-PCIE-40GB", "NVIDIA A100-PCIE-40GB"}, MemoryGiB: 40, MemorySource: "nominal", BandwidthGBs: 1555, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 250, Interconnect: nvlBridge, InterconnectGBs: 600, HostPCIe: pcie4, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 80GB", Aliases: []string{"A100 SXM4 80GB", "A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM 80GB"}, MemoryGiB: 79.15, MemorySource: "log", BandwidthGBs: 2039, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 400, Interconnect: nvl, InterconnectGBs: 600, HostPCIe: pcie4, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
+	{Name: "A100 80GB PCIe", Aliases: []string{"A100 PCIe 80GB", "NVIDIA A100 80GB PCIe", "A100-PCIE-80GB"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 1935, FP16TFLOPS: 312, FP16FP32AccTFLOPS: 312, INT8TOPS: 624, FP32TFLOPS: 19.5, PowerW: 300, Interconnect: nvlBridge, InterconnectGBs: 600, HostPCIe: pcie4, SMs: 108, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 1410, INT32LanesPerSM: 64, Source: srcGA100},
 	// GH100: 4 tensor cores per SM, 1024 dense FP16 FLOP per clock each.
 	// The datasheets state tensor figures at a clock below the maximum
 	// boost: 1.83 GHz on SXM5 (Hopper whitepaper); the PCIe and NVL
 	// figures (756 and 835.5 TFLOPS) follow from 1.62 and 1.545 GHz.
-	{Name: "H100 80GB", Aliases: []string{"H100 SXM", "H100 SXM5", "H100 SXM5 80GB", "H100 SXM 80GB", "NVIDIA H100 80GB HBM3"}, MemoryGiB: 79.18, MemorySource: "log", BandwidthGBs: 3350, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 66.9, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH100},
-	{Name: "H100 PCIe", Aliases: []string{"H100 PCIe 80GB", "NVIDIA H100 PCIe"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 2000, FP16TFLOPS: 756, FP16FP32AccTFLOPS: 756, FP8TFLOPS: 1513, INT8TOPS: 1513, FP32TFLOPS: 51, PowerW: 350, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 114, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1620, INT32LanesPerSM: 64, Source: srcH100},
-	{Name: "H100 NVL", Aliases: []string{"H100 NVL 94GB", "NVIDIA H100 NVL"}, MemoryGiB: 94, MemorySource: "nominal", BandwidthGBs: 3900, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 400, Interconnect: "NVLink bridge (2 GPUs)", InterconnectGBs: 600, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH100},
-	{Name: "H200", Aliases: []string{"H200 SXM", "H200 141GB", "NVIDIA H200"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH200},
-	{Name: "H200 NVL", Aliases: []string{"NVIDIA H200 NVL"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 600, Interconnect: "NVLink bridge (2 or 4 GPUs)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH200},
+	{Name: "H100 80GB", Aliases: []string{"H100 SXM", "H100 SXM5", "H100 SXM5 80GB", "H100 SXM 80GB", "NVIDIA H100 80GB HBM3"}, MemoryGiB: 79.18, MemorySource: "log", BandwidthGBs: 3350, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 66.9, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, HostPCIe: pcie5, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H100 PCIe", Aliases: []string{"H100 PCIe 80GB", "NVIDIA H100 PCIe"}, MemoryGiB: 80, MemorySource: "nominal", BandwidthGBs: 2000, FP16TFLOPS: 756, FP16FP32AccTFLOPS: 756, FP8TFLOPS: 1513, INT8TOPS: 1513, FP32TFLOPS: 51, PowerW: 350, Interconnect: nvlBridge, InterconnectGBs: 600, HostPCIe: pcie5, SMs: 114, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1620, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H100 NVL", Aliases: []string{"H100 NVL 94GB", "NVIDIA H100 NVL"}, MemoryGiB: 94, MemorySource: "nominal", BandwidthGBs: 3900, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 400, Interconnect: nvlBridge, InterconnectGBs: 600, HostPCIe: pcie5, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH100},
+	{Name: "H200", Aliases: []string{"H200 SXM", "H200 141GB", "NVIDIA H200"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 700, Interconnect: nvl, InterconnectGBs: 900, HostPCIe: pcie5, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcH200},
+	{Name: "H200 NVL", Aliases: []string{"NVIDIA H200 NVL"}, MemoryGiB: 141, MemorySource: "nominal", BandwidthGBs: 4800, FP16TFLOPS: 835.5, FP16FP32AccTFLOPS: 835.5, FP8TFLOPS: 1670.5, INT8TOPS: 1670.5, FP32TFLOPS: 60, PowerW: 600, Interconnect: "NVLink bridge (2 or 4 GPUs)", InterconnectGBs: 900, HostPCIe: pcie5, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1545, INT32LanesPerSM: 64, Source: srcH200},
 	// GB100 (HGX B200): 4 fifth-generation tensor cores per SM, 2,048
 	// dense FP16 FLOP per clock each.
-	{Name: "B200", Aliases: []string{"B200 SXM", "B200 180GB", "HGX B200", "NVIDIA B200"}, MemoryGiB: 180, MemorySource: "nominal", BandwidthGBs: 7700, FP16TFLOPS: 2250, FP16FP32AccTFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500, FP32TFLOPS: 75, PowerW: 1000, Interconnect: nvl, InterconnectGBs: 1800, SMs: 148, TensorCoresPerSM: 4, FLOPPerClock: 2048, BoostMHz: 1856, INT32LanesPerSM: 64, Source: srcB200},
+	{Name: "B200", Aliases: []string{"B200 SXM", "B200 180GB", "HGX B200", "NVIDIA B200"}, MemoryGiB: 180, MemorySource: "nominal", BandwidthGBs: 7700, FP16TFLOPS: 2250, FP16FP32AccTFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500, FP32TFLOPS: 75, PowerW: 1000, Interconnect: nvl, InterconnectGBs: 1800, HostPCIe: pcie5, SMs: 148, TensorCoresPerSM: 4, FLOPPerClock: 2048, BoostMHz: 1856, INT32LanesPerSM: 64, Source: srcB200},
 	// GH200: an H100 SXM5 GPU beside a Grace CPU.
 	{Name: "GH200 96GB", Aliases: []string{"GH200 480GB", "NVIDIA GH200 480GB", "GH200 HBM3", "NVIDIA GH200 96GB"}, MemoryGiB: 95.58, MemorySource: "log", BandwidthGBs: 4000, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 1000, Interconnect: "NVLink-C2C (to the Grace CPU)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcGH200},
 	{Name: "GH200 144GB", Aliases: []string{"GH200 144G HBM3e", "NVIDIA GH200 144G HBM3e", "GH200 HBM3e"}, MemoryGiB: 143.39, MemorySource: "log", BandwidthGBs: 4900, FP16TFLOPS: 989.4, FP16FP32AccTFLOPS: 989.4, FP8TFLOPS: 1978.9, INT8TOPS: 1978.9, FP32TFLOPS: 67, PowerW: 1000, Interconnect: "NVLink-C2C (to the Grace CPU)", InterconnectGBs: 900, SMs: 132, TensorCoresPerSM: 4, FLOPPerClock: 1024, BoostMHz: 1830, INT32LanesPerSM: 64, Source: srcGH200},
@@ -215,9 +257,9 @@ var gpus = []GPU{
 	// AMD Instinct, where vLLM runs on ROCm: compute units count as SMs,
 	// 4 matrix cores per CU, 256 (CDNA 2) or 512 (CDNA 3) dense FP16 FLOP
 	// per matrix core and clock, FP32 accumulate at the full rate.
-	{Name: "Instinct MI300X", Aliases: []string{"MI300X", "AMD Instinct MI300X", "AMD Instinct MI300X OAM", "MI300X OAM"}, Vendor: vendorAMD, MemoryGiB: 192, MemorySource: "nominal", BandwidthGBs: 5300, FP16TFLOPS: 1307.4, FP16FP32AccTFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9, FP32TFLOPS: 163.4, PowerW: 750, Interconnect: xgmi, InterconnectGBs: 896, SMs: 304, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 2100, INT32LanesPerSM: 64, Source: srcMI300X},
-	{Name: "Instinct MI250 GCD", Aliases: []string{"MI250", "AMD Instinct MI250", "Instinct MI250"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 181.05, FP16FP32AccTFLOPS: 181.05, INT8TOPS: 181.05, FP32TFLOPS: 22.65, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, SMs: 104, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
-	{Name: "Instinct MI250X GCD", Aliases: []string{"MI250X", "AMD Instinct MI250X", "Instinct MI250X"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 191.5, FP16FP32AccTFLOPS: 191.5, INT8TOPS: 191.5, FP32TFLOPS: 23.95, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, SMs: 110, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
+	{Name: "Instinct MI300X", Aliases: []string{"MI300X", "AMD Instinct MI300X", "AMD Instinct MI300X OAM", "MI300X OAM"}, Vendor: vendorAMD, MemoryGiB: 192, MemorySource: "nominal", BandwidthGBs: 5300, FP16TFLOPS: 1307.4, FP16FP32AccTFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9, FP32TFLOPS: 163.4, PowerW: 750, Interconnect: xgmi, InterconnectGBs: 896, HostPCIe: pcie5, SMs: 304, TensorCoresPerSM: 4, FLOPPerClock: 512, BoostMHz: 2100, INT32LanesPerSM: 64, Source: srcMI300X},
+	{Name: "Instinct MI250 GCD", Aliases: []string{"MI250", "AMD Instinct MI250", "Instinct MI250"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 181.05, FP16FP32AccTFLOPS: 181.05, INT8TOPS: 181.05, FP32TFLOPS: 22.65, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, HostPCIe: pcie4, SMs: 104, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
+	{Name: "Instinct MI250X GCD", Aliases: []string{"MI250X", "AMD Instinct MI250X", "Instinct MI250X"}, Vendor: vendorAMD, MemoryGiB: 64, MemorySource: "nominal", BandwidthGBs: 1638.4, FP16TFLOPS: 191.5, FP16FP32AccTFLOPS: 191.5, INT8TOPS: 191.5, FP32TFLOPS: 23.95, PowerW: 280, Interconnect: xgmi, InterconnectGBs: 400, HostPCIe: pcie4, SMs: 110, TensorCoresPerSM: 4, FLOPPerClock: 256, BoostMHz: 1700, INT32LanesPerSM: 64, Source: srcMI250},
 	// Apple silicon, for llama.cpp and Ollama on Metal: GPU cores count as
 	// SMs, one 128-lane FP32 array each (256 FLOP per clock with FMA), FP16
 	// at the FP32 rate; MemoryGiB is Metal's default working set, 75% of

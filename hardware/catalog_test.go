@@ -119,6 +119,11 @@ func TestTensorFigures(t *testing.T) {
 			g.Interconnect == "" || !link || g.Source == "" || !mem || (g.Unified && g.MemoryNote == "") {
 			t.Errorf("%s: incomplete catalog entry %+v", g.Name, g)
 		}
+		// every board but a unified-memory one and the Grace-joined GH200
+		// has a PCIe link its tensor-parallel ranks may share
+		if g.PCIeGBs() <= 0 && !g.Unified && !strings.HasPrefix(g.Interconnect, "NVLink-C2C") {
+			t.Errorf("%s: no PCIe bandwidth (interconnect %q, host_pcie %q)", g.Name, g.Interconnect, g.HostPCIe)
+		}
 		want := float64(g.SMs*g.TensorCoresPerSM*g.FLOPPerClock) * g.BoostMHz * 1e6 / 1e12
 		if math.Abs(g.FP16FP32AccTFLOPS/want-1) > 0.03 {
 			t.Errorf("%s: FP16 tensor (FP32 accumulate) %.1f TFLOPS, composition gives %.1f", g.Name, g.FP16FP32AccTFLOPS, want)
