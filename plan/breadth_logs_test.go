@@ -547,7 +547,7 @@ func TestTensorParallelShapes(t *testing.T) {
 		kv, tp, want int
 		mla          bool
 	}{{8, 1, 8, false}, {8, 2, 4, false}, {8, 8, 1, false}, {4, 8, 1, false}, {2, 4, 1, false}, {128, 8, 1, true}} {
-		if got := kvHeadsPerRank(c.kv, c.tp, c.mla); got != c.want {
+		if got := KVHeadsPerRank(c.kv, c.tp, c.mla); got != c.want {
 			t.Errorf("%d KV heads over %d ranks (MLA %v): %d, want %d", c.kv, c.tp, c.mla, got, c.want)
 		}
 	}

@@ -155,11 +155,11 @@ func ppPartition(layers, pp int) []int {
 	return parts
 }
 
-// kvHeadsPerRank is the KV heads one tensor-parallel rank caches: vLLM
+// KVHeadsPerRank is the KV heads one tensor-parallel rank caches: vLLM
 // and SGLang give each rank max(1, kv_heads / TP), so that with fewer KV
 // heads than ranks each head is replicated on TP / kv_heads ranks. An MLA
 // latent is one "head" that every rank keeps whole.
-func kvHeadsPerRank(kvHeads, tp int, mla bool) int {
+func KVHeadsPerRank(kvHeads, tp int, mla bool) int {
 	if mla {
 		return 1
 	}

@@ -84,7 +84,7 @@ func loraBytes(m *modelspec.Spec, l *LoRA, tp int, layers []int, dtypeBytes floa
 	}
 	tp = max(tp, 1)
 	h, qd := float64(m.Hidden), float64(m.Heads*m.HeadDim)
-	kvd := float64(kvHeadsPerRank(m.KVHeads, tp, false) * m.HeadDim)
+	kvd := float64(KVHeadsPerRank(m.KVHeads, tp, false) * m.HeadDim)
 	if tp == 1 {
 		kvd = float64(m.KVHeads * m.HeadDim)
 	}

@@ -192,7 +192,7 @@ func sglangPredict(in *Inputs, weightsBytes int64, d KVDtype) (Prediction, []str
 			}
 			rest := sglangRest(total, w, s.MemFractionStatic)
 			share := DeviceShare{Device: dev, Rank: rank, Stage: st, TensorRank: r, Layers: n, FirstLayer: first,
-				KVHeads: kvHeadsPerRank(m.KVHeads, tp, m.IsMLA()), WeightsGiB: round(w, 3), AvailableKVGiB: round(rest, 3),
+				KVHeads: KVHeadsPerRank(m.KVHeads, tp, m.IsMLA()), WeightsGiB: round(w, 3), AvailableKVGiB: round(rest, 3),
 				CommGiB: round(total-dev.MemoryGiB+sglangContextGiB, 3)}
 			if rest <= 0 {
 				p.Fits, short = false, max(short, -rest)

@@ -311,7 +311,7 @@ func vllmPerLayerElems(m *modelspec.Spec, tp int) int {
 	if m.IsMLA() {
 		return m.KVLoraRank + m.QKRopeHeadDim
 	}
-	return 2 * kvHeadsPerRank(m.KVHeads, tp, false) * m.HeadDim
+	return 2 * KVHeadsPerRank(m.KVHeads, tp, false) * m.HeadDim
 }
 
 // vllmParallelNonTorchGiB is what tensor or pipeline parallelism adds to
@@ -495,7 +495,7 @@ func vllmWorkers(in *Inputs, weightsBytes int64, d KVDtype, layout kvLayout, pag
 				w.blocks = int(math.Floor(w.avail * GiB / (page * float64(w.groupSize))))
 			}
 			w.share = DeviceShare{Device: dev, Rank: rank, Stage: s, TensorRank: r, Layers: n, FirstLayer: first,
-				KVHeads: kvHeadsPerRank(m.KVHeads, tp, m.IsMLA()), WeightsGiB: round(w.weights, 3), ActivationGiB: round(w.act, 3),
+				KVHeads: KVHeadsPerRank(m.KVHeads, tp, m.IsMLA()), WeightsGiB: round(w.weights, 3), ActivationGiB: round(w.act, 3),
 				CommGiB: round(w.nonTorch-vllmNonTorchGiB, 3), VisionGiB: round(w.vision, 3), LoRAGiB: round(w.lora, 3),
 				AvailableKVGiB: round(w.avail, 3), Blocks: w.blocks}
 			workers = append(workers, w)

@@ -238,7 +238,7 @@ func parts(m *modelspec.Spec, q Quant, tp int) weightParts {
 	f := newWeightFormat(m, q)
 	tp = max(tp, 1)
 	h, hd := float64(m.Hidden), float64(m.HeadDim)
-	kvRank := float64(kvHeadsPerRank(m.KVHeads, tp, false))
+	kvRank := float64(KVHeadsPerRank(m.KVHeads, tp, false))
 	if tp == 1 {
 		kvRank = float64(m.KVHeads)
 	}

@@ -47,6 +47,14 @@ type GPU struct {
 	// CUTLASS scaled_mm runs FP8 checkpoints on.
 	INT8OPS  float64 `json:"int8_ops,omitempty"`
 	FP8FLOPS float64 `json:"fp8_flops,omitempty"`
+	// NVLinkBytesPerS and PCIeBytesPerS are the board's NVLink (0: none)
+	// and PCIe bandwidth per direction in bytes per second; DefaultLink
+	// is what its tensor-parallel ranks talk over unless told otherwise
+	// (hardware: NVLink on NVSwitch boards, PCIe without peer access on
+	// GeForce boards, else PCIe with it).
+	NVLinkBytesPerS float64 `json:"nvlink_bytes_per_s,omitempty"`
+	PCIeBytesPerS   float64 `json:"pcie_bytes_per_s,omitempty"`
+	DefaultLink     Link    `json:"default_link,omitempty"`
 }
 
 // Kernel is the matrix-multiply code path a weight format runs on: it
@@ -118,6 +126,15 @@ type ModelCost struct {
 	// token column costs in one expert's products. ggml's MMQ pads each
 	// expert's columns to whole tiles (costModel.expertPadFLOPs).
 	ExpertColumnFLOPs float64 `json:"expert_column_flops,omitempty"`
+	// Layers is the decoder layers; HiddenBytesPerToken the hidden state
+	// of one token in the activation dtype (hidden × 2 bytes, BF16 or
+	// FP16 whatever the weights' format) and LogitBytesPerSample one
+	// sampled sequence's logits (vocabulary × 2): what tensor-parallel
+	// ranks exchange (commModel). 0 in a model-less fit, which runs on
+	// one GPU only.
+	Layers              int     `json:"layers,omitempty"`
+	HiddenBytesPerToken float64 `json:"hidden_bytes_per_token,omitempty"`
+	LogitBytesPerSample float64 `json:"logit_bytes_per_sample,omitempty"`
 }
 
 // Params are the calibration of the step-time model: the efficiencies and
@@ -238,6 +255,9 @@ type Config struct {
 	Model   ModelCost    `json:"model"`
 	Server  Server       `json:"server"`
 	Params  Params       `json:"params"`
+	// Parallel is how the model is split over several GPUs (zero: one
+	// GPU, GPU).
+	Parallel Parallel `json:"parallel,omitzero"`
 }
 
 // check validates a complete Config: its bounds (checkBounds), then
@@ -273,6 +293,9 @@ func (c *Config) checkBounds() error {
 	if err := c.Params.Validate(); err != nil {
 		return err
 	}
+	if err := c.checkParallel(); err != nil {
+		return err
+	}
 	s := c.Server
 	for _, b := range []struct {
 		name   string
@@ -286,6 +309,28 @@ func (c *Config) checkBounds() error {
 		if b.v < 0 || b.v > b.max {
 			return fmt.Errorf("%w: server setting %s %d out of range (0 to %d)", ErrBadInput, b.name, b.v, b.max)
 		}
+	}
+	return nil
+}
+
+// checkParallel checks c's split over GPUs: its bounds, a batched
+// family (llama.cpp and Ollama split layers, not matrices), and the
+// model figures its collectives need.
+func (c *Config) checkParallel() error {
+	p := c.Parallel
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if p.size() <= 1 {
+		return nil
+	}
+	if !batched(c.Backend) {
+		return fmt.Errorf("%w: tensor_parallel_size %d is for vLLM and SGLang: %s splits layers over GPUs, not matrices", ErrBadInput, p.size(), c.Backend)
+	}
+	m := c.Model
+	if m.Layers <= 0 || m.Layers > 1<<12 || !(m.HiddenBytesPerToken > 0 && m.HiddenBytesPerToken <= 1e7) || !(m.LogitBytesPerSample >= 0 && m.LogitBytesPerSample <= 1e9) {
+		return fmt.Errorf("%w: model %q: tensor parallelism needs its layers (%d), hidden bytes per token (%v) and logit bytes (%v): name a model, not a model-less fit",
+			ErrBadInput, m.Name, m.Layers, m.HiddenBytesPerToken, m.LogitBytesPerSample)
 	}
 	return nil
 }

@@ -61,6 +61,8 @@ type costModel struct {
 	// padSizes are the CUDA-graph capture sizes a step's token count is
 	// padded up to (ascending); nil = no padding.
 	padSizes []int
+	// comm is the tensor-parallel ranks' collectives (nil on one GPU).
+	comm *commModel
 }
 
 func newCostModel(c *Config) *costModel {
@@ -68,9 +70,10 @@ func newCostModel(c *Config) *costModel {
 	cm := &costModel{
 		secPerByte: 1 / (c.GPU.BandwidthBytesPerS * p.MemoryEfficiency),
 		secPerFLOP: 1 / (c.GPU.kernelPeak(c.Model.Kernel) * p.ComputeEfficiency),
-		m:          c.Model,
+		m:          c.Model.shard(c.Parallel.size(), c.Parallel.KVShare),
 		step:       p.StepOverhead.Seconds(),
 		seq:        p.SeqCost.Seconds(),
+		comm:       newCommModel(c),
 	}
 	if !batched(c.Backend) {
 		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
@@ -241,9 +244,15 @@ func (g GPU) kernelPeak(k Kernel) float64 {
 
 // batchStep is the time of one vLLM or SGLang step; decodeOnly says
 // whether every sequence in it decodes one token (SGLang pads only those).
+// On several GPUs it is one rank's roofline (the model's cost sharded)
+// and the collectives of the padded batch.
 func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64 {
 	padded := f == backend.VLLM || decodeOnly
-	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq
+	tok := s.tokens
+	if padded {
+		tok = c.pad(tok)
+	}
+	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq + c.comm.step(tok, s.samples)
 }
 
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the

@@ -94,3 +94,42 @@ func (g GPU) smallBatchOPS() float64 {
 	}
 	return g.PeakFLOPS
 }
+
+// linkDefaults are the collectives' costs per link (Parallel.Small and
+// Large), from published all-reduce measurements, none of them from a
+// corpus case: each bus bandwidth is a share of the board's link
+// bandwidth per direction (GPU.NVLinkBytesPerS or PCIeBytesPerS), so it
+// carries to other boards; DEFAULTS.md cites each figure.
+var linkDefaults = map[Link]struct {
+	small, large  linkFigure
+	smallMaxBytes float64
+}{
+	// NVLink: vLLM's custom all-reduce under 8 MiB (max_size in
+	// vllm/distributed/device_communicators/custom_all_reduce.py): 8.7–10.1
+	// µs from 512 B to 32 KiB on H100 at TP 2, 4 and 8, and 57–66 GB/s of
+	// bus bandwidth from 256 KiB to 1 MiB (sgl-project/sglang#2904's
+	// vLLM rows; A100: 53 GB/s, sglang#2688), 0.13–0.18 of NVLink per
+	// direction; NCCL's ring above it, about 370 GB/s on H100 SXM (an
+	// NCCL maintainer in NVIDIA/nccl-tests#212), 0.82 of 450.
+	LinkNVLink: {small: linkFigure{9 * time.Microsecond, 0.14}, large: linkFigure{9 * time.Microsecond, 0.82}, smallMaxBytes: 8 << 20},
+	// PCIe with peer access: NCCL (vLLM's custom all-reduce needs NVLink
+	// past two ranks); 24.1–24.6 µs from 256 B to 64 KB on eight PCIe 5.0
+	// RTX PRO 6000 boards (voipmonitor/rtx6kpro, hardware/pcie-bandwidth.md),
+	// bus bandwidth 0.80 of PCIe 4.0 (25.7 GB/s on four RTX 4090 with
+	// peer access, tinygrad/open-gpu-kernel-modules#36) and 0.62 of PCIe
+	// 5.0 (39.4 GB/s, the RTX PRO 6000 page): 0.71.
+	LinkPCIe: {small: linkFigure{24 * time.Microsecond, 0.71}, large: linkFigure{24 * time.Microsecond, 0.71}},
+	// PCIe without peer access (NCCL's shared-memory transport through
+	// host memory): 42 µs for an 8-byte all-reduce on eight RTX 4090
+	// (NVIDIA/nccl#1530), 28 GB/s of bus bandwidth on eight PCIe 5.0 RTX
+	// 5090 (NVIDIA/nccl#1639), 0.44 of 64 GB/s. Neither page states the
+	// transport.
+	LinkHost: {small: linkFigure{42 * time.Microsecond, 0.44}, large: linkFigure{42 * time.Microsecond, 0.44}},
+}
+
+// linkFigure is one collective path's fixed time and bus bandwidth as a
+// share of the link's bandwidth per direction.
+type linkFigure struct {
+	latency time.Duration
+	share   float64
+}

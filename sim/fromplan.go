@@ -51,6 +51,11 @@ type Spec struct {
 	// EnforceEager turns CUDA graphs off; NoPrefixCaching prefix caching;
 	// NoReserveFullPrompt vLLM's scheduler_reserve_full_isl.
 	EnforceEager, NoPrefixCaching, NoReserveFullPrompt bool
+	// TensorParallel is vLLM's and SGLang's --tensor-parallel-size over
+	// that many GPUs alike (0 = 1); Link what their collectives travel
+	// over ("" = the board's DefaultLink).
+	TensorParallel int
+	Link           Link
 	// FlashAttention is llama.cpp's and Ollama's flash attention (-fa,
 	// OLLAMA_FLASH_ATTENTION), which their quantized KV caches need; it
 	// changes their compute buffers in the capacity model.
@@ -104,7 +109,72 @@ func LookupGPU(name string) (GPU, error) {
 		return GPU{}, fmt.Errorf("%w %s", ErrUnknownGPU, strings.TrimPrefix(err.Error(), "unknown GPU "))
 	}
 	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS(),
-		INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12}, nil
+		INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12,
+		NVLinkBytesPerS: g.NVLinkGBs() * 1e9, PCIeBytesPerS: g.PCIeGBs() * 1e9, DefaultLink: defaultLink(g)}, nil
+}
+
+// parallel is the split of s's model m over s.TensorParallel boards g
+// for family fam: each rank's KV share, the link (s.Link, else g's
+// default) and its collectives (linkDefaults). vLLM refuses a size that
+// does not divide the attention heads, or whose KV heads neither divide
+// nor are divided by it; so does the engine.
+func (s Spec) parallel(fam backend.Kind, g GPU, m *modelspec.Spec) (Parallel, error) {
+	t := max(s.TensorParallel, 1)
+	if t == 1 {
+		if s.Link != LinkNone {
+			return Parallel{}, fmt.Errorf("%w: a GPU link (%s) needs a tensor-parallel size above 1", ErrBadInput, s.Link)
+		}
+		return Parallel{}, nil
+	}
+	switch {
+	case t > MaxTensorParallel:
+		return Parallel{}, fmt.Errorf("%w: tensor-parallel size %d (want 1 to %d)", ErrBadInput, t, MaxTensorParallel)
+	case !batched(fam):
+		return Parallel{}, fmt.Errorf("%w: a tensor-parallel size is for vLLM and SGLang: %s splits layers over GPUs, not matrices", ErrBadInput, fam)
+	case m.Heads%t != 0 || (!m.IsMLA() && m.KVHeads%t != 0 && t%m.KVHeads != 0):
+		return Parallel{}, fmt.Errorf("%w: tensor-parallel size %d does not split %s's %d attention heads and %d KV heads", ErrBadInput, t, m.Name, m.Heads, m.KVHeads)
+	}
+	link := s.Link
+	if link == LinkNone {
+		link = g.DefaultLink
+	}
+	bw := g.PCIeBytesPerS
+	if link == LinkNVLink {
+		bw = g.NVLinkBytesPerS
+	}
+	d, ok := linkDefaults[link]
+	if !ok || !(bw > 0) {
+		return Parallel{}, fmt.Errorf("%w: %s has no %s for tensor parallelism (a catalog board names its links; else --gpu-link %s or %s)", ErrBadInput, g.Name, orNone(link), LinkPCIe, LinkHost)
+	}
+	share := 1.0
+	if !m.IsMLA() {
+		share = float64(plan.KVHeadsPerRank(m.KVHeads, t, false)) / float64(m.KVHeads)
+	}
+	col := func(f linkFigure) Collective { return Collective{Latency: f.latency, BusBytesPerS: f.share * bw} }
+	return Parallel{TensorParallel: t, Link: link, KVShare: share, Small: col(d.small), Large: col(d.large), SmallMaxBytes: d.smallMaxBytes}, nil
+}
+
+// orNone names link l, or says there is none.
+func orNone(l Link) string {
+	if l == LinkNone {
+		return "link"
+	}
+	return string(l)
+}
+
+// defaultLink is the link tensor-parallel ranks on board g use when no
+// one says: NVLink where every board of its systems is on NVSwitch,
+// PCIe without peer access on GeForce boards (NVIDIA's driver refuses
+// it), else PCIe with it (an NVLink bridge between two PCIe boards is
+// an accessory: --gpu-link nvlink says a system has one).
+func defaultLink(g hardware.GPU) Link {
+	switch {
+	case g.SwitchedNVLink():
+		return LinkNVLink
+	case g.GeForce():
+		return LinkHost
+	}
+	return LinkPCIe
 }
 
 // resolveModel finds the model a name refers to, offline: a preset, a
@@ -166,12 +236,15 @@ func modelCost(m modelspec.Spec, q plan.Quant, kv plan.KVDtype) ModelCost {
 		linear = dense + float64(m.Layers)*3*float64(m.Hidden*m.MoEIntermediate*max(m.ExpertsPerToken, 1))
 	}
 	c := ModelCost{
-		Name:               m.Name,
-		WeightBytesPerStep: float64(step),
-		FLOPsPerToken:      2 * linear,
-		HeadFLOPs:          2 * head,
-		AttnFLOPsPerCtx:    4 * float64(m.Layers*m.Heads*m.HeadDim),
-		KVBytesPerToken:    float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
+		Name:                m.Name,
+		WeightBytesPerStep:  float64(step),
+		FLOPsPerToken:       2 * linear,
+		HeadFLOPs:           2 * head,
+		AttnFLOPsPerCtx:     4 * float64(m.Layers*m.Heads*m.HeadDim),
+		KVBytesPerToken:     float64(m.Layers*m.KVElementsPerToken()) * kv.BytesPerElement(m.Dtype),
+		Layers:              m.Layers,
+		HiddenBytesPerToken: 2 * float64(m.Hidden),
+		LogitBytesPerSample: 2 * float64(m.Vocab),
 	}
 	switch {
 	case plan.IsGGUFQuant(q):
@@ -279,6 +352,10 @@ func (s Spec) Config() (Config, error) {
 // format and KV dtype are resolved.
 func (s Spec) build(fam backend.Kind, g GPU, m modelspec.Spec, q plan.Quant, kv plan.KVDtype) (Config, error) {
 	c := Config{Backend: fam, GPU: g, Model: modelCost(m, q, kv), Server: s.Server}
+	var err error
+	if c.Parallel, err = s.parallel(fam, g, &m); err != nil {
+		return Config{}, err
+	}
 	c.Server.CUDAGraphs = batched(fam) && !s.EnforceEager
 	c.Server.PrefixCaching = batched(fam) && !s.NoPrefixCaching
 	c.Server.ReserveFullPrompt = fam == backend.VLLM && !s.NoReserveFullPrompt
@@ -309,8 +386,8 @@ const (
 // closed-loop level of users clients is simulated in virtual time, each
 // sending a prompt of the context less 256 tokens and reading 256 tokens
 // back (half the context each when it is under 512). Configurations the
-// engine does not model (more than one GPU, a GPU the catalog does not
-// know) get an error, which Recommend keeps as a note.
+// engine does not model (layers split over several GPUs, a GPU the
+// catalog does not know) get an error, which Recommend keeps as a note.
 func RecommendPerformance(seed uint64) plan.ThroughputFunc {
 	return func(c *plan.Candidate, users int) (plan.Performance, error) {
 		cfg, w, err := recommendConfig(c, users)
@@ -348,20 +425,30 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	if users > RecommendMaxUsers {
 		return Config{}, Workload{}, fmt.Errorf("%w: %d users are more than the %d the recommender simulates", ErrBadInput, users, RecommendMaxUsers)
 	}
-	if len(in.GPUs) != 1 {
-		return Config{}, Workload{}, fmt.Errorf("%w: the simulator models one GPU, not %d", ErrBadInput, len(in.GPUs))
-	}
 	fam, err := ParseKind(string(c.Backend))
 	if err != nil {
 		return Config{}, Workload{}, err
 	}
+	if len(in.GPUs) == 0 {
+		return Config{}, Workload{}, fmt.Errorf("%w: the configuration lists no GPU", ErrBadInput)
+	}
 	d := in.GPUs[0]
+	tp := 1
+	if n := len(in.GPUs); n > 1 {
+		// vLLM and SGLang split a model over GPUs alike by tensor
+		// parallelism; layers split over GPUs (pipeline stages,
+		// llama.cpp's device split) are not simulated.
+		if !batched(fam) || in.PipelineParallel > 1 || in.TensorParallel != n || !sameDevices(in.GPUs) {
+			return Config{}, Workload{}, fmt.Errorf("%w: the simulator splits a model over GPUs alike by tensor parallelism only (vLLM, SGLang), not %s's %d GPUs", ErrBadInput, fam, n)
+		}
+		tp = n
+	}
 	g, err := Spec{GPU: d.Name, GPUGiB: d.MemoryGiB, GPUBandwidthGBs: d.BandwidthGBs, GPUTFLOPS: d.TFLOPS}.gpu()
 	if err != nil {
 		return Config{}, Workload{}, fmt.Errorf("%w (the simulator needs the GPU's bandwidth and FLOPS: name it with --gpu, or give --gpu-bandwidth and --gpu-tflops)", err)
 	}
 	ctx := in.Context
-	s := Spec{Backend: fam, FlashAttention: in.LlamaCpp.FlashAttention}
+	s := Spec{Backend: fam, FlashAttention: in.LlamaCpp.FlashAttention, TensorParallel: tp}
 	switch fam {
 	case backend.VLLM, backend.SGLang:
 		s.Server.MaxModelLen, s.Server.MaxNumSeqs = in.Context, in.VLLM.MaxNumSeqs
@@ -378,6 +465,16 @@ func recommendConfig(c *plan.Candidate, users int) (Config, Workload, error) {
 	}
 	cfg, err := s.build(fam, g, in.Model, c.Quant, c.KVDtype)
 	return cfg, w, err
+}
+
+// sameDevices says whether every GPU of ds is the first's.
+func sameDevices(ds []plan.Device) bool {
+	for _, d := range ds {
+		if d != ds[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // kvDtype parses a KV dtype; llama.cpp and Ollama default to f16, the
@@ -404,7 +501,8 @@ func kvDtype(f backend.Kind, s string) (plan.KVDtype, error) {
 // settings plan leaves alone), plan sizes the KV cache.
 func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util float64, flashAttention bool) error {
 	s := &c.Server
-	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, LlamaCpp: plan.LlamaCppSettings{FlashAttention: flashAttention}}
+	in := plan.Inputs{Model: m, GPUName: c.GPU.Name, GPUGiB: c.GPU.MemoryGiB, Quant: q, KVDtypes: []plan.KVDtype{kv}, LlamaCpp: plan.LlamaCppSettings{FlashAttention: flashAttention},
+		TensorParallel: c.Parallel.size()}
 	if sc, ok := schedulers[c.Backend]; ok {
 		sc.capacity(c, &in, util)
 	}
@@ -432,8 +530,9 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 // CandidateConfig is the engine configuration of a configuration that
 // plan.Recommend tried for users (its planner inputs, the GPU catalog
 // entry, the family's documented default efficiencies, no fit), for a
-// caller that drives its own load on it (plan --users' people). One GPU
-// only, as RecommendPerformance.
+// caller that drives its own load on it (plan --users' people): one GPU,
+// or vLLM and SGLang over GPUs alike by tensor parallelism, as
+// RecommendPerformance.
 func CandidateConfig(c *plan.Candidate, users int) (Config, error) {
 	cfg, _, err := recommendConfig(c, users)
 	return cfg, err

@@ -95,9 +95,11 @@ func TestSGLangChunkedPrefillEnds(t *testing.T) {
 }
 
 // TestRecommendPerformance: plan --users' throughput hook on the
-// simulator: every one-GPU configuration that holds the users gets the
-// figures of a simulated closed-loop level of that many users (the same
-// as simulating the configuration directly), more GPUs a note, and the
+// simulator: every configuration on one GPU, or vLLM's and SGLang's
+// tensor-parallel ones, that holds the users gets the figures of a
+// simulated closed-loop level of that many users (on one GPU the same as
+// simulating the configuration directly), llama.cpp's and Ollama's
+// layers over several GPUs a note, and the
 // recommendation says its figures are simulated.
 func TestRecommendPerformance(t *testing.T) {
 	m, err := modelspec.Preset("qwen2.5-7b")
@@ -115,8 +117,8 @@ func TestRecommendPerformance(t *testing.T) {
 	}
 	checked := 0
 	for _, c := range rec.Fits {
-		if c.GPUs > 1 {
-			if c.PredictedTokS != nil || !strings.Contains(c.ThroughputNote, "one GPU") {
+		if c.GPUs > 1 && !Batched(c.Backend) {
+			if c.PredictedTokS != nil || !strings.Contains(c.ThroughputNote, "tensor parallelism only") {
 				t.Errorf("%s on %d GPUs: %v, note %q", c.Backend, c.GPUs, c.PredictedTokS, c.ThroughputNote)
 			}
 			continue
@@ -125,7 +127,7 @@ func TestRecommendPerformance(t *testing.T) {
 			t.Errorf("%s %s %s: no prediction (%s)", c.Backend, c.Quant, c.KVDtype, c.ThroughputNote)
 			continue
 		}
-		if c.Backend != backend.VLLM || c.KVDtype != plan.KVAuto {
+		if c.Backend != backend.VLLM || c.KVDtype != plan.KVAuto || c.GPUs > 1 {
 			continue
 		}
 		cfg, err := Spec{Backend: backend.VLLM, GPU: "RTX 4090", Model: "qwen2.5-7b", Quant: string(c.Quant), KVDtype: "auto", Server: Server{MaxModelLen: 4096}}.Config()

@@ -54,9 +54,6 @@ func (u *usersSearches) search(c *plan.Candidate, users int) (*peopleSearch, err
 	if ps := u.byCand[c]; ps != nil {
 		return ps, nil // plan.Recommend asks capacity of c after its performance, with the same users
 	}
-	if n := len(c.Inputs.GPUs); n > 1 {
-		return nil, fmt.Errorf("the simulator models one GPU: %d GPUs split the model (tensor parallel or layers), whose communication it does not model yet, so their people are not judged", n)
-	}
 	cfg, err := sim.CandidateConfig(c, users)
 	if err != nil {
 		return nil, err

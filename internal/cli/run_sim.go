@@ -32,7 +32,8 @@ type simEngineFlags struct {
 	scheduler, quant, kvDtype                         string
 	gpuGiB, util, gpuBandwidth, gpuTFLOPS             float64
 	context, maxSeqs, maxBatched, blockSize, kvBlocks int
-	parallel, nBatch, ubatch                          int
+	parallel, nBatch, ubatch, tensorParallel          int
+	gpuLink                                           string
 	enforceEager, noPrefixCaching, flashAttn          bool
 	// offline keeps --model from the hub: a Hugging Face id must match
 	// a preset (as with HF_HUB_OFFLINE=1).
@@ -62,6 +63,8 @@ func (f *simEngineFlags) register(fs *flag.FlagSet, schedulerDefault string) {
 	num(&f.parallel, "parallel", "llama.cpp --parallel / OLLAMA_NUM_PARALLEL slots (default 4 / 1)")
 	num(&f.nBatch, "n-batch", "llama.cpp n_batch / Ollama num_batch (default 2048 / 512)")
 	num(&f.ubatch, "ubatch", "llama.cpp n_ubatch (default 512)")
+	num(&f.tensorParallel, "tensor-parallel-size", fmt.Sprintf("vLLM/SGLang --tensor-parallel-size: the model split over this many GPUs alike (1 to %d; default 1)", sim.MaxTensorParallel))
+	str(&f.gpuLink, "gpu-link", "what tensor-parallel GPUs talk over: nvlink, pcie (peer to peer), pcie-host (no peer access, through host memory) (default: NVLink on SXM boards, pcie-host on GeForce, else pcie)")
 	fs.BoolVar(&f.enforceEager, "enforce-eager", false, "vLLM --enforce-eager: no CUDA graphs")
 	fs.BoolVar(&f.noPrefixCaching, "no-enable-prefix-caching", false, "vLLM/SGLang without prefix caching")
 	fs.BoolVar(&f.flashAttn, "flash-attn", false, "llama.cpp/Ollama with flash attention (smaller compute buffers; needed for a quantized KV cache), as plan --users plans them")
@@ -88,11 +91,16 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 		v, max int
 	}{{"--context", f.context, 1 << 26}, {"--max-num-seqs", f.maxSeqs, 1 << 20}, {"--max-num-batched-tokens", f.maxBatched, 1 << 24},
 		{"--block-size", f.blockSize, 1 << 16}, {"--kv-blocks", f.kvBlocks, 1 << 31}, {"--parallel", f.parallel, 1 << 16},
-		{"--n-batch", f.nBatch, 1 << 24}, {"--ubatch", f.ubatch, 1 << 24}} {
+		{"--n-batch", f.nBatch, 1 << 24}, {"--ubatch", f.ubatch, 1 << 24}, {"--tensor-parallel-size", f.tensorParallel, sim.MaxTensorParallel}} {
 		if n.v < 0 || n.v > n.max {
 			return spec, usageOf(cmd, "%s %d: want 0 to %d", n.flag, n.v, n.max)
 		}
 	}
+	link, err := sim.ParseLink(f.gpuLink)
+	if err != nil {
+		return spec, usageOf(cmd, "--gpu-link %q: want nvlink, pcie or pcie-host", f.gpuLink)
+	}
+	spec.TensorParallel, spec.Link = f.tensorParallel, link
 	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {
 		return spec, usageOf(cmd, "--gpu-gib must be >= 0 and --gpu-memory-utilization in (0, 1]")
 	}

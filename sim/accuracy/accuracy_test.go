@@ -135,7 +135,7 @@ func TestSkipReasons(t *testing.T) {
 		want string
 	}{
 		"family": {func(c *Case) { c.Server = "tensorrt-llm" }, "not a simulated family"},
-		"tp":     {func(c *Case) { c.GPUCount, c.TP = 2, 2 }, "one GPU"},
+		"tp":     {func(c *Case) { c.GPUCount, c.TP = 2, 1 }, "tensor parallelism only"},
 		"preset": {func(c *Case) { c.Preset = "" }, "no preset"},
 		"gpu":    {func(c *Case) { c.GPU = "RTX Z9000" }, "not in catalog"},
 	} {

@@ -93,8 +93,8 @@ func spec(c Case) (sim.Spec, error) {
 	switch {
 	case err != nil:
 		return sim.Spec{}, fmt.Errorf("%w: server %q is not a simulated family", errSkip, c.Server)
-	case c.GPUCount > 1:
-		return sim.Spec{}, fmt.Errorf("%w: %d GPUs (tp %d): the simulator models one GPU", errSkip, c.GPUCount, c.TP)
+	case c.GPUCount != c.TP:
+		return sim.Spec{}, fmt.Errorf("%w: %d GPUs at tp %d: the simulator splits a model over its GPUs by tensor parallelism only", errSkip, c.GPUCount, c.TP)
 	case c.Preset == "":
 		return sim.Spec{}, fmt.Errorf("%w: model %q has no preset", errSkip, c.Model)
 	}
@@ -104,7 +104,7 @@ func spec(c Case) (sim.Spec, error) {
 		return sim.Spec{}, fmt.Errorf("%w: GPU %q not in catalog", errSkip, c.GPU)
 	}
 	s := sim.Spec{Backend: fam, GPU: c.GPU, Model: c.Preset, Quant: c.Quant, KVDtype: c.KVDtype,
-		GPUMemoryUtilization: c.GPUMemoryUtilization, EnforceEager: c.EnforceEager, FlashAttention: c.FlashAttention}
+		GPUMemoryUtilization: c.GPUMemoryUtilization, EnforceEager: c.EnforceEager, FlashAttention: c.FlashAttention, TensorParallel: c.TP}
 	s.Server.MaxModelLen = c.MaxModelLen
 	s.Server.MaxNumSeqs = c.MaxNumSeqs
 	s.Server.MaxNumBatchedTokens = c.MaxNumBatchedTokens
