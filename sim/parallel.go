@@ -78,8 +78,9 @@ type Parallel struct {
 	// custom all-reduce where it runs: peer access, one node, 2 to 8
 	// ranks, under 8 MiB), Large that of the others and of the logits'
 	// gather (NCCL).
-	Small, Large  Collective
-	SmallMaxBytes float64 `json:"small_max_bytes,omitempty"`
+	Small         Collective `json:"small"`
+	Large         Collective `json:"large"`
+	SmallMaxBytes float64    `json:"small_max_bytes,omitempty"`
 }
 
 // Collective is the cost of one collective on a link: a fixed Latency
