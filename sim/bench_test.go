@@ -24,6 +24,7 @@ func BenchmarkSimulate(b *testing.B) {
 		{"vllm-chat-c16", Spec{Backend: backend.VLLM, GPU: "RTX 5070 Ti", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}, 482, 16},
 		{"vllm-long-c48", Spec{Backend: backend.VLLM, GPU: "RTX 5070 Ti", Model: "Qwen/Qwen2.5-7B-Instruct-AWQ"}, 3512, 48},
 		{"vllm-chat-c256", Spec{Backend: backend.VLLM, GPU: "H100 80GB", Model: "qwen2.5-7b"}, 482, 256},
+		{"vllm-chat-c256-tp4", Spec{Backend: backend.VLLM, GPU: "H100 80GB", Model: "qwen2.5-7b", TensorParallel: 4}, 482, 256},
 		{"llamacpp-chat-c16", Spec{Backend: backend.LlamaCpp, GPU: "RTX 5070 Ti", Model: "qwen2.5-7b", Quant: "q4_k_m", Server: Server{Slots: 8, SlotContext: 4096}}, 482, 16},
 		{"ollama-chat-c4", Spec{Backend: backend.Ollama, GPU: "RTX 5070 Ti", Model: "qwen2.5:7b-instruct"}, 482, 4},
 	}
