@@ -124,12 +124,9 @@ func (c *costModel) pad(n int) int {
 }
 
 // roofline is max(memory time, compute time) of s in seconds, without
-// overheads; padded says whether CUDA-graph padding applies.
-func (c *costModel) roofline(s *shape, padded bool) float64 {
-	tok := s.tokens
-	if padded {
-		tok = c.pad(tok)
-	}
+// overheads, its matrices computed for tok tokens (s.tokens, or as
+// padded to a CUDA-graph size).
+func (c *costModel) roofline(s *shape, tok int) float64 {
 	bytes := c.weightBytes(s.tokens) + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
 	flops := float64(tok)*c.m.FLOPsPerToken + float64(s.samples)*c.m.HeadFLOPs +
 		s.attn*c.m.AttnFLOPsPerCtx + float64(s.images)*c.m.ImageFLOPs
@@ -252,7 +249,7 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 	if padded {
 		tok = c.pad(tok)
 	}
-	return c.roofline(s, padded) + c.step + float64(s.seqs)*c.seq + c.comm.step(tok, s.samples)
+	return c.roofline(s, tok) + c.step + float64(s.seqs)*c.seq + c.comm.step(tok, s.samples)
 }
 
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the
@@ -265,7 +262,7 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 // however few tokens share them; so a decode step of a 3B-active MoE with
 // small experts costs far more than its active bytes.
 func (c *costModel) microBatch(s *shape) float64 {
-	t := c.roofline(s, false) + c.step
+	t := c.roofline(s, s.tokens) + c.step
 	if s.tokens <= mmvqMaxBatch {
 		t += float64(mmvqExtraColumns(s.tokens))*c.seq + c.expertFloorStep
 	}

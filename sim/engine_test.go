@@ -98,13 +98,13 @@ func TestCostRoofline(t *testing.T) {
 	one.add(1, 0, true)
 	small.add(8, 0, true)
 	big.add(9, 0, true)
-	if d := cm.microBatch(&one) - cm.roofline(&one, false); !closeTo(d, 100e-6, 1e-12) {
+	if d := cm.microBatch(&one) - cm.roofline(&one, one.tokens); !closeTo(d, 100e-6, 1e-12) {
 		t.Errorf("1-token micro-batch overhead = %g, want the step overhead only", d)
 	}
-	if d := cm.microBatch(&small) - cm.roofline(&small, false); !closeTo(d, 100e-6+7*10e-6, 1e-12) {
+	if d := cm.microBatch(&small) - cm.roofline(&small, small.tokens); !closeTo(d, 100e-6+7*10e-6, 1e-12) {
 		t.Errorf("8-token micro-batch overhead = %g, want step + 7 × seq", d)
 	}
-	if d := cm.microBatch(&big) - cm.roofline(&big, false); !closeTo(d, 100e-6, 1e-12) {
+	if d := cm.microBatch(&big) - cm.roofline(&big, big.tokens); !closeTo(d, 100e-6, 1e-12) {
 		t.Errorf("9-token micro-batch overhead = %g, want the step overhead only", d)
 	}
 }
