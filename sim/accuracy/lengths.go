@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/load"
 	"github.com/servebench/servebench/record"
 	"github.com/servebench/servebench/sim"
 	"github.com/servebench/servebench/workload"
@@ -158,4 +159,59 @@ func shapeOf(req *backend.Request, res *record.Result) sim.Request {
 // benchmark_serving.py's "benchmark duration" times it.
 func runDrawn(e *sim.Engine, prompts, outputs []int, l sim.Load) (*sim.LevelResult, error) {
 	return sim.RunLevelFrom(e, lengthsSource{prompts, outputs}, shapeOf, l)
+}
+
+// warmsFirstPrompt says whether c's client sends its first request's
+// prompt once, and waits for the answer, before it starts measuring, and
+// with how many output tokens at most (0: the request's own). vLLM's
+// benchmark_serving.py and `vllm bench serve` run an "initial single
+// prompt test run" of input_requests[0] with its output length (the
+// ready check of later versions sends the same request); SGLang's
+// bench_serving sends input_requests[0] warmup_requests times (1 by
+// default) with at most 32 output tokens. A server with prefix caching
+// (vLLM V1's default, SGLang's radix cache) keeps that prompt, so the
+// first measured request finds it cached: a single-request run's TTFT is
+// then almost no prefill at all.
+func (c Case) warmsFirstPrompt() (outputCap int, warms bool) {
+	tool := strings.ToLower(c.Tool)
+	switch {
+	case c.Server != "vllm" && c.Server != "sglang":
+		return 0, false
+	case strings.Contains(tool, "sglang bench_serving"):
+		return sglangWarmupOutputCap, true
+	case strings.Contains(tool, "benchmark_serving.py"), strings.Contains(tool, "vllm bench serve"):
+		return 0, true
+	}
+	return 0, false
+}
+
+// sglangWarmupOutputCap is the output length SGLang's bench_serving caps
+// its warm-up request at (min(test_request.output_len, 32)).
+const sglangWarmupOutputCap = 32
+
+// warmGroup is the prefix-cache group the warm-up request and the first
+// measured request share.
+const warmGroup = 1
+
+// runWarmed runs one level as runDrawn does, after the client's warm-up:
+// one request with the first prompt (its output capped at outCap when
+// outCap > 0), run to its end on the same engine, whose prompt the first
+// measured request then shares in full (sim.Request.PrefixGroup).
+func runWarmed(e *sim.Engine, prompts, outputs []int, outCap int, l sim.Load) (*sim.LevelResult, error) {
+	out := outputs[0]
+	if outCap > 0 {
+		out = min(out, outCap)
+	}
+	warm := sim.Load{Method: load.Pool, Concurrency: 1, Requests: 1, Seed: l.Seed, Jitter: l.Jitter, Run: l.Run + "-warmup"}
+	first := func(req *backend.Request, res *record.Result) sim.Request {
+		r := shapeOf(req, res)
+		if res.Seq == 0 {
+			r.PrefixGroup, r.SharedPrefixTokens = warmGroup, r.PromptTokens
+		}
+		return r
+	}
+	if _, err := sim.RunLevelFrom(e, lengthsSource{prompts[:1], []int{out}}, first, warm); err != nil {
+		return nil, err
+	}
+	return sim.RunLevelFrom(e, lengthsSource{prompts, outputs}, first, l)
 }

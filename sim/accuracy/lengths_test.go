@@ -134,3 +134,79 @@ func deref(p *float64) any {
 	}
 	return *p
 }
+
+// TestWarmsFirstPrompt: vLLM's and SGLang's benchmark clients send their
+// first prompt before they measure (SGLang's with at most 32 output
+// tokens); other clients and servers without prefix caching do not.
+func TestWarmsFirstPrompt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		c       Case
+		warms   bool
+		wantCap int
+	}{
+		{"benchmark_serving.py", Case{Server: "vllm", Tool: "benchmark_serving.py (random)"}, true, 0},
+		{"vllm bench serve", Case{Server: "vllm", Tool: "vllm bench serve (random)"}, true, 0},
+		{"sglang bench_serving", Case{Server: "sglang", Tool: "sglang bench_serving (random)"}, true, sglangWarmupOutputCap},
+		{"sglang client on vllm", Case{Server: "vllm", Tool: "sglang bench_serving (random, vllm backend)"}, true, sglangWarmupOutputCap},
+		{"own client", Case{Server: "vllm", Tool: "ai-factory-ops-lab loadgen.py (streaming chat, thread pool)"}, false, 0},
+		{"llama-bench", Case{Server: "llamacpp", Tool: "llama-bench"}, false, 0},
+		{"ollama", Case{Server: "ollama", Tool: "benchmark_serving.py (random)"}, false, 0},
+	} {
+		outCap, warms := tc.c.warmsFirstPrompt()
+		if warms != tc.warms || outCap != tc.wantCap {
+			t.Errorf("%s: warms %v with cap %d, want %v with cap %d", tc.name, warms, outCap, tc.warms, tc.wantCap)
+		}
+	}
+}
+
+// TestWarmedFirstRequest: after the client's warm-up, a single request's
+// prompt is cached, so its TTFT is far below the same request's on a
+// cold server, and later requests (other prompts) still prefill in full.
+func TestWarmedFirstRequest(t *testing.T) {
+	c := Case{ID: "warm", Server: "vllm", Tool: "benchmark_serving.py (random)", GPU: "A100 80GB", GPUCount: 1, TP: 1,
+		Preset: "qwen2-7b", Quant: "bf16", Regime: SingleStream, PromptTokens: 1024, OutputTokens: 64}
+	ttft := func(n int, warm bool) []float64 {
+		t.Helper()
+		s, err := spec(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := s.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prompts, outputs := drawLengths(c, FixedLengths, n)
+		l := sim.Load{Method: load.Pool, Concurrency: 1, Requests: n, Seed: seed, Run: c.ID}
+		var lr *sim.LevelResult
+		if warm {
+			lr, err = runWarmed(e, prompts, outputs, 0, l)
+		} else {
+			lr, err = runDrawn(e, prompts, outputs, l)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, r := range lr.Results {
+			if !r.Warmup && r.TTFTNS != nil {
+				out = append(out, float64(*r.TTFTNS)/1e6)
+			}
+		}
+		return out
+	}
+	cold, warm := ttft(2, false), ttft(2, true)
+	if len(cold) != 2 || len(warm) != 2 {
+		t.Fatalf("TTFTs: cold %v, warm %v, want 2 each", cold, warm)
+	}
+	if warm[0] > cold[0]/2 {
+		t.Errorf("first request after the warm-up: TTFT %.1f ms, want under half the cold %.1f ms", warm[0], cold[0])
+	}
+	if d := warm[1] - cold[1]; d < -0.05*cold[1] || d > 0.05*cold[1] {
+		t.Errorf("second request: TTFT %.1f ms warm, %.1f ms cold, want the same within 5%%", warm[1], cold[1])
+	}
+}

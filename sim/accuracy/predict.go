@@ -166,9 +166,14 @@ func predict(c Case) ([]Point, error) {
 	}
 	w, l := level(c)
 	var lr *sim.LevelResult
-	if law := lengthLaw(c); law == FixedLengths {
+	law := lengthLaw(c)
+	switch outCap, warms := c.warmsFirstPrompt(); {
+	case warms:
+		prompts, outputs := drawLengths(c, law, l.Requests)
+		lr, err = runWarmed(e, prompts, outputs, outCap, l)
+	case law == FixedLengths:
 		lr, err = sim.RunLevel(e, w, l)
-	} else {
+	default:
 		prompts, outputs := drawLengths(c, law, l.Requests)
 		lr, err = runDrawn(e, prompts, outputs, l)
 	}
