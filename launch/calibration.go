@@ -39,12 +39,13 @@ func planInputs(p *Profile, m modelspec.Spec, deviceGiB float64) (plan.Inputs, e
 	return in, nil
 }
 
-// vllmPlanKnobs: max_model_len, max_num_seqs, max_num_batched_tokens and
-// gpu_memory_utilization.
+// vllmPlanKnobs: max_model_len, max_num_seqs, max_num_batched_tokens,
+// gpu_memory_utilization and tensor_parallel_size.
 func vllmPlanKnobs(p *Profile, in *plan.Inputs) {
 	in.Context = deref(p.MaxModelLen)
 	in.VLLM.MaxNumSeqs = deref(p.MaxNumSeqs)
 	in.VLLM.MaxNumBatchedTokens = deref(p.MaxNumBatchedTokens)
+	in.TensorParallel = deref(p.TensorParallelSize)
 	if p.GPUMemoryUtilization != nil {
 		in.VLLM.Utilization = *p.GPUMemoryUtilization
 	}

@@ -197,6 +197,7 @@ type knob struct {
 //	prefix_caching         --enable-prefix-caching / --no-enable-prefix-caching
 //	limit_mm_per_prompt    --limit-mm-per-prompt {"image":1,"video":0} (one argument, JSON)
 //	kv_cache_dtype         --kv-cache-dtype D
+//	tensor_parallel_size   --tensor-parallel-size N
 //	port                   --port P
 func vllmArgs(p *Profile, port int) ([]string, map[string]string, error) {
 	if err := unsupported(backend.VLLM, []knob{
@@ -236,6 +237,7 @@ func vllmArgs(p *Profile, port int) ([]string, map[string]string, error) {
 	if d := p.KVCacheDtype; d != nil {
 		a = append(a, "--kv-cache-dtype", *d)
 	}
+	a = intArg(a, "--tensor-parallel-size", p.TensorParallelSize)
 	return a, nil, nil
 }
 
@@ -256,6 +258,7 @@ func llamacppArgs(p *Profile, port int) ([]string, map[string]string, error) {
 		{"prefix_caching", p.PrefixCaching != nil, "pass --cache-reuse in command"},
 		{"limit_mm_per_prompt", p.LimitMMPerPrompt != nil, ""},
 		{"models_dir", p.ModelsDir != "", "give the GGUF path as model"},
+		{"tensor_parallel_size", p.TensorParallelSize != nil, "llama-server splits layers over GPUs: pass --split-mode in command"},
 	}); err != nil {
 		return nil, nil, err
 	}
@@ -296,6 +299,7 @@ func ollamaEnv(p *Profile, port int) ([]string, map[string]string, error) {
 		{"cuda_graphs", p.CUDAGraphs != nil, ""},
 		{"prefix_caching", p.PrefixCaching != nil, ""},
 		{"limit_mm_per_prompt", p.LimitMMPerPrompt != nil, ""},
+		{"tensor_parallel_size", p.TensorParallelSize != nil, "Ollama spreads layers over the GPUs it sees"},
 	}); err != nil {
 		return nil, nil, err
 	}
@@ -326,6 +330,7 @@ var flagAliases = map[string][]string{
 	"-fa":                        {"-fa", "--flash-attn"},
 	"-ctk":                       {"-ctk", "--cache-type-k"},
 	"-ctv":                       {"-ctv", "--cache-type-v"},
+	"--tensor-parallel-size":     {"--tensor-parallel-size", "-tp"},
 	"--enable-prefix-caching":    {"--enable-prefix-caching", "--no-enable-prefix-caching"},
 	"--no-enable-prefix-caching": {"--enable-prefix-caching", "--no-enable-prefix-caching"},
 }

@@ -51,6 +51,18 @@ func TestBuildMapping(t *testing.T) {
 			wantArgv: []string{"vllm", "serve", "m", "--port", "8000", "--enforce-eager", "--enable-prefix-caching", "--kv-cache-dtype", "fp8"},
 			wantEnv:  []string{"HF_HOME=/hf"},
 		},
+		{
+			name:     "vllm tensor parallel",
+			p:        Profile{Backend: backend.VLLM, Model: "m", TensorParallelSize: ptr(2)},
+			wantArgv: []string{"vllm", "serve", "m", "--port", "8000", "--tensor-parallel-size", "2"},
+		},
+		{
+			name:    "vllm tensor parallel already in command",
+			p:       Profile{Backend: backend.VLLM, Model: "m", Command: []string{"vllm", "serve", "m", "-tp", "4"}, TensorParallelSize: ptr(2)},
+			wantErr: "command: -tp is set by servebench",
+		},
+		{name: "llamacpp tensor parallel", p: Profile{Backend: backend.LlamaCpp, Model: "m", TensorParallelSize: ptr(2)}, wantErr: "tensor_parallel_size is not a llamacpp setting (llama-server splits layers over GPUs"},
+		{name: "ollama tensor parallel", p: Profile{Backend: backend.Ollama, TensorParallelSize: ptr(2)}, wantErr: "tensor_parallel_size is not a ollama setting"},
 		{name: "vllm parallel", p: Profile{Backend: backend.VLLM, Model: "m", Parallel: ptr(4)}, wantErr: "parallel is not a vllm setting (use max_num_seqs)"},
 		{name: "vllm context_length", p: Profile{Backend: backend.VLLM, Model: "m", ContextLength: ptr(4)}, wantErr: "context_length is not a vllm setting"},
 		{

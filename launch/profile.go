@@ -90,6 +90,8 @@ type Profile struct {
 	Parallel             *int           `yaml:"parallel" json:"parallel"`
 	ContextLength        *int           `yaml:"context_length" json:"context_length"`
 	FlashAttention       *bool          `yaml:"flash_attention" json:"flash_attention"`
+	// TensorParallelSize splits a vLLM model over that many GPUs.
+	TensorParallelSize *int `yaml:"tensor_parallel_size" json:"tensor_parallel_size"`
 
 	// Path is the file the profile was read from ("" when built in code).
 	Path string `yaml:"-" json:"-"`
@@ -439,7 +441,7 @@ func (p *Profile) checkKnobRanges() error {
 	}{
 		{"max_model_len", p.MaxModelLen, limits.MaxTokens}, {"max_num_seqs", p.MaxNumSeqs, limits.MaxSequences},
 		{"max_num_batched_tokens", p.MaxNumBatchedTokens, limits.MaxTokens}, {"parallel", p.Parallel, limits.MaxSequences},
-		{"context_length", p.ContextLength, limits.MaxTokens},
+		{"context_length", p.ContextLength, limits.MaxTokens}, {"tensor_parallel_size", p.TensorParallelSize, limits.MaxTensorParallel},
 	}
 	for _, f := range ints {
 		if f.v != nil && *f.v <= 0 {
@@ -478,6 +480,7 @@ func (p *Profile) Knobs() *record.Profile {
 		Parallel:             p.Parallel,
 		ContextLength:        p.ContextLength,
 		FlashAttention:       p.FlashAttention,
+		TensorParallelSize:   p.TensorParallelSize,
 	}
 }
 
@@ -507,6 +510,9 @@ func (p *Profile) DefaultLabel() string {
 	}
 	if v := p.MaxModelLen; v != nil {
 		parts = append(parts, fmt.Sprintf("len%d", *v))
+	}
+	if v := p.TensorParallelSize; v != nil {
+		parts = append(parts, fmt.Sprintf("tp%d", *v))
 	}
 	return strings.Join(parts, "-")
 }

@@ -74,6 +74,7 @@ limit_mm_per_prompt: {image: 1, video: 0}
 		{name: "bad port", file: "m.yaml", data: "backend: vllm\nmodel: x\nport: 70000\n", wantErr: "port: 70000 out of range"},
 		{name: "bad utilization", file: "m.yaml", data: "backend: vllm\nmodel: x\ngpu_memory_utilization: 1.5\n", wantErr: "gpu_memory_utilization: 1.5"},
 		{name: "zero parallel", file: "m.yaml", data: "backend: ollama\nparallel: 0\n", wantErr: "parallel: 0 must be positive"},
+		{name: "tensor parallel above its bound", file: "t.yaml", data: "backend: vllm\nmodel: m\ntensor_parallel_size: 128\n", wantErr: "tensor_parallel_size: 128 is above 64"},
 		{name: "kv dtype with a path", file: "m.yaml", data: "backend: ollama\nkv_cache_dtype: ../q8_0\n", wantErr: `kv_cache_dtype: bad value "../q8_0"`},
 		{name: "bad label", file: "m.yaml", data: "backend: ollama\nlabel: a/b\n", wantErr: `label: "a/b"`},
 		{name: "unset variable", file: "m.yaml", data: "backend: ollama\ncommand: [\"${SERVEBENCH_TEST_SURELY_UNSET}/ollama\", serve]\n", wantErr: "SERVEBENCH_TEST_SURELY_UNSET is not set"},
@@ -136,8 +137,9 @@ func TestLabels(t *testing.T) {
 		{Backend: backend.Ollama, Parallel: i(4)},
 		{Backend: backend.Ollama, Label: "mine"},
 		{Backend: backend.Ollama, Label: "ollama-np4-2"},
+		{Backend: backend.VLLM, TensorParallelSize: i(2)},
 	}
-	want := []string{"llamacpp-q8kv", "vllm-fp16kv", "vllm-fp8kv-seqs32", "ollama-np4", "ollama-np4-2", "mine", "ollama-np4-2-2"}
+	want := []string{"llamacpp-q8kv", "vllm-fp16kv", "vllm-fp8kv-seqs32", "ollama-np4", "ollama-np4-2", "mine", "ollama-np4-2-2", "vllm-tp2"}
 	got := Labels(ps)
 	for k := range want {
 		if got[k] != want[k] {

@@ -232,6 +232,9 @@ type Profile struct {
 	Parallel             *int           `json:"parallel,omitempty"`
 	ContextLength        *int           `json:"context_length,omitempty"`
 	FlashAttention       *bool          `json:"flash_attention,omitempty"`
+	// TensorParallelSize is the GPUs vLLM splits the model over
+	// (--tensor-parallel-size); nil: one.
+	TensorParallelSize *int `json:"tensor_parallel_size,omitempty"`
 }
 
 // Calibration holds one planner prediction against the capacity a real

@@ -167,6 +167,7 @@ func profileString(p *record.Profile) string {
 	i("parallel", p.Parallel)
 	i("context_length", p.ContextLength)
 	b("flash_attention", p.FlashAttention)
+	i("tensor_parallel_size", p.TensorParallelSize)
 	if len(kv) == 0 {
 		return Null
 	}

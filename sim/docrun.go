@@ -236,6 +236,7 @@ func applyProfile(s *Spec, p *record.Profile) {
 		s.KVDtype = *p.KVCacheDtype
 	}
 	sv.Slots = deref(p.Parallel, sv.Slots)
+	s.TensorParallel = deref(p.TensorParallelSize, s.TensorParallel)
 	if p.ContextLength != nil {
 		sv.SlotContext = *p.ContextLength
 		if s.Backend == backend.LlamaCpp && sv.Slots > 0 {

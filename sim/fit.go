@@ -779,6 +779,12 @@ func baseConfig(rs *RunSpec) (Config, error) {
 	}
 	m := ModelCost{Name: "free", WeightBytesPerStep: 2e9, FLOPsPerToken: 2e9, ImageTokens: 256, ImageFLOPs: 2e12}
 	rs.Notes = appendOnce(rs.Notes, "without a model, KV bytes and attention FLOPs are left out and an image is taken as 256 prompt tokens")
+	if t := rs.Spec.TensorParallel; t > 1 {
+		// the layers and hidden size that size the all-reduces come
+		// from the model: the fitted bytes and FLOPs are one rank's,
+		// the collectives' time folded into them
+		rs.Notes = appendOnce(rs.Notes, fmt.Sprintf("tensor-parallel size %d without a model: the fit simulates one rank, its all-reduces folded into the fitted bytes and FLOPs", t))
+	}
 	c := Config{Backend: fam, GPU: g, Model: m, Server: sv, Params: DefaultParams(fam, g, m)}
 	return c, c.check()
 }

@@ -512,19 +512,29 @@ func (c *Config) capacity(m modelspec.Spec, q plan.Quant, kv plan.KVDtype, util 
 	}
 	p := res.Predictions[0]
 	if !p.Fits {
-		return fmt.Errorf("%w: %s needs %.2f GiB more than the %.2f GiB of %s", ErrDoesNotFit, m.Name, p.ShortfallGiB, c.GPU.MemoryGiB, c.GPU.Name)
+		return fmt.Errorf("%w: %s needs %.2f GiB more than the %.2f GiB of %s", ErrDoesNotFit, m.Name, p.ShortfallGiB, c.GPU.MemoryGiB, boards(c, "each of "))
 	}
 	if batched(c.Backend) && s.KVBlocks == 0 {
 		s.KVBlocks = p.Blocks
 		if s.KVBlocks < 2 {
-			return fmt.Errorf("%w: %s leaves no KV cache on %s", ErrDoesNotFit, m.Name, c.GPU.Name)
+			return fmt.Errorf("%w: %s leaves no KV cache on %s", ErrDoesNotFit, m.Name, boards(c, ""))
 		}
 	}
 	if batched(c.Backend) && (s.KVBlocks-1)*s.BlockSize < s.MaxModelLen {
-		return fmt.Errorf("%w: max_model_len %d is more than the %d tokens of KV cache %s has for %s (lower the context)",
-			ErrDoesNotFit, s.MaxModelLen, (s.KVBlocks-1)*s.BlockSize, c.GPU.Name, m.Name)
+		return fmt.Errorf("%w: max_model_len %d is more than the %d tokens of KV cache %s for %s (lower the context)",
+			ErrDoesNotFit, s.MaxModelLen, (s.KVBlocks-1)*s.BlockSize, boards(c, "")+" holds", m.Name)
 	}
 	return nil
+}
+
+// boards names the GPUs c runs on: the board, or "2 × H100 80GB" over
+// tensor-parallel ranks, with each before the count ("each of ") where
+// a figure is one board's.
+func boards(c *Config, each string) string {
+	if t := c.Parallel.size(); t > 1 {
+		return fmt.Sprintf("%s%d × %s", each, t, c.GPU.Name)
+	}
+	return c.GPU.Name
 }
 
 // CandidateConfig is the engine configuration of a configuration that

@@ -3,11 +3,13 @@ package sim
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/servebench/servebench/backend"
+	"github.com/servebench/servebench/document"
 	"github.com/servebench/servebench/load"
 )
 
@@ -116,5 +118,57 @@ func TestTensorParallelRefusals(t *testing.T) {
 	}
 	if _, err := ParseLink("infiniband"); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "nvlink, pcie, pcie-host") {
 		t.Errorf("ParseLink: %v", err)
+	}
+}
+
+// TestTensorParallelDocument: a measured run whose profile names a
+// tensor-parallel size (a launch profile's tensor_parallel_size) is
+// simulated on that many GPUs, so a 70B BF16 model, which does not fit
+// one H100, is fitted and predicted on two; without a model preset the
+// fit says that it simulates one rank.
+func TestTensorParallelDocument(t *testing.T) {
+	doc := func(model string) *document.Document {
+		t.Helper()
+		js := `{"gpu": "H100 80GB", "runs": [{"label": "vllm-tp2", "backend": "vllm", "model": "` + model + `",
+			"prompt_tokens": 512, "max_tokens": 128, "profile": {"tensor_parallel_size": 2, "max_model_len": 8192},
+			"levels": [{"concurrency": 1, "requests": 10, "errors": 0, "throughput_tok_s": 40, "ttft_p50_ms": 60, "ttft_p95_ms": 70, "tpot_p50_ms": 24}]}]}`
+		d, err := document.Decode("tp.json", []byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	specs, err := RunSpecs(doc("llama-3.1-70b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &specs[0]
+	if rs.Spec.TensorParallel != 2 || rs.FreeModel {
+		t.Fatalf("spec: tensor parallel %d, free model %v; want 2 and a preset", rs.Spec.TensorParallel, rs.FreeModel)
+	}
+	cfg, err := rs.Spec.Config()
+	if err != nil {
+		t.Fatalf("70B BF16 on 2 × H100: %v", err)
+	}
+	if cfg.Parallel.TensorParallel != 2 || cfg.Parallel.Link != LinkNVLink {
+		t.Errorf("parallel %+v, want TP 2 over NVLink", cfg.Parallel)
+	}
+	if _, _, err := Predict(cfg, rs, 1); err != nil {
+		t.Errorf("predict: %v", err)
+	}
+	one := rs.Spec
+	one.TensorParallel = 1
+	if _, err := one.Config(); err == nil {
+		t.Error("70B BF16 on one H100: want a refusal (it does not fit), got a config")
+	}
+	free, err := RunSpecs(doc("my-private-model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := baseConfig(&free[0]); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(free[0].Notes, func(n string) bool { return strings.Contains(n, "tensor-parallel size 2 without a model") }) {
+		t.Errorf("free-model notes %q lack the one-rank note", free[0].Notes)
 	}
 }

@@ -53,3 +53,8 @@ const MaxSequences = 1 << 16
 // and its other levels are predicted from that fit afterwards (as
 // --lowest does): a run's fit stays near half a minute.
 const MaxFitLevels = 64
+
+// MaxTensorParallel bounds a launch profile's tensor_parallel_size: 64
+// GPUs, above the largest single machines (8 or 16 GPUs) a server is
+// launched on.
+const MaxTensorParallel = 64
