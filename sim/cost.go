@@ -54,6 +54,10 @@ type costModel struct {
 	// expertFloorStep is what the expert floor adds to each small
 	// micro-batch (expertFloorTime), fixed by the model: seconds.
 	expertFloorStep float64
+	// layerFloorStep is what the layers' kernel chain adds to each small
+	// micro-batch (Layers × llamaDefaults.layerFloor; llama.cpp and
+	// Ollama): seconds.
+	layerFloorStep float64
 	// expertTiles says whether an MoE micro-batch above mmvqMaxBatch
 	// tokens pays MMQ's per-expert tile padding (llama.cpp and Ollama with
 	// a quantized model: expertPadFLOPs).
@@ -79,6 +83,7 @@ func newCostModel(c *Config) *costModel {
 		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
 		cm.expertTiles = c.Model.Kernel == KernelMMQ
 		cm.expertFloorStep = cm.expertFloorTime()
+		cm.layerFloorStep = float64(c.Model.Layers) * llamaDefaults.layerFloor.Seconds()
 	}
 	if c.Server.CUDAGraphs && batched(c.Backend) {
 		cm.padSizes = captureSizes(c.Backend, c.Server.MaxNumSeqs, c.Server.MaxNumBatchedTokens)
@@ -254,15 +259,15 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the
 // roofline, the step overhead and, for micro-batches small enough for
-// ggml's vector kernels, the sequence cost per column (token) after the
-// first (mmvqExtraColumns) and, for a mixture of experts, the expert
-// floor (expertFloorTime): ggml's mul_mat_id runs each selected expert's
+// ggml's vector kernels, the layers' kernel floor (layerFloorStep), the
+// sequence cost per column (token) after the first (mmvqExtraColumns)
+// and, for a mixture of experts, the expert floor (expertFloorTime): ggml's mul_mat_id runs each selected expert's
 // matrix-vector products as blocks of their own, which take no less than
 // a latency floor however few bytes they read, once per micro-batch
 // however few tokens share them; so a decode step of a 3B-active MoE with
 // small experts costs far more than its active bytes.
 func (c *costModel) microBatch(s *shape) float64 {
-	t := c.roofline(s, s.tokens) + c.step
+	t := c.roofline(s, s.tokens) + c.step + c.layerFloorStep
 	if s.tokens <= mmvqMaxBatch {
 		t += float64(mmvqExtraColumns(s.tokens))*c.seq + c.expertFloorStep
 	}

@@ -30,6 +30,16 @@ var llamaDefaults = struct {
 	// run ggml's MMQ on INT8 mma (fitted to pp512 of ggml-org/llama.cpp#7676).
 	ComputeEfficiency, mmqEfficiency float64
 	StepOverhead                     time.Duration
+	// layerFloor is what each layer adds to a micro-batch small enough
+	// for ggml's vector kernels (costModel.layerFloorStep), however few
+	// bytes it reads: a decode step runs some fifteen kernels per layer
+	// (norms, the projections' vector kernels, RoPE, attention, adds),
+	// each with a launch and a tail in which the GPU streams no weights,
+	// so a small model reads at a smaller share of the bandwidth than a
+	// large one. Fitted with MemoryEfficiency to the tg128 rates of
+	// three models (7B, 12B, 70B) on one RTX PRO 6000 Blackwell and one
+	// build (decode_by_size in testdata/published-llamacpp-llama-bench.json).
+	layerFloor time.Duration
 	// smallBatchFLOPsFraction: the cost of each column after the first of
 	// ggml's vector kernels (MMVQ, which runs dp4a on the INT32 lanes, not
 	// the tensor cores; the first hides under the weight read, see
@@ -46,12 +56,13 @@ var llamaDefaults = struct {
 	RequestLatency       time.Duration
 	OllamaRequestLatency time.Duration
 }{
-	MemoryEfficiency:        0.7645,
+	MemoryEfficiency:        0.8653,
 	ComputeEfficiency:       0.884,
-	mmqEfficiency:           0.2235,
+	mmqEfficiency:           0.2264,
 	StepOverhead:            0,
-	smallBatchFLOPsFraction: 0.1959,
-	expertFloor:             10372 * time.Nanosecond,
+	layerFloor:              30060 * time.Nanosecond,
+	smallBatchFLOPsFraction: 0.2090,
+	expertFloor:             6968 * time.Nanosecond,
 	RequestLatency:          5 * time.Millisecond,
 	OllamaRequestLatency:    10 * time.Millisecond,
 }
