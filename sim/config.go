@@ -55,6 +55,12 @@ type GPU struct {
 	NVLinkBytesPerS float64 `json:"nvlink_bytes_per_s,omitempty"`
 	PCIeBytesPerS   float64 `json:"pcie_bytes_per_s,omitempty"`
 	DefaultLink     Link    `json:"default_link,omitempty"`
+	// TensorClockRatio is the share of the datasheet tensor rates the
+	// board sustains under tensor load relative to a GeForce board, on
+	// which the efficiencies of Params were fitted
+	// (hardware.GPU.SustainedTensorShare: from measured dense GEMMs); it
+	// scales every tensor rate. 0 = 1 (a custom board's own figure).
+	TensorClockRatio float64 `json:"tensor_clock_ratio,omitempty"`
 }
 
 // Kernel is the matrix-multiply code path a weight format runs on: it
@@ -204,6 +210,7 @@ var costBounds = []struct {
 }{
 	{"bandwidth_bytes_per_s", 1e15, func(c *Config) float64 { return c.GPU.BandwidthBytesPerS }},
 	{"peak_flops", 1e18, func(c *Config) float64 { return c.GPU.PeakFLOPS }},
+	{"tensor_clock_ratio", 2, func(c *Config) float64 { return c.GPU.TensorClockRatio }},
 	{"weight_bytes_per_step", 1e14, func(c *Config) float64 { return c.Model.WeightBytesPerStep }},
 	{"flops_per_token", 1e14, func(c *Config) float64 { return c.Model.FLOPsPerToken }},
 	{"head_flops", 1e13, func(c *Config) float64 { return c.Model.HeadFLOPs }},

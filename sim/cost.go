@@ -233,15 +233,21 @@ func (c *costModel) expertPadFLOPs(tokens int) float64 {
 
 // kernelPeak is the tensor rate kernel k runs at on g: INT8 for ggml's
 // MMQ, FP8 for CUTLASS scaled_mm, else (or where the board lacks the
-// rate) dense FP16 with FP32 accumulate.
+// rate) dense FP16 with FP32 accumulate; each the datasheet's rate at
+// the clock the board sustains under tensor load (TensorClockRatio,
+// relative to the GeForce boards the efficiencies were fitted on).
 func (g GPU) kernelPeak(k Kernel) float64 {
+	r := g.TensorClockRatio
+	if !(r > 0) {
+		r = 1
+	}
 	switch {
 	case k == KernelMMQ && g.INT8OPS > 0:
-		return g.INT8OPS
+		return g.INT8OPS * r
 	case k == KernelFP8 && g.FP8FLOPS > 0:
-		return g.FP8FLOPS
+		return g.FP8FLOPS * r
 	}
-	return g.PeakFLOPS
+	return g.PeakFLOPS * r
 }
 
 // batchStep is the time of one vLLM or SGLang step; decodeOnly says
