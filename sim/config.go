@@ -163,6 +163,10 @@ type Params struct {
 	// reaching the scheduler (HTTP, chat template, tokenization): it adds
 	// to TTFT and E2E but does not occupy the GPU.
 	RequestLatency time.Duration `json:"request_latency_ns"`
+	// FrontEnd is the API process's serial work, a queue every request
+	// and streamed token passes through (vLLM, SGLang; zero for
+	// llama.cpp and Ollama).
+	FrontEnd
 }
 
 // minEfficiency is the smallest memory or compute efficiency a profile
@@ -190,7 +194,8 @@ func (p Params) Validate() error {
 	for _, o := range []struct {
 		name string
 		v    time.Duration
-	}{{"step_overhead_ns", p.StepOverhead}, {"seq_cost_ns", p.SeqCost}, {"request_latency_ns", p.RequestLatency}} {
+	}{{"step_overhead_ns", p.StepOverhead}, {"seq_cost_ns", p.SeqCost}, {"request_latency_ns", p.RequestLatency},
+		{"front_end_request_ns", p.PerRequest}, {"front_end_prompt_token_ns", p.PerPromptToken}, {"front_end_chunk_ns", p.PerChunk}} {
 		if o.v < 0 || o.v > maxOverhead {
 			return fmt.Errorf("%w: %s %d must be in [0, %d] (%v)", ErrBadInput, o.name, int64(o.v), int64(maxOverhead), maxOverhead)
 		}

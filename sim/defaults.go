@@ -18,6 +18,23 @@ var vllmDefaults = Params{
 	StepOverhead:      388 * time.Microsecond,
 	SeqCost:           55 * time.Microsecond,
 	RequestLatency:    10000 * time.Microsecond,
+	FrontEnd:          apiServerDefaults,
+}
+
+// apiServerDefaults are the API process's serial costs (FrontEnd), from
+// published measurements of vLLM's and SGLang's front ends, none of them
+// a corpus page: tokenizing about 1,000 tokens per millisecond at
+// concurrency 1 on a DGX H100 host (a vLLM maintainer in
+// vllm-project/vllm#19012: 10.7 ms for a 10k-token prompt); "most
+// tokenizer.encode calls take ~0.1 ms" (vllm-project/vllm#45759); and
+// SGLang's default streaming at 21.8k output tokens/s against 28.8k
+// without streaming, Qwen3-1.7B on 4 × H200 at 80 requests/s
+// (sgl-project/sglang#22548): 1/21.8k − 1/28.8k = 11 µs per streamed
+// token where the front end binds.
+var apiServerDefaults = FrontEnd{
+	PerRequest:     100 * time.Microsecond,
+	PerPromptToken: 1 * time.Microsecond,
+	PerChunk:       11 * time.Microsecond,
 }
 
 // llama.cpp: from llama-bench figures in ggml-org/llama.cpp pull requests

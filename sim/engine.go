@@ -194,6 +194,7 @@ type Engine struct {
 	stepping bool
 	stepEnd  time.Duration
 	stats    Stats
+	front    frontQueue
 }
 
 // New returns an engine for cfg, idle at virtual time 0.
@@ -201,7 +202,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, cost: newCostModel(&cfg)}
+	e := &Engine{cfg: cfg, cost: newCostModel(&cfg), front: frontQueue{cost: cfg.Params.FrontEnd}}
 	e.arrivals.reqs = &e.reqs
 	if batched(cfg.Backend) {
 		e.sched = newBatchScheduler(e)
@@ -233,7 +234,7 @@ func (e *Engine) Submit(r Request, at time.Duration, on Listener) (Handle, error
 	}
 	h := Handle(len(e.reqs))
 	e.reqs = append(e.reqs, req{
-		on: on, arrive: at + e.cfg.Params.RequestLatency,
+		on: on, arrive: at + e.cfg.Params.RequestLatency + e.front.admit(at, r.PromptTokens),
 		prompt: r.PromptTokens + r.Images*e.cfg.Model.ImageTokens, output: r.OutputTokens, images: r.Images,
 		group: r.PrefixGroup, groupToks: r.SharedPrefixTokens, slot: -1,
 		conv: r.Conversation, histToks: min(max(r.HistoryTokens, 0), r.PromptTokens),
@@ -404,6 +405,7 @@ func (e *Engine) sampled(h Handle) bool {
 	r := &e.reqs[h]
 	r.generated++
 	e.stats.Generated++
+	e.front.chunk(e.now)
 	e.emit(h, Event{Kind: EventToken, Tokens: 1})
 	if r.generated < r.output {
 		return false
