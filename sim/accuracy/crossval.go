@@ -12,12 +12,14 @@ import (
 
 // fitFiles are the files holding every figure the simulator's default
 // constants (sim/defaults.go) are fitted to, with the fitting tests'
-// sources; relative to the repository root.
+// sources, and the measured tensor rates that scale them per board
+// (hardware/gemm.go); relative to the repository root.
 var fitFiles = []string{
 	"sim/defaults.go",
 	"sim/DEFAULTS.md",
 	"sim/testdata/published-vllm-rtx5090-qwen3-4b.json",
 	"sim/testdata/published-llamacpp-llama-bench.json",
+	"hardware/gemm.go",
 }
 
 // pageRefs are the spellings under which the page at u may be cited in
