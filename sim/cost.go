@@ -54,7 +54,7 @@ type costModel struct {
 	// expertFloorStep is what the expert floor adds to each small
 	// micro-batch (expertFloorTime), fixed by the model: seconds.
 	expertFloorStep float64
-	// layerFloorStep is what the layers' kernel chain adds to each small
+	// layerFloorStep is what the layers' kernel chain adds to every
 	// micro-batch (Layers × llamaDefaults.layerFloor; llama.cpp and
 	// Ollama): seconds.
 	layerFloorStep float64
@@ -264,14 +264,15 @@ func (c *costModel) batchStep(s *shape, decodeOnly bool, f backend.Kind) float64
 }
 
 // microBatch is the time of one llama.cpp or Ollama micro-batch: the
-// roofline, the step overhead and, for micro-batches small enough for
-// ggml's vector kernels, the layers' kernel floor (layerFloorStep), the
+// roofline, the step overhead, the layers' kernel floor (layerFloorStep)
+// and, for micro-batches small enough for ggml's vector kernels, the
 // sequence cost per column (token) after the first (mmvqExtraColumns)
-// and, for a mixture of experts, the expert floor (expertFloorTime): ggml's mul_mat_id runs each selected expert's
-// matrix-vector products as blocks of their own, which take no less than
-// a latency floor however few bytes they read, once per micro-batch
-// however few tokens share them; so a decode step of a 3B-active MoE with
-// small experts costs far more than its active bytes.
+// and, for a mixture of experts, the expert floor (expertFloorTime):
+// ggml's mul_mat_id runs each selected expert's matrix-vector products
+// as blocks of their own, which take no less than a latency floor
+// however few bytes they read, once per micro-batch however few tokens
+// share them; so a decode step of a 3B-active MoE with small experts
+// costs far more than its active bytes.
 func (c *costModel) microBatch(s *shape) float64 {
 	t := c.roofline(s, s.tokens) + c.step + c.layerFloorStep
 	if s.tokens <= mmvqMaxBatch {

@@ -47,9 +47,9 @@ var llamaDefaults = struct {
 	// run ggml's MMQ on INT8 mma (fitted to pp512 of ggml-org/llama.cpp#7676).
 	ComputeEfficiency, mmqEfficiency float64
 	StepOverhead                     time.Duration
-	// layerFloor is what each layer adds to a micro-batch small enough
-	// for ggml's vector kernels (costModel.layerFloorStep), however few
-	// bytes it reads: a decode step runs some fifteen kernels per layer
+	// layerFloor is what each layer adds to every micro-batch
+	// (costModel.layerFloorStep), however few bytes it reads: a
+	// micro-batch runs some fifteen kernels per layer
 	// (norms, the projections' vector kernels, RoPE, attention, adds),
 	// each with a launch and a tail in which the GPU streams no weights,
 	// so a small model reads at a smaller share of the bandwidth than a
