@@ -1,9 +1,6 @@
 package hardware
 
-import (
-	"slices"
-	"sync"
-)
+import "github.com/servebench/servebench/stats"
 
 // srcZZC is the one benchmark every measured board below ran: the same
 // torch.mm script (square N ≤ 10240, random inputs, 10 warm-up and 30
@@ -96,58 +93,50 @@ func (g GPU) GEMMSource() string {
 // half its FP16-accumulate rate (GeForce and DGX Spark).
 func (g GPU) halfRateAccumulate() bool { return g.FP16FP32AccTFLOPS < g.FP16TFLOPS }
 
-var gemmOnce struct {
-	sync.Once
+// gemmStats are the measured boards' ratios by catalog name and the
+// median ratios of the measured half-rate and full-rate boards, derived
+// from gemmMeasured once.
+var gemmStats = newGEMMStats()
+
+type gemmSummary struct {
 	ratios     map[string]float64
 	half, full float64
 }
 
-// gemmRatios are the measured boards' ratios, by catalog name.
-func gemmRatios() map[string]float64 {
-	gemmInit()
-	return gemmOnce.ratios
+func newGEMMStats() gemmSummary {
+	g := gemmSummary{ratios: map[string]float64{}}
+	var half, full []float64
+	for _, m := range gemmMeasured {
+		b, ok := byName(m.board)
+		med, some := stats.Percentile(m.tflops, 50)
+		if !ok || !some || !(b.FP16FP32AccTFLOPS > 0) {
+			continue // TestGEMMMeasured names the row
+		}
+		r := med / b.FP16FP32AccTFLOPS
+		g.ratios[b.Name] = r
+		if b.halfRateAccumulate() {
+			half = append(half, r)
+		} else {
+			full = append(full, r)
+		}
+	}
+	g.half, g.full = medianOr1(half), medianOr1(full)
+	return g
 }
+
+// gemmRatios are the measured boards' ratios, by catalog name.
+func gemmRatios() map[string]float64 { return gemmStats.ratios }
 
 // gemmMedians are the median ratios of the measured half-rate and
 // full-rate boards.
-func gemmMedians() (half, full float64) {
-	gemmInit()
-	return gemmOnce.half, gemmOnce.full
-}
+func gemmMedians() (half, full float64) { return gemmStats.half, gemmStats.full }
 
-func gemmInit() {
-	gemmOnce.Do(func() {
-		gemmOnce.ratios = map[string]float64{}
-		var half, full []float64
-		for _, m := range gemmMeasured {
-			g, ok := byName(m.board)
-			if !ok || !(g.FP16FP32AccTFLOPS > 0) {
-				continue // TestGEMMMeasured names the row
-			}
-			r := median(m.tflops) / g.FP16FP32AccTFLOPS
-			gemmOnce.ratios[g.Name] = r
-			if g.halfRateAccumulate() {
-				half = append(half, r)
-			} else {
-				full = append(full, r)
-			}
-		}
-		gemmOnce.half, gemmOnce.full = median(half), median(full)
-	})
-}
-
-// median is the median of xs (1 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 1
+// medianOr1 is the median of xs, 1 for none.
+func medianOr1(xs []float64) float64 {
+	if m, ok := stats.Percentile(xs, 50); ok {
+		return m
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return 1
 }
 
 // byName is the catalog entry named name exactly.

@@ -55,11 +55,22 @@ func ParseLink(s string) (Link, error) {
 			return l, nil
 		}
 	}
+	return "", fmt.Errorf("%w: GPU link %q (want %s)", ErrBadInput, s, strings.Join(linkNames(), ", "))
+}
+
+// linkNames are the names of Links.
+func linkNames() []string {
 	names := make([]string, len(Links))
 	for i, k := range Links {
 		names[i] = string(k)
 	}
-	return "", fmt.Errorf("%w: GPU link %q (want %s)", ErrBadInput, s, strings.Join(names, ", "))
+	return names
+}
+
+// LinkChoices lists Links for messages: "nvlink, pcie or pcie-host".
+func LinkChoices() string {
+	n := linkNames()
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
 }
 
 // Parallel is how a server splits the model over its GPUs.

@@ -98,7 +98,7 @@ func (f *simEngineFlags) spec(cmd, gpu, model string, def backend.Kind) (sim.Spe
 	}
 	link, err := sim.ParseLink(f.gpuLink)
 	if err != nil {
-		return spec, usageOf(cmd, "--gpu-link %q: want nvlink, pcie or pcie-host", f.gpuLink)
+		return spec, usageOf(cmd, "--gpu-link %q: want %s", f.gpuLink, sim.LinkChoices())
 	}
 	spec.TensorParallel, spec.Link = f.tensorParallel, link
 	if f.gpuGiB < 0 || f.util < 0 || f.util > 1 {

@@ -95,19 +95,14 @@ func TestRunDrawnFixedMatchesRunLevel(t *testing.T) {
 			c.Regime = Burst
 		}
 		w, l := level(c)
-		s, err := spec(c)
+		e1, err := newEngine(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := s.Config()
+		e2, err := newEngine(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		e1, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e2, _ := sim.New(cfg)
 		want, err := sim.RunLevel(e1, w, l)
 		if err != nil {
 			t.Fatal(err)
@@ -168,15 +163,7 @@ func TestWarmedFirstRequest(t *testing.T) {
 		Preset: "qwen2-7b", Quant: "bf16", Regime: SingleStream, PromptTokens: 1024, OutputTokens: 64}
 	ttft := func(n int, warm bool) []float64 {
 		t.Helper()
-		s, err := spec(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := s.Config()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := sim.New(cfg)
+		e, err := newEngine(c)
 		if err != nil {
 			t.Fatal(err)
 		}

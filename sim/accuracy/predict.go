@@ -150,8 +150,9 @@ func cmp0(n, def int) int {
 	return def
 }
 
-// predict runs c and pairs each published figure with its prediction.
-func predict(c Case) ([]Point, error) {
+// newEngine is the simulated server of c, idle, or why there is none
+// (an errSkip).
+func newEngine(c Case) (*sim.Engine, error) {
 	s, err := spec(c)
 	if err != nil {
 		return nil, err
@@ -164,6 +165,16 @@ func predict(c Case) ([]Point, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errSkip, err)
 	}
+	return e, nil
+}
+
+// predict runs c and pairs each published figure with its prediction.
+func predict(c Case) ([]Point, error) {
+	e, err := newEngine(c)
+	if err != nil {
+		return nil, err
+	}
+	cfg := e.Config()
 	w, l := level(c)
 	var lr *sim.LevelResult
 	law := lengthLaw(c)
