@@ -95,6 +95,16 @@ func (g GPU) DP4AOPS() float64 {
 	return float64(g.SMs*g.INT32LanesPerSM) * g.BoostMHz * 1e6 * 8
 }
 
+// SMCyclesPerS is the board's SM cycles per second at its boost clock
+// (SMs × BoostMHz), what per-SM limits of ggml's CUDA kernels scale with;
+// 0 for other vendors, whose compute units run other kernels.
+func (g GPU) SMCyclesPerS() float64 {
+	if g.Vendor != "" {
+		return 0
+	}
+	return float64(g.SMs) * g.BoostMHz * 1e6
+}
+
 // PCIeGBs is the board's PCIe bandwidth per direction in GB/s: its
 // Interconnect's where that is PCIe, else its HostPCIe generation's
 // (16, 32, 64 GB/s for x16 PCIe 3.0, 4.0, 5.0); 0 on a system on a chip.

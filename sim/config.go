@@ -41,6 +41,10 @@ type GPU struct {
 	// second (0 = unknown), what ggml's small-batch vector kernels run
 	// on.
 	DP4AOPS float64 `json:"dp4a_ops,omitempty"`
+	// SMCyclesPerS is the board's SMs × boost clock (0 = unknown: a
+	// custom board or another vendor's): what the per-SM limits of ggml's
+	// kernels scale with (mmqOpsPerSMCycle, llamaDefaults.vectorBytesPerSMCycle).
+	SMCyclesPerS float64 `json:"sm_cycles_per_s,omitempty"`
 	// INT8OPS is dense INT8 tensor throughput in operations per second
 	// (0 = unknown or none), what ggml's MMQ kernels run on; FP8FLOPS
 	// dense FP8 tensor throughput (0 = no FP8 tensor cores), what vLLM's
@@ -215,6 +219,7 @@ var costBounds = []struct {
 }{
 	{"bandwidth_bytes_per_s", 1e15, func(c *Config) float64 { return c.GPU.BandwidthBytesPerS }},
 	{"peak_flops", 1e18, func(c *Config) float64 { return c.GPU.PeakFLOPS }},
+	{"sm_cycles_per_s", 1e15, func(c *Config) float64 { return c.GPU.SMCyclesPerS }},
 	{"tensor_clock_ratio", 2, func(c *Config) float64 { return c.GPU.TensorClockRatio }},
 	{"weight_bytes_per_step", 1e14, func(c *Config) float64 { return c.Model.WeightBytesPerStep }},
 	{"flops_per_token", 1e14, func(c *Config) float64 { return c.Model.FLOPsPerToken }},

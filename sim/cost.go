@@ -44,8 +44,13 @@ func (s *shape) add(n, ctx int, samples bool) {
 // costModel turns shapes into durations: the roofline of the package doc.
 type costModel struct {
 	secPerByte, secPerFLOP float64
-	m                      ModelCost
-	step, seq              float64 // seconds
+	// vectorSecPerByte is what a weight byte costs in a micro-batch of at
+	// most mmvqMaxBatch tokens, streamed by ggml's vector kernels at
+	// vectorBandwidth (llama.cpp and Ollama; 0 for the batched servers,
+	// whose weights stream at secPerByte): seconds.
+	vectorSecPerByte float64
+	m                ModelCost
+	step, seq        float64 // seconds
 	// expertFloor is the least time one selected expert's products take
 	// in an MoE layer of a micro-batch of at most mmvqMaxBatch tokens
 	// (llama.cpp and Ollama; 0 for the batched servers, whose fused_moe is
@@ -80,6 +85,7 @@ func newCostModel(c *Config) *costModel {
 		comm:       newCommModel(c),
 	}
 	if !batched(c.Backend) {
+		cm.vectorSecPerByte = 1 / (vectorBandwidth(c.GPU) * p.MemoryEfficiency)
 		cm.expertFloor = llamaDefaults.expertFloor.Seconds()
 		cm.expertTiles = c.Model.Kernel == KernelMMQ
 		cm.expertFloorStep = cm.expertFloorTime()
@@ -132,13 +138,42 @@ func (c *costModel) pad(n int) int {
 // overheads, its matrices computed for tok tokens (s.tokens, or as
 // padded to a CUDA-graph size).
 func (c *costModel) roofline(s *shape, tok int) float64 {
-	bytes := c.weightBytes(s.tokens) + (s.ctx+float64(s.tokens))*c.m.KVBytesPerToken
+	memory := c.weightBytes(s.tokens)*c.weightSecPerByte(s.tokens) +
+		(s.ctx+float64(s.tokens))*c.m.KVBytesPerToken*c.secPerByte
 	flops := float64(tok)*c.m.FLOPsPerToken + float64(s.samples)*c.m.HeadFLOPs +
 		s.attn*c.m.AttnFLOPsPerCtx + float64(s.images)*c.m.ImageFLOPs
 	if c.expertTiles && s.tokens > mmvqMaxBatch {
 		flops += c.expertPadFLOPs(s.tokens)
 	}
-	return math.Max(bytes*c.secPerByte, flops*c.secPerFLOP)
+	return math.Max(memory, flops*c.secPerFLOP)
+}
+
+// weightSecPerByte is what a weight byte costs in a step of tokens
+// tokens: vectorSecPerByte where ggml's vector kernels stream the
+// weights, else secPerByte.
+func (c *costModel) weightSecPerByte(tokens int) float64 {
+	if c.vectorSecPerByte > 0 && tokens <= mmvqMaxBatch {
+		return c.vectorSecPerByte
+	}
+	return c.secPerByte
+}
+
+// vectorBandwidth is the bandwidth ggml's vector kernels (MMVQ for the
+// quantized types, its F16 mat-vec kernel) stream weights at on g,
+// before the memory efficiency: the board's, or
+// llamaDefaults.vectorBytesPerSMCycle per SM cycle where that is less.
+// Each SM keeps a bounded number of weight loads in flight and unpacks
+// what arrives on its integer lanes, so a board whose bandwidth per SM
+// cycle is high (A100 80GB 13.4 B, H100 SXM 13.9 B, H200 19.9 B against
+// 3.1 on an RTX 4090 and 6.7 on an RTX 3090) reaches only part of it.
+// A board of unknown composition (SMCyclesPerS 0) streams at its
+// bandwidth.
+func vectorBandwidth(g GPU) float64 {
+	bw := g.BandwidthBytesPerS
+	if g.SMCyclesPerS > 0 {
+		bw = min(bw, g.SMCyclesPerS*llamaDefaults.vectorBytesPerSMCycle)
+	}
+	return bw
 }
 
 // weightBytes is the weight bytes a step of tokens tokens reads: all of
@@ -178,7 +213,7 @@ func (c *costModel) expertFloorTime() float64 {
 	if m.MoELayers <= 0 || m.Experts <= 0 || c.expertFloor <= 0 {
 		return 0
 	}
-	perExpert := m.ExpertBytes / float64(m.MoELayers*m.Experts) * c.secPerByte
+	perExpert := m.ExpertBytes / float64(m.MoELayers*m.Experts) * c.weightSecPerByte(1)
 	slots := float64(m.MoELayers) * float64(min(m.ExpertsPerToken, m.Experts))
 	return slots * max(c.expertFloor-perExpert, 0)
 }
@@ -231,11 +266,26 @@ func (c *costModel) expertPadFLOPs(tokens int) float64 {
 	return pad * m.ExpertColumnFLOPs * float64(m.MoELayers)
 }
 
+// mmqOpsPerSMCycle is the dense INT8 mma rate of one SM per clock from
+// Turing to RTX Blackwell (four tensor cores of 256 multiply-adds; every
+// GeForce, RTX and L-series board in the catalog), the rate ggml's MMQ
+// efficiency was fitted at. MMQ reaches about a fifth of it
+// (llamaDefaults.mmqEfficiency): its tiles are bound by loading and
+// unpacking the quantized blocks on each SM, not by the tensor cores, so
+// the 2× and 4× wider tensor cores of A100 and H100 SMs do not speed it
+// up. One 9B Q8_0 file's pp512 on an H100 SXM (8,106 t/s) matched an
+// L40S's (8,355) although the H100's INT8 peak is 2.7× the L40S's
+// (testdata/published-llamacpp-llama-bench.json, decode_hbm).
+const mmqOpsPerSMCycle = 2048
+
 // kernelPeak is the tensor rate kernel k runs at on g: INT8 for ggml's
 // MMQ, FP8 for CUTLASS scaled_mm, else (or where the board lacks the
-// rate) dense FP16 with FP32 accumulate; each the datasheet's rate at
-// the clock the board sustains under tensor load (TensorClockRatio,
-// relative to the GeForce boards the efficiencies were fitted on).
+// rate) dense FP16 with FP32 accumulate; each at the clock the board
+// sustains under tensor load (TensorClockRatio, relative to the GeForce
+// boards the efficiencies were fitted on). MMQ's rate is besides at most
+// mmqOpsPerSMCycle per SM cycle at the boost clock: that bound is the
+// SM's loading and unpacking, not its tensor cores, so the tensor
+// cores' clock share does not apply to it.
 func (g GPU) kernelPeak(k Kernel) float64 {
 	r := g.TensorClockRatio
 	if !(r > 0) {
@@ -243,6 +293,9 @@ func (g GPU) kernelPeak(k Kernel) float64 {
 	}
 	switch {
 	case k == KernelMMQ && g.INT8OPS > 0:
+		if g.SMCyclesPerS > 0 {
+			return min(g.INT8OPS*r, mmqOpsPerSMCycle*g.SMCyclesPerS)
+		}
 		return g.INT8OPS * r
 	case k == KernelFP8 && g.FP8FLOPS > 0:
 		return g.FP8FLOPS * r

@@ -57,6 +57,13 @@ var llamaDefaults = struct {
 	// three models (7B, 12B, 70B) on one RTX PRO 6000 Blackwell and one
 	// build (decode_by_size in testdata/published-llamacpp-llama-bench.json).
 	layerFloor time.Duration
+	// vectorBytesPerSMCycle bounds the weight bytes ggml's vector kernels
+	// stream per SM cycle (vectorBandwidth), before the memory
+	// efficiency: the median of what four single-stream decode rates of
+	// current builds on H100 SXM, NVL and PCIe boards imply, after the
+	// layer floor (decode_hbm in
+	// testdata/published-llamacpp-llama-bench.json).
+	vectorBytesPerSMCycle float64
 	// smallBatchFLOPsFraction: the cost of each column after the first of
 	// ggml's vector kernels (MMVQ, which runs dp4a on the INT32 lanes, not
 	// the tensor cores; the first hides under the weight read, see
@@ -78,6 +85,7 @@ var llamaDefaults = struct {
 	mmqEfficiency:           0.2264,
 	StepOverhead:            0,
 	layerFloor:              30060 * time.Nanosecond,
+	vectorBytesPerSMCycle:   8.11,
 	smallBatchFLOPsFraction: 0.2090,
 	expertFloor:             6968 * time.Nanosecond,
 	RequestLatency:          5 * time.Millisecond,

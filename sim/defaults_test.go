@@ -64,6 +64,21 @@ type llamaBench struct {
 			TokensPerS   float64 `json:"tokens_per_s"`
 		} `json:"models"`
 	} `json:"decode_by_size"`
+	DecodeHBM struct {
+		Decode []struct {
+			GPU, Quant string
+			FileGiB    float64 `json:"file_gib"`
+			Layers     int     `json:"layers"`
+			TokensPerS float64 `json:"tokens_per_s"`
+			Fitted     bool    `json:"fitted"`
+		} `json:"decode"`
+		Prompt []struct {
+			GPU, Quant   string
+			ParamsB      float64 `json:"params_b"`
+			PromptTokens int     `json:"prompt_tokens"`
+			TokensPerS   float64 `json:"tokens_per_s"`
+		} `json:"prompt"`
+	} `json:"decode_hbm"`
 }
 
 // tgRate is what the cost model says llama-bench's tgN test measures:
@@ -131,6 +146,89 @@ func TestDefaultsLlamaCpp(t *testing.T) {
 	checkMoESmallBatch(t, &lb)
 	checkMoETiles(t, &lb)
 	checkDecodeBySize(t, &lb)
+	checkVectorBandwidth(t, &lb)
+	checkMMQPerSM(t, &lb)
+}
+
+// hbmDecodeRate is what the cost model says a single-stream decode of a
+// file of bytes bytes and layers layers runs at on g: the layer floor and
+// the weights streamed at the vector kernels' bandwidth (KV reads and the
+// embedding table left out, as the published file size includes them).
+func hbmDecodeRate(g GPU, bytes float64, layers int) float64 {
+	d := llamaDefaults
+	sec := float64(layers)*d.layerFloor.Seconds() + bytes/(vectorBandwidth(g)*d.MemoryEfficiency)
+	return 1 / sec
+}
+
+// impliedVectorBytesPerSMCycle is the vectorBytesPerSMCycle a decode rate
+// implies on g: what the weights' time leaves after the layer floor, at
+// the default memory efficiency.
+func impliedVectorBytesPerSMCycle(g GPU, bytes float64, layers int, tokensPerS float64) float64 {
+	d := llamaDefaults
+	weights := 1/tokensPerS - float64(layers)*d.layerFloor.Seconds()
+	return bytes / weights / d.MemoryEfficiency / g.SMCyclesPerS
+}
+
+// checkVectorBandwidth holds the vector kernels' per-SM-cycle bound
+// (vectorBandwidth) to the single-stream decode rates it was derived
+// from (decode_hbm's fitted rows: median |error| within 16%, each within
+// 50%; without the bound the median is 67%) and to those it was not (an
+// L40S, where it must not bind, and an A100 PCIe: each within 10%).
+func checkVectorBandwidth(t *testing.T, lb *llamaBench) {
+	t.Helper()
+	var fitted, implied []float64
+	for _, r := range lb.DecodeHBM.Decode {
+		g, err := LookupGPU(r.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bytes := r.FileGiB * (1 << 30)
+		got := hbmDecodeRate(g, bytes, r.Layers)
+		e := got/r.TokensPerS - 1
+		t.Logf("%s %s %.2f GiB decode: model %.1f t/s, published %.1f (%+.1f%%; fitted %v)", r.GPU, r.Quant, r.FileGiB, got, r.TokensPerS, e*100, r.Fitted)
+		tol := 0.10
+		if r.Fitted {
+			fitted = append(fitted, math.Abs(e))
+			implied = append(implied, impliedVectorBytesPerSMCycle(g, bytes, r.Layers, r.TokensPerS))
+			tol = 0.50
+		}
+		if math.Abs(e) > tol {
+			t.Errorf("%s %s %.2f GiB decode: model %.1f t/s, published %.1f (%+.1f%%, want within %.0f%%)", r.GPU, r.Quant, r.FileGiB, got, r.TokensPerS, e*100, tol*100)
+		}
+	}
+	if m, _ := stats.Percentile(fitted, 50); m > 0.16 {
+		t.Errorf("decode_hbm fitted rows: median |error| %.1f%%, want at most 16%%", m*100)
+	}
+	if *derive {
+		m, _ := stats.Percentile(implied, 50)
+		t.Logf("derived vectorBytesPerSMCycle %.2f (median of %.2f)", m, implied)
+	}
+}
+
+// checkMMQPerSM holds MMQ's per-SM rate (mmqOpsPerSMCycle) to the pp512
+// of one file on an H100 SXM and an L40S, neither of which set a
+// constant: each within 25% (FLOPs as 2 × the printed parameters), and
+// the H100 not above the L40S by more than a quarter, where the INT8
+// tensor peaks would put it at 2.7×.
+func checkMMQPerSM(t *testing.T, lb *llamaBench) {
+	t.Helper()
+	rate := map[string]float64{}
+	for _, r := range lb.DecodeHBM.Prompt {
+		g, err := LookupGPU(r.GPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := g.kernelPeak(KernelMMQ) * llamaDefaults.mmqEfficiency / (2 * r.ParamsB * 1e9)
+		rate[r.GPU] = got / r.TokensPerS
+		e := got/r.TokensPerS - 1
+		t.Logf("%s %s pp%d: model %.0f t/s, published %.0f (%+.1f%%)", r.GPU, r.Quant, r.PromptTokens, got, r.TokensPerS, e*100)
+		if math.Abs(e) > 0.25 {
+			t.Errorf("%s %s pp%d: model %.0f t/s, published %.0f (%+.1f%%, want within 25%%)", r.GPU, r.Quant, r.PromptTokens, got, r.TokensPerS, e*100)
+		}
+	}
+	if h, l := rate["H100 80GB"], rate["L40S"]; !(h > 0 && l > 0) || h/l > 1.25 {
+		t.Errorf("MMQ H100/L40S: model over published %.2f / %.2f, want the H100's within 25%% of the L40S's", h, l)
+	}
 }
 
 // checkDecodeBySize holds the memory efficiency and the layer floor to

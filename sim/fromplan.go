@@ -110,7 +110,7 @@ func LookupGPU(name string) (GPU, error) {
 	}
 	ratio := g.SustainedTensorShare()
 	return GPU{Name: g.Name, MemoryGiB: g.MemoryGiB, BandwidthBytesPerS: g.BandwidthGBs * 1e9, PeakFLOPS: g.FP16FP32AccTFLOPS * 1e12, DP4AOPS: g.DP4AOPS(),
-		INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12,
+		SMCyclesPerS: g.SMCyclesPerS(), INT8OPS: g.INT8TOPS * 1e12, FP8FLOPS: g.FP8TFLOPS * 1e12,
 		NVLinkBytesPerS: g.NVLinkGBs() * 1e9, PCIeBytesPerS: g.PCIeGBs() * 1e9, DefaultLink: defaultLink(g), TensorClockRatio: ratio}, nil
 }
 
