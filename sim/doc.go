@@ -39,7 +39,12 @@
 // weights again) and charge the sequence cost per token after the first
 // only in micro-batches of at most eight tokens, where ggml's vector
 // kernels do per-column work (the first column's hides under the weight
-// read).
+// read). On NVIDIA boards those vector kernels stream weights at no more
+// than a fixed number of bytes per SM cycle (vectorBandwidth), and MMQ,
+// the quantized types' matrix kernel above eight tokens, runs at no more
+// than an RTX SM's INT8 rate per SM cycle (kernelPeak): so A100 and H100
+// boards decode and prefill GGUF weights below their bandwidth and
+// tensor peaks.
 // DEFAULTS.md lists each default efficiency and overhead with the
 // published figures it comes from (none from the reference sweep).
 //
