@@ -173,7 +173,8 @@ func impliedVectorBytesPerSMCycle(g GPU, bytes float64, layers int, tokensPerS f
 // (vectorBandwidth) to the single-stream decode rates it was derived
 // from (decode_hbm's fitted rows: median |error| within 16%, each within
 // 50%; without the bound the median is 67%) and to those it was not (an
-// L40S, where it must not bind, and an A100 PCIe: each within 10%).
+// L40S, where it must not bind, and an A100 PCIe: each within 10%); the
+// constant must be the median the fitted rows imply, within 1%.
 func checkVectorBandwidth(t *testing.T, lb *llamaBench) {
 	t.Helper()
 	var fitted, implied []float64
@@ -199,9 +200,12 @@ func checkVectorBandwidth(t *testing.T, lb *llamaBench) {
 	if m, _ := stats.Percentile(fitted, 50); m > 0.16 {
 		t.Errorf("decode_hbm fitted rows: median |error| %.1f%%, want at most 16%%", m*100)
 	}
+	m, _ := stats.Percentile(implied, 50)
 	if *derive {
-		m, _ := stats.Percentile(implied, 50)
 		t.Logf("derived vectorBytesPerSMCycle %.2f (median of %.2f)", m, implied)
+	}
+	if d := llamaDefaults.vectorBytesPerSMCycle/m - 1; math.Abs(d) > 0.01 {
+		t.Errorf("vectorBytesPerSMCycle %.2f is not the %.2f the fitted decode_hbm rows imply (-derive)", llamaDefaults.vectorBytesPerSMCycle, m)
 	}
 }
 
