@@ -267,8 +267,9 @@ func (c *costModel) expertPadFLOPs(tokens int) float64 {
 }
 
 // mmqOpsPerSMCycle is the dense INT8 mma rate of one SM per clock from
-// Turing to RTX Blackwell (four tensor cores of 256 multiply-adds; every
-// GeForce, RTX and L-series board in the catalog), the rate ggml's MMQ
+// Turing to RTX Blackwell (four tensor cores of 256 multiply-adds: every
+// GeForce and RTX board in the catalog, the T4, A10, L4 and L40S; the
+// L40's datasheet states half), the rate ggml's MMQ
 // efficiency was fitted at. MMQ reaches about a fifth of it
 // (llamaDefaults.mmqEfficiency): its tiles are bound by loading and
 // unpacking the quantized blocks on each SM, not by the tensor cores, so
