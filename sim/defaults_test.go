@@ -75,6 +75,7 @@ type llamaBench struct {
 		Prompt []struct {
 			GPU, Quant   string
 			ParamsB      float64 `json:"params_b"`
+			Layers       int     `json:"layers"`
 			PromptTokens int     `json:"prompt_tokens"`
 			TokensPerS   float64 `json:"tokens_per_s"`
 		} `json:"prompt"`
@@ -150,14 +151,14 @@ func TestDefaultsLlamaCpp(t *testing.T) {
 	checkMMQPerSM(t, &lb)
 }
 
-// hbmDecodeRate is what the cost model says a single-stream decode of a
-// file of bytes bytes and layers layers runs at on g: the layer floor and
-// the weights streamed at the vector kernels' bandwidth (KV reads and the
-// embedding table left out, as the published file size includes them).
-func hbmDecodeRate(g GPU, bytes float64, layers int) float64 {
-	d := llamaDefaults
-	sec := float64(layers)*d.layerFloor.Seconds() + bytes/(vectorBandwidth(g)*d.MemoryEfficiency)
-	return 1 / sec
+// fileConfig is llama.cpp on g serving a model known only by its file's
+// bytes, its layers and its FLOPs per token (the published rows name
+// models no preset describes): the cost model's inputs, with the
+// family's default parameters, KV reads and the embedding table left
+// out (the published file size includes the table).
+func fileConfig(g GPU, bytes float64, layers int, flopsPerToken float64) Config {
+	m := ModelCost{Name: "file", WeightBytesPerStep: bytes, FLOPsPerToken: flopsPerToken, Layers: layers, Kernel: KernelMMQ}
+	return Config{Backend: backend.LlamaCpp, GPU: g, Model: m, Params: DefaultParams(backend.LlamaCpp, g, m)}
 }
 
 // impliedVectorBytesPerSMCycle is the vectorBytesPerSMCycle a decode rate
@@ -184,7 +185,7 @@ func checkVectorBandwidth(t *testing.T, lb *llamaBench) {
 			t.Fatal(err)
 		}
 		bytes := r.FileGiB * (1 << 30)
-		got := hbmDecodeRate(g, bytes, r.Layers)
+		got := tgRate(fileConfig(g, bytes, r.Layers, 0), 1)
 		e := got/r.TokensPerS - 1
 		t.Logf("%s %s %.2f GiB decode: model %.1f t/s, published %.1f (%+.1f%%; fitted %v)", r.GPU, r.Quant, r.FileGiB, got, r.TokensPerS, e*100, r.Fitted)
 		tol := 0.10
@@ -211,7 +212,8 @@ func checkVectorBandwidth(t *testing.T, lb *llamaBench) {
 
 // checkMMQPerSM holds MMQ's per-SM rate (mmqOpsPerSMCycle) to the pp512
 // of one file on an H100 SXM and an L40S, neither of which set a
-// constant: each within 25% (FLOPs as 2 × the printed parameters), and
+// constant, through the cost model (one 512-token micro-batch, FLOPs as 2 ×
+// the printed parameters, its layer floor): each within 25%, and
 // the H100 not above the L40S by more than a quarter, where the INT8
 // tensor peaks would put it at 2.7×.
 func checkMMQPerSM(t *testing.T, lb *llamaBench) {
@@ -222,7 +224,7 @@ func checkMMQPerSM(t *testing.T, lb *llamaBench) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := g.kernelPeak(KernelMMQ) * llamaDefaults.mmqEfficiency / (2 * r.ParamsB * 1e9)
+		got := ppRate(fileConfig(g, 0, r.Layers, 2*r.ParamsB*1e9), r.PromptTokens, r.PromptTokens)
 		rate[r.GPU] = got / r.TokensPerS
 		e := got/r.TokensPerS - 1
 		t.Logf("%s %s pp%d: model %.0f t/s, published %.0f (%+.1f%%)", r.GPU, r.Quant, r.PromptTokens, got, r.TokensPerS, e*100)
